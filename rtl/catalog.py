@@ -1,0 +1,87 @@
+"""The block registry: every RTL block and the parameter sets it is built and checked at.
+
+The Verilog generator, the co-simulation runner, the synthesis script and the tests all read
+this one table, so adding a block is adding one :class:`Block` entry (plus its component in
+``rtl/``, its golden model in ``models/`` and its testbench ``cosim/test_<name>.py``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+from .chronos.wwfa import WavefrontArbiter
+
+__all__ = ["Block", "BLOCKS", "get_block"]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One RTL block.
+
+    Attributes
+    ----------
+    name : str
+        The block's name everywhere: ``rtl/<area>/<name>.py``, ``models/<system>/<name>.py``,
+        ``cosim/test_<name>.py``.
+    component : type
+        The ``wiring.Component`` class; its keyword-only constructor arguments are the block's
+        parameters.
+    description : str
+        One line for tables.
+    params : tuple of dict
+        Default parameter sets: Verilog is generated and co-simulated at each.
+    synth_params : tuple of dict
+        Parameter sets ``make synth`` reports.
+    """
+
+    name: str
+    component: type
+    description: str
+    params: tuple
+    synth_params: tuple
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        sig = inspect.signature(self.component.__init__)
+        return tuple(p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY)
+
+    def instance_name(self, params: dict) -> str:
+        """Verilog module (and file) name of one parameter set, e.g. ``wwfa_n8``."""
+        return "_".join([self.name] + [f"{k}{params[k]}" for k in sorted(params)])
+
+    def build(self, params: dict):
+        """Instantiate the component; unknown parameter names raise TypeError naming them."""
+        unknown = sorted(set(params) - set(self.param_names))
+        if unknown:
+            raise TypeError(f"{self.name}: unknown parameter {unknown[0]!r}; "
+                            f"parameters are {', '.join(self.param_names)}")
+        return self.component(**params)
+
+    def validate(self, params: dict) -> None:
+        """Raise the component's own TypeError/ValueError if ``params`` are not allowed."""
+        component = self.build(params)
+        component._MustUse__silence = True  # built only to validate; not an unused design
+
+    def verilog(self, params: dict) -> str:
+        """Lint-clean Verilog of one parameter set (module name :meth:`instance_name`)."""
+        from .verilog import convert
+        return convert(self.build(params), name=self.instance_name(params))
+
+
+BLOCKS: dict[str, Block] = {b.name: b for b in [
+    Block(
+        name="wwfa",
+        component=WavefrontArbiter,
+        description="wrapped wave-front arbiter (Tamir & Chi 1993), N x N, registered grants",
+        params=({"n": 4}, {"n": 8}, {"n": 16}, {"n": 64}),
+        synth_params=({"n": 8}, {"n": 16}, {"n": 32}),
+    ),
+]}
+
+
+def get_block(name: str) -> Block:
+    try:
+        return BLOCKS[name]
+    except KeyError:
+        raise ValueError(f"unknown block {name!r}; blocks are {', '.join(BLOCKS)}") from None

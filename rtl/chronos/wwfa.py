@@ -1,0 +1,141 @@
+"""Wrapped wave-front arbiter (Tamir & Chi, IEEE TPDS 1993).
+
+The arbiter matches N inputs to N outputs in one clock cycle. Cell ``(i, j)`` of the request
+matrix lies on wrapped diagonal ``(i + j) mod N``; the cells of one diagonal share no row and no
+column, so a whole diagonal is decided at once. Starting from the priority diagonal ``p`` the
+wave visits diagonals ``p, p+1, ..., p+N-1 (mod N)`` and grants a requested cell when neither its
+row nor its column was granted on an earlier diagonal. The priority diagonal rotates every cycle,
+which makes the arbiter fair: a request held constantly is granted within N cycles.
+
+Hardware structure
+------------------
+The textbook array passes "row free" tokens from cell ``(i, j-1)`` to ``(i, j)`` and "column
+free" tokens from ``(i-1, j)`` to ``(i, j)``, both with wrap-around, and forces the tokens to 1
+on the priority diagonal. That netlist is a combinational loop (only broken logically by the
+priority), which static timing, ABC and Verilator all reject or mis-handle.
+
+This implementation is loop-free. It indexes each row by *step* ``s = (i + j - p) mod N``, the
+position of cell ``(i, j)`` in the wave. In (row, step) coordinates the row token of ``(i, s)``
+comes from ``(i, s-1)`` and the column token from ``(i-1 mod N, s-1)`` (the previous cell of the
+same column is one row up, one step earlier). Steps do not wrap, so every token flows from step
+``s-1`` to step ``s`` and the array is acyclic; step 0 starts with all tokens free. Row ``i`` is
+brought into step order by rotating it right by ``(p - i) mod N`` and the grants are rotated
+back by the same amount, two log-depth barrel rotators per row.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["WavefrontArbiter", "N_MIN", "N_MAX"]
+
+N_MIN = 2
+N_MAX = 128
+
+
+def _check_n(n):
+    # bool is an int subclass; a True/False port count is always a mistake.
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"Parameter 'n' must be an int in {N_MIN}..{N_MAX}, not {n!r}")
+    if not N_MIN <= n <= N_MAX:
+        raise ValueError(f"Parameter 'n' must be in {N_MIN}..{N_MAX}, not {n!r}")
+
+
+def _rotate(m, value, amount, *, right):
+    """Barrel-rotate ``value`` by the run-time ``amount`` (< len(value)), one 2:1 mux stage per
+    bit of ``amount``. Built from constant rotations so that every operand has its exact width
+    (a variable shift of a doubled vector lints with width warnings)."""
+    out = value
+    for k in range(len(amount)):
+        step = (1 << k) % len(value)
+        moved = out.rotate_right(step) if right else out.rotate_left(step)
+        stage = Signal(len(value))
+        m.d.comb += stage.eq(Mux(amount[k], moved, out))
+        out = stage
+    return out
+
+
+class WavefrontArbiter(wiring.Component):
+    """N x N wrapped wave-front arbiter with registered grants and a rotating priority.
+
+    Parameters
+    ----------
+    n : int
+        Number of inputs and outputs, 2..128. Keyword-only.
+
+    Members
+    -------
+    requests : In(n * n)
+        Request matrix; bit ``i*n + j`` requests input ``i`` -> output ``j``.
+    grants : Out(n * n)
+        Grant matrix in the same bit order. Registered: ``grants`` in cycle t+1 answers
+        ``requests`` sampled in cycle t under the priority diagonal of cycle t. Zero after reset.
+        At most one bit per row and per column is set, every grant was requested, and the
+        matching is maximal.
+
+    Attributes
+    ----------
+    priority : Signal(range(n))
+        The priority diagonal: 0 after reset, advances by 1 (mod n) every cycle.
+    """
+
+    def __init__(self, *, n):
+        _check_n(n)
+        self._n = n
+        super().__init__({
+            "requests": In(n * n),
+            "grants": Out(n * n),
+        })
+        self.priority = Signal(range(n))
+
+    @property
+    def n(self):
+        return self._n
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self._n
+        p = self.priority
+
+        # Row i is brought into step order by rotating it right by a_i = (p - i) mod n. Each row
+        # keeps a_i in its own counter (reset to -i mod n, advancing with p), which keeps a
+        # subtractor off the critical path; row 0's counter is the priority diagonal itself.
+        rot = [p]
+        for i in range(1, n):
+            rot.append(Signal(range(n), name=f"rot{i}", init=(n - i) % n))
+        for a in rot:
+            m.d.sync += a.eq(Mux(a == n - 1, 0, a + 1))
+
+        # stepped[i][s] = requests[i, (s + a_i) mod n]
+        stepped = [_rotate(m, self.requests[i * n:(i + 1) * n], rot[i], right=True)
+                   for i in range(n)]
+
+        # The acyclic wave in (row, step) coordinates. row_free[i] is the row token arriving
+        # at step s of row i; col_free[i] is the token of the column that row i visits at
+        # step s (handed down from row i-1 at step s-1).
+        step_grant = [[None] * n for _ in range(n)]
+        row_free = [Const(1, 1)] * n
+        col_free = [Const(1, 1)] * n
+        for s in range(n):
+            new_row_free = [None] * n
+            new_col_free = [None] * n
+            for i in range(n):
+                # Each token is a Signal so the netlist stays a DAG of small gates rather than
+                # one expression tree per cell (which would grow exponentially with n).
+                g = Signal(name=f"g{i}_{s}")
+                m.d.comb += g.eq(stepped[i][s] & row_free[i] & col_free[i])
+                step_grant[i][s] = g
+                if s < n - 1:
+                    rf, cf = Signal(name=f"rf{i}_{s}"), Signal(name=f"cf{i}_{s}")
+                    m.d.comb += [rf.eq(row_free[i] & ~g), cf.eq(col_free[i] & ~g)]
+                    new_row_free[i] = rf
+                    # The column visited by row i at step s is visited by row i+1 at step s+1.
+                    new_col_free[(i + 1) % n] = cf
+            row_free, col_free = new_row_free, new_col_free
+
+        # Back to column order: grants[i, j] = step_grant[i][(j - a_i) mod n].
+        for i in range(n):
+            m.d.sync += self.grants[i * n:(i + 1) * n].eq(
+                _rotate(m, Cat(*step_grant[i]), rot[i], right=False))
+
+        return m

@@ -1,0 +1,123 @@
+"""What every entry script shares: parameter parsing and the one-line error convention.
+
+A user mistake (unknown block, bad parameter, malformed value) prints one line
+``error: <what is wrong>`` on stderr and exits with code 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from rtl.catalog import BLOCKS, Block, get_block
+
+BUILD = Path(__file__).resolve().parent.parent / "build"
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own usage errors: one line, exit 2
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def parse_value(text: str):
+    """``8`` -> 8, ``2.5`` -> 2.5, ``'8'``/``"8"`` -> the string "8", anything else -> str."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def parse_params(items: list[str] | None) -> dict | None:
+    if not items:
+        return None
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--param {item!r}: expected NAME=VALUE, e.g. --param n=8")
+        params[key.strip()] = parse_value(value.strip())
+    return params
+
+
+def add_block_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--block", action="append", metavar="NAME",
+                        help=f"block(s) to process (default: all: {', '.join(BLOCKS)})")
+    parser.add_argument("--param", action="append", metavar="NAME=VALUE",
+                        help="one parameter set instead of the block's defaults (needs one "
+                             "--block), e.g. --param n=32")
+
+
+def selected(args, attr: str = "params") -> list[tuple[Block, dict]]:
+    """(block, params) pairs the arguments select, each validated by building the component."""
+    names = args.block or list(BLOCKS)
+    blocks = []
+    for name in names:
+        try:
+            blocks.append(get_block(name))
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    params = parse_params(args.param)
+    if params is not None:
+        if len(blocks) != 1:
+            raise UsageError("--param needs exactly one --block")
+        pairs = [(blocks[0], params)]
+    else:
+        pairs = [(b, p) for b in blocks for p in getattr(b, attr)]
+    for block, p in pairs:
+        try:
+            block.validate(p)
+        except (TypeError, ValueError) as e:
+            msg = str(e)
+            raise UsageError(msg if msg.startswith(block.name) else f"{block.name}: {msg}") \
+                from None
+    return pairs
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, so no reader ever sees half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data) -> None:
+    atomic_write(path, json.dumps(data, indent=2, default=str) + "\n")
+
+
+def md_table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def fmt_params(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def run_main(main) -> None:
+    """Call ``main()``; a :class:`UsageError` becomes one line on stderr and exit code 2."""
+    try:
+        code = main()
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        sys.exit(130)
+    sys.exit(code or 0)
