@@ -80,7 +80,11 @@ class WavefrontArbiter(wiring.Component):
     """
 
     def __init__(self, *, n):
-        _check_n(n)
+        try:
+            _check_n(n)
+        except (TypeError, ValueError):
+            self._MustUse__silence = True  # never built, so never "unused"
+            raise
         self._n = n
         super().__init__({
             "requests": In(n * n),
