@@ -1,0 +1,97 @@
+"""The entry scripts as users run them: bad input gives one line and exit 2, nothing half
+written; the reproduction report has the agreed shape."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from models.common.records import PAPERS, Record
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def script(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("value,kind,shown", [
+    ("0", "must be in 2..128", "0"), ("1", "must be in 2..128", "1"),
+    ("129", "must be in 2..128", "129"), ("2.5", "must be an int in 2..128", "2.5"),
+    ('"8"', "must be an int in 2..128", "'8'"),
+])
+def test_bad_parameter_one_line_exit_2(tmp_path, value, kind, shown):
+    out = tmp_path / "verilog"
+    proc = script("scripts.generate_verilog", "--block", "wwfa", "--param", f"n={value}",
+                  "--out", str(out))
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0] == f"error: wwfa: Parameter 'n' {kind}, not {shown}"
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--block", "nope"], "error: unknown block 'nope'; blocks are wwfa"),
+    (["--block", "wwfa", "--param", "m=3"], "error: wwfa: unknown parameter 'm'; parameters are n"),
+    (["--block", "wwfa", "--param", "8"], "error: --param '8': expected NAME=VALUE"),
+    (["--param", "n=8", "--block", "wwfa", "--block", "wwfa"], "error: --param needs exactly"),
+    (["--frobnicate"], "error: unrecognized arguments: --frobnicate"),
+])
+def test_usage_errors(tmp_path, args, message):
+    for name in ("scripts.generate_verilog", "scripts.run_cosim", "scripts.synth"):
+        proc = script(name, *args, *(["--out", str(tmp_path)] if "verilog" in name else []))
+        assert proc.returncode == 2, (name, proc.stderr)
+        assert proc.stderr.startswith(message), (name, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1
+    assert not any(tmp_path.iterdir())
+
+
+def test_generate_one_parameter_set(tmp_path):
+    proc = script("scripts.generate_verilog", "--block", "wwfa", "--param", "n=3",
+                  "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["wwfa_n3.v"]  # no staging left behind
+    assert "module wwfa_n3(" in (tmp_path / "wwfa_n3.v").read_text()
+
+
+def test_reproduce_report_from_the_real_packages(tmp_path):
+    proc = script("scripts.reproduce", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    records = json.loads((tmp_path / "report.json").read_text())
+    assert isinstance(records, list)
+    md = (tmp_path / "report.md").read_text()
+    for title in PAPERS.values():
+        assert f"## {title}" in md
+    systems_without = len(PAPERS) - len({r["paper"] for r in records})
+    assert md.count("no records yet") == systems_without
+
+
+def test_reproduce_orders_worst_error_first(tmp_path):
+    from scripts.reproduce import collect, render
+
+    class Fake:
+        @staticmethod
+        def reproduce():
+            return [Record("a", "chronos", "m1", "us", 100.0, 101.0),
+                    Record("b", "chronos", "m2", "us", 10.0, 15.0, note="big"),
+                    Record("c", "chronos", "m3", "us", 0.0, 0.0)]
+
+    records, figures, status = collect({"chronos": Fake, "railx": None}, tmp_path)
+    assert status == {"chronos": "3 records", "railx": "no records yet (no models/railx package)"}
+    assert [r.to_dict()["rel_error"] for r in records] == [pytest.approx(0.01), 0.5, 0.0]
+    assert set(records[0].to_dict()) == {"id", "paper", "metric", "unit", "paper_value",
+                                         "model_value", "rel_error", "note"}
+    md = render(records, figures, status)
+    assert md.index("| b |") < md.index("| a |") < md.index("| c |")
+    assert "50.00%" in md and "1.00%" in md
+
+
+def test_record_validation():
+    with pytest.raises(ValueError, match="unknown paper 'nature'"):
+        Record("x", "nature", "m", "u", 1.0, 1.0)
+    with pytest.raises(ValueError, match="model_value must be a finite number"):
+        Record("x", "chronos", "m", "u", 1.0, float("nan"))
