@@ -62,6 +62,17 @@ def lint(verilog: Path) -> None:
         raise LintError(f"{verilog.name}: verilator --lint-only -Wall failed:\n{report}")
 
 
+def fst_supported() -> bool:
+    """Verilator's FST writer needs the lz4 and zlib headers, which the wheel does not ship
+    (Debian: liblz4-dev, zlib1g-dev). Without them waveforms are written as VCD."""
+    for header in ("lz4.h", "zlib.h"):
+        probe = subprocess.run(["c++", "-E", "-x", "c++", "-"], input=f"#include <{header}>\n",
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            return False
+    return True
+
+
 def build_dir_for(block: str, params: dict, root: Path | None = None) -> Path:
     name = get_block(block).instance_name(params)
     return (root or BUILD / "cosim") / name
@@ -79,6 +90,7 @@ class CosimResult:
     cycles: int = 0
     seconds: float = 0.0
     error: str = ""
+    waveform: Path | None = None
     stats: list = field(default_factory=list)
 
     @property
@@ -132,7 +144,11 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
         env["AIFABRIC_TRANSACTIONS"] = str(transactions)
 
     runner = get_runner("verilator")
-    args = ["--quiet-stats", *build_args] + (["--trace-fst", "--trace-structs"] if waves else [])
+    args = ["--quiet-stats", *build_args]
+    if waves:
+        fst = fst_supported()
+        args += ["--trace-fst"] if fst else []
+        result.waveform = bdir / ("dump.fst" if fst else "dump.vcd")
     start = time.perf_counter()
     try:
         runner.build(sources=[verilog], hdl_toplevel=name, build_dir=bdir, waves=waves,

@@ -25,7 +25,8 @@ def main(argv=None) -> int:
     parser.add_argument("--transactions", type=int, default=None,
                         help="transactions per testbench (default: the testbench's own)")
     parser.add_argument("--waves", action="store_true",
-                        help="write FST waveforms (build/cosim/<instance>/dump.fst)")
+                        help="write waveforms: build/cosim/<instance>/dump.fst (dump.vcd where the "
+                             "lz4 headers FST needs are missing)")
     args = parser.parse_args(argv)
     if args.transactions is not None and args.transactions < 1:
         parser.error(f"--transactions must be >= 1, not {args.transactions}")
@@ -42,8 +43,11 @@ def main(argv=None) -> int:
         print(f"[{k}/{len(pairs)}] {block.name} {fmt_params(params)}: {r.describe()} "
               f"({r.tests} tests, {r.transactions:,} transactions, {r.cycles:,} cycles, "
               f"{r.seconds:.1f} s)", flush=True)
-        if args.waves and r.passed:
-            print(f"    waveform: {r.build_dir / 'dump.fst'}")
+        if r.waveform is not None and r.waveform.exists():
+            note = "" if r.waveform.suffix == ".fst" else (
+                " (VCD: Verilator's FST writer needs the lz4 and zlib headers, e.g. Debian's "
+                "liblz4-dev)")
+            print(f"    waveform: {r.waveform}{note}")
 
     rows = [[r.block, fmt_params(r.params), r.tests, f"{r.transactions:,}", f"{r.cycles:,}",
              f"{r.seconds:.1f}", "PASS" if r.passed else f"FAIL: {r.describe()}"]

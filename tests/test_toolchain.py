@@ -58,3 +58,15 @@ def test_generated_verilog_is_lint_clean(tmp_path, n):
                  f"input [{n * n - 1}:0] requests"):
         assert port in text, port
     lint(path)
+
+
+def test_waves_written_under_the_build_directory(tmp_path, cosim_seed):
+    result = run("wwfa", {"n": 4}, seed=cosim_seed, transactions=50, waves=True,
+                 build_root=tmp_path)
+    assert result.passed, result.describe()
+    assert result.waveform is not None and result.waveform.parent == result.build_dir
+    assert result.waveform.suffix in (".fst", ".vcd")
+    head = result.waveform.read_bytes()[:4096]
+    if result.waveform.suffix == ".vcd":
+        assert b"$var" in head and b"grants" in result.waveform.read_bytes()
+    assert result.waveform.stat().st_size > 1000

@@ -76,11 +76,11 @@ class WavefrontArbiter:
     def __init__(self, n: int) -> None:
         self.n = _check_n(n)
         self.priority = 0
+        self._full = (1 << self.n) - 1
         rows = np.arange(self.n)
-        # For diagonal d, row i meets it at column (d - i) mod n. The cells of one diagonal share
-        # no row and no column, so a whole diagonal is decided with one vector operation.
-        self._cols = [(d - rows) % self.n for d in range(self.n)]
-        self._flat = [rows * self.n + cols for cols in self._cols]
+        # _diag_index[d, i]: flat index of the cell where row i meets wrapped diagonal d,
+        # i.e. (i, (d - i) mod n). The cells of one diagonal share no row and no column.
+        self._diag_index = rows * self.n + (rows[:, None] - rows[None, :]) % self.n
 
     def reset(self) -> None:
         """Return to the state after reset: priority diagonal 0."""
@@ -89,24 +89,35 @@ class WavefrontArbiter:
     def arbitrate(self, requests: np.ndarray) -> np.ndarray:
         """Grant a maximal matching of ``requests`` (N x N bool) under the current priority,
         then advance the priority. Returns the N x N bool grant matrix."""
-        n = self.n
+        n, full = self.n, self._full
         req = _check_requests(requests, n).ravel()
-        grants = np.zeros(n * n, dtype=bool)
-        row_free = np.ones(n, dtype=bool)
-        col_free = np.ones(n, dtype=bool)
+        # Each diagonal as an n-bit integer over rows: bit i set if row i requests on it.
+        packed = np.packbits(req[self._diag_index], axis=1, bitorder="little")
+        diagonals = [int.from_bytes(row.tobytes(), "little") for row in packed]
         remaining = int(np.count_nonzero(req))
+        # Bit-parallel wave over rows. row_free bit i: row i still free. col_free is kept in
+        # the frame of the current diagonal d: bit i = column (d - i) mod n still free. Moving
+        # to diagonal d+1 row i meets column (d+1-i), which was row i-1's column on d: a
+        # rotation left by one.
+        row_free = col_free = full
+        granted = []
         for k in range(n):
-            if remaining == 0:
+            if remaining == 0 or row_free == 0:
                 break
             d = (self.priority + k) % n
-            cols, flat = self._cols[d], self._flat[d]
-            on_diag = req[flat]
-            g = on_diag & row_free & col_free[cols]
-            # Requests on this diagonal are now decided, granted or not.
-            remaining -= int(np.count_nonzero(on_diag))
-            if g.any():
-                grants[flat] = g
+            on_diag = diagonals[d]
+            remaining -= on_diag.bit_count()
+            g = on_diag & row_free & col_free
+            if g:
+                granted.append((d, g))
                 row_free &= ~g
-                col_free[cols] &= ~g
+                col_free &= ~g
+            col_free = ((col_free << 1) | (col_free >> (n - 1))) & full
+        grants = np.zeros((n, n), dtype=bool)
+        for d, g in granted:
+            while g:
+                i = (g & -g).bit_length() - 1
+                grants[i, (d - i) % n] = True
+                g &= g - 1
         self.priority = (self.priority + 1) % n
-        return grants.reshape(n, n)
+        return grants

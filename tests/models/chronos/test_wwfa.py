@@ -125,3 +125,14 @@ def test_requests_validated():
         arb.arbitrate(np.full((4, 4), 2))
     assert arb.priority == 0  # a rejected call is not a cycle
     assert cells(arb.arbitrate(np.eye(4, dtype=int))) == {(0, 0), (1, 1), (2, 2), (3, 3)}
+
+
+@pytest.mark.parametrize("n", [63, 64, 65, 128])
+def test_matches_reference_at_wide_sizes(n):
+    # Rows are packed into Python integers wider than a machine word from n = 65 on.
+    rng = np.random.default_rng(n)
+    arb = WavefrontArbiter(n)
+    for t, density in enumerate([1.0, 0.5, 0.05, 0.9, 0.2] * 2):
+        req = rng.random((n, n)) < density
+        p = arb.priority
+        assert (arb.arbitrate(req) == arbitrate_reference(req, p)).all(), (t, p)
