@@ -62,15 +62,73 @@ def lint(verilog: Path) -> None:
         raise LintError(f"{verilog.name}: verilator --lint-only -Wall failed:\n{report}")
 
 
-def fst_supported() -> bool:
-    """Verilator's FST writer needs the lz4 and zlib headers, which the wheel does not ship
-    (Debian: liblz4-dev, zlib1g-dev). Without them waveforms are written as VCD."""
-    for header in ("lz4.h", "zlib.h"):
-        probe = subprocess.run(["c++", "-E", "-x", "c++", "-"], input=f"#include <{header}>\n",
-                               capture_output=True, text=True)
-        if probe.returncode != 0:
-            return False
-    return True
+def _header_found(header: str, flags: tuple[str, ...] = ()) -> bool:
+    probe = subprocess.run(["c++", "-E", "-x", "c++", *flags, "-"],
+                           input=f"#include <{header}>\n", capture_output=True, text=True)
+    return probe.returncode == 0
+
+
+# Verilator's FST writer (include/fstcpp) calls exactly these two functions of liblz4's stable
+# API. Debian's base system ships the library (liblz4.so.1) but not its header or its .so link,
+# which come with liblz4-dev.
+_LZ4_SHIM_H = """\
+/* Declarations of the two liblz4 functions Verilator's FST writer uses (lz4.h, stable API). */
+#ifndef AIFABRIC_LZ4_SHIM_H
+#define AIFABRIC_LZ4_SHIM_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+int LZ4_compressBound(int inputSize);
+int LZ4_compress_default(const char* src, char* dst, int srcSize, int dstCapacity);
+#ifdef __cplusplus
+}
+#endif
+#endif
+"""
+
+
+def _system_library(soname: str) -> Path | None:
+    """Path of a shared library in the dynamic linker's cache (``ldconfig -p``)."""
+    ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
+    if ldconfig is None:
+        return None
+    proc = subprocess.run([ldconfig, "-p"], capture_output=True, text=True)
+    for line in proc.stdout.splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if name.split(" ")[0] == soname and Path(path).exists():
+            return Path(path)
+    return None
+
+
+def fst_build_args() -> list[str] | None:
+    """Verilator arguments that let its FST writer compile, or None where it cannot.
+
+    The writer needs the lz4 and zlib headers, which the wheel does not ship. Where lz4.h is
+    missing but the system has liblz4.so.1 (every Debian), a two-function header and a link
+    to the library under build/toolchain/lz4 stand in for liblz4-dev.
+    """
+    if not _header_found("zlib.h"):
+        return None
+    if _header_found("lz4.h"):
+        return ["--trace-fst"]
+    lib = _system_library("liblz4.so.1")
+    if lib is None:
+        return None
+    shim = BUILD / "toolchain" / "lz4"
+    (shim / "include").mkdir(parents=True, exist_ok=True)
+    (shim / "lib").mkdir(parents=True, exist_ok=True)
+    header = shim / "include" / "lz4.h"
+    if not header.exists() or header.read_text() != _LZ4_SHIM_H:
+        tmp = header.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(_LZ4_SHIM_H)
+        tmp.replace(header)
+    link = shim / "lib" / "liblz4.so"
+    if not link.exists():
+        try:
+            link.symlink_to(lib)
+        except FileExistsError:
+            pass  # a parallel build made it
+    return ["--trace-fst", "-CFLAGS", f"-I{shim / 'include'}", "-LDFLAGS", f"-L{shim / 'lib'}"]
 
 
 def build_dir_for(block: str, params: dict, root: Path | None = None) -> Path:
@@ -146,9 +204,9 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     runner = get_runner("verilator")
     args = ["--quiet-stats", *build_args]
     if waves:
-        fst = fst_supported()
-        args += ["--trace-fst"] if fst else []
-        result.waveform = bdir / ("dump.fst" if fst else "dump.vcd")
+        fst = fst_build_args()
+        args += fst or []
+        result.waveform = bdir / ("dump.fst" if fst is not None else "dump.vcd")
     start = time.perf_counter()
     try:
         runner.build(sources=[verilog], hdl_toplevel=name, build_dir=bdir, waves=waves,

@@ -25,8 +25,8 @@ def main(argv=None) -> int:
     parser.add_argument("--transactions", type=int, default=None,
                         help="transactions per testbench (default: the testbench's own)")
     parser.add_argument("--waves", action="store_true",
-                        help="write waveforms: build/cosim/<instance>/dump.fst (dump.vcd where the "
-                             "lz4 headers FST needs are missing)")
+                        help="write waveforms: build/cosim/<instance>/dump.fst (dump.vcd where "
+                             "Verilator's FST writer cannot be built)")
     args = parser.parse_args(argv)
     if args.transactions is not None and args.transactions < 1:
         parser.error(f"--transactions must be >= 1, not {args.transactions}")
@@ -45,8 +45,8 @@ def main(argv=None) -> int:
               f"{r.seconds:.1f} s)", flush=True)
         if r.waveform is not None and r.waveform.exists():
             note = "" if r.waveform.suffix == ".fst" else (
-                " (VCD: Verilator's FST writer needs the lz4 and zlib headers, e.g. Debian's "
-                "liblz4-dev)")
+                " (VCD: Verilator's FST writer needs the zlib header and liblz4, "
+                "e.g. Debian's zlib1g-dev and liblz4-1)")
             print(f"    waveform: {r.waveform}{note}")
 
     rows = [[r.block, fmt_params(r.params), r.tests, f"{r.transactions:,}", f"{r.cycles:,}",

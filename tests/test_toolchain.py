@@ -60,13 +60,23 @@ def test_generated_verilog_is_lint_clean(tmp_path, n):
     lint(path)
 
 
+def test_fst_possible_here():
+    """This machine (python3, g++, make, perl, Debian base) can write FST: either the lz4
+    header is installed or the runner's stand-in for liblz4-dev works."""
+    from cosim.runner import fst_build_args
+    args = fst_build_args()
+    assert args is not None and args[0] == "--trace-fst"
+
+
 def test_waves_written_under_the_build_directory(tmp_path, cosim_seed):
     result = run("wwfa", {"n": 4}, seed=cosim_seed, transactions=50, waves=True,
                  build_root=tmp_path)
     assert result.passed, result.describe()
     assert result.waveform is not None and result.waveform.parent == result.build_dir
     assert result.waveform.suffix in (".fst", ".vcd")
-    head = result.waveform.read_bytes()[:4096]
+    data = result.waveform.read_bytes()
     if result.waveform.suffix == ".vcd":
-        assert b"$var" in head and b"grants" in result.waveform.read_bytes()
-    assert result.waveform.stat().st_size > 1000
+        assert b"$var" in data and b"grants" in data
+    else:
+        assert data[0] == 0  # FST starts with its header block (type FST_BL_HDR = 0)
+    assert len(data) > 1000
