@@ -5,7 +5,10 @@ wwfa (build/bench/wwfa.json), N = 64 by default:
     scoreboard checking every grant; baseline: Amaranth's Python simulator on the same design.
   - golden model arbitrations/s; baseline: the cell-by-cell reference definition.
 
-    python -m scripts.bench [--n 64] [--cycles 20000]
+bvn (build/bench/bvn.json): BvN decomposition time of "fast", "exact" and "wavefront" for
+N = 16..256 on MoE matrices, one thread, against the paper's Table 2 (10x target for "fast").
+
+    python -m scripts.bench [--only wwfa|bvn] [--n 64] [--cycles 20000] [--bvn-n 16 64]
 """
 
 from __future__ import annotations
@@ -106,22 +109,7 @@ def bench_cosim(n: int, cycles: int) -> dict:
     }
 
 
-def main(argv=None) -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=64, help="arbiter size (default 64)")
-    parser.add_argument("--cycles", type=int, default=20_000,
-                        help="Verilator cycles to time (default 20000)")
-    parser.add_argument("--pysim-cycles", type=int, default=40,
-                        help="Amaranth-simulator cycles to time (default 40)")
-    args = parser.parse_args(argv)
-    from models.chronos.wwfa import _check_n
-    try:
-        _check_n(args.n)
-    except (TypeError, ValueError) as e:
-        parser.error(f"--n: {e}")
-    if args.cycles < 100 or args.pysim_cycles < 10:
-        parser.error("--cycles must be >= 100 and --pysim-cycles >= 10")
-
+def run_wwfa(args) -> str:
     n = args.n
     print(f"wwfa n={n}: golden model vs reference definition...", flush=True)
     model = bench_model(n)
@@ -158,9 +146,78 @@ def main(argv=None) -> int:
          f"{model['baseline_reference_arbitrations_per_s']:,.0f} arbitrations/s "
          "(cell-by-cell reference)", f"{model['speedup_vs_reference']}x"],
     ]
-    text = (f"# Benchmarks\n\nwwfa, N = {n}. Machine: {m['cpu']}, {m['cores']} cores, "
-            f"Python {m['python']}, {m['system']}.\n\n"
+    return (f"## wwfa, N = {n}\n\n"
             + md_table(["what", "figure", "baseline (same run)", "ratio"], rows))
+
+
+
+
+BVN_NS = (16, 32, 64, 128, 256)
+
+
+def run_bvn(args) -> str:
+    """BvN decomposition time per method and N on MoE matrices, one thread; 'exact' and
+    'wavefront' are the same-run baselines of 'fast', the paper's Table 2 the reference."""
+    from models.chronos.experiments import TABLE2, table2
+    print("bvn: decomposition time on MoE matrices, one thread...", flush=True)
+    res = table2(args.bvn_n, count=args.bvn_matrices)
+    rows, out = [], {"name": "bvn", "params": {"n": list(args.bvn_n),
+                                                 "matrices": args.bvn_matrices},
+                     "machine": machine(), "methods": {}}
+    for method, per_n in res.items():
+        out["methods"][method] = {str(n): r for n, r in per_n.items()}
+    for n in args.bvn_n:
+        fast = res["fast"][n]["seconds"]
+        target = TABLE2["maximal"][n] / 10
+        row = {"n": n, "fast_s": fast, "target_s": target, "meets_10x_target": fast <= target,
+               "fast_vs_exact": res["exact"][n]["seconds"] / fast,
+               "fast_vs_wavefront": res["wavefront"][n]["seconds"] / fast,
+               "paper_maximal_s": TABLE2["maximal"][n], "paper_maximum_s": TABLE2["maximum"][n]}
+        out.setdefault("summary", []).append(row)
+        rows.append([str(n)] + [f"{res[m][n]['seconds'] * 1e3:.3f}" for m in
+                                ("fast", "exact", "wavefront")]
+                    + [f"{TABLE2['maximal'][n] * 1e3:g} / {TABLE2['maximum'][n] * 1e3:g}",
+                       f"{target * 1e3:.3g} {'yes' if fast <= target else 'NO'}",
+                       f"{row['fast_vs_exact']:.1f}x", f"{row['fast_vs_wavefront']:.1f}x",
+                       " / ".join(f"{res[m][n]['permutations']:.0f}"
+                                  for m in ("fast", "exact", "wavefront")),
+                       " / ".join(f"{res[m][n]['makespan_over_lb']:.4f}"
+                                  for m in ("fast", "exact", "wavefront"))])
+    write_json(BUILD / "bench" / "bvn.json", out)
+    return ("## BvN decomposition (ms per matrix, MoE traffic)\n\n"
+            + md_table(["N", "fast", "exact", "wavefront", "paper maximal / maximum",
+                        "10x target (fast)", "fast vs exact", "fast vs wavefront",
+                        "permutations f/e/w", "makespan / LB f/e/w"], rows))
+
+
+def main(argv=None) -> int:
+    parser = Parser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=("wwfa", "bvn"), action="append",
+                        help="run only this benchmark (repeatable; default: all)")
+    parser.add_argument("--n", type=int, default=64, help="arbiter size (default 64)")
+    parser.add_argument("--cycles", type=int, default=20_000,
+                        help="Verilator cycles to time (default 20000)")
+    parser.add_argument("--pysim-cycles", type=int, default=40,
+                        help="Amaranth-simulator cycles to time (default 40)")
+    parser.add_argument("--bvn-n", type=int, nargs="+", default=list(BVN_NS),
+                        help="BvN matrix sizes (default 16 32 64 128 256)")
+    parser.add_argument("--bvn-matrices", type=int, default=5,
+                        help="MoE matrices per size (default 5)")
+    args = parser.parse_args(argv)
+    from models.chronos.wwfa import _check_n
+    try:
+        _check_n(args.n)
+    except (TypeError, ValueError) as e:
+        parser.error(f"--n: {e}")
+    if args.cycles < 100 or args.pysim_cycles < 10:
+        parser.error("--cycles must be >= 100 and --pysim-cycles >= 10")
+    if any(n < 2 or n > 1024 for n in args.bvn_n) or args.bvn_matrices < 1:
+        parser.error("--bvn-n values must be in 2..1024 and --bvn-matrices >= 1")
+    only = args.only or ["wwfa", "bvn"]
+    sections = [run_bvn(args) if name == "bvn" else run_wwfa(args) for name in only]
+    m = machine()
+    text = (f"# Benchmarks\n\nMachine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, "
+            f"{m['system']}.\n\n" + "\n".join(sections))
     atomic_write(BUILD / "bench" / "summary.md", text)
     print("\n" + text)
     return 0

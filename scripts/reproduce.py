@@ -51,7 +51,9 @@ def collect(systems: dict[str, object], out_dir: Path, quick: bool = False):
                                  f"paper {key!r}")
         records += got
         if hasattr(module, "figures"):
-            figures += [Path(p) for p in module.figures(out_dir)]
+            fig_kwargs = {"quick": quick} \
+                if "quick" in inspect.signature(module.figures).parameters else {}
+            figures += [Path(p) for p in module.figures(out_dir, **fig_kwargs)]
         status[key] = f"{len(got)} records" if got else "no records yet"
     return records, figures, status
 

@@ -1,19 +1,57 @@
 """Chronos (Renganathan & McKeown, NAIC'25): prescheduled circuit switching for LLM training.
 
-So far: the wrapped wave-front arbiter (:mod:`models.chronos.wwfa`) that the BhaVaN BvN engine
-builds on. It reproduces no number of the paper by itself, so :func:`reproduce` has no records
-yet; the permutation-stack, time-slot and BvN models add theirs.
+- :mod:`.wwfa`: the wrapped wave-front arbiter (bit-exact model of ``rtl/chronos/wwfa.py``).
+- :mod:`.stack`: permutation stacks of a training iteration, Genstack log import, switch-local
+  permutations of a leaf/spine circuit fabric.
+- :mod:`.timeslot`: slot duration and efficiency (§6).
+- :mod:`.bvn`: Birkhoff-von Neumann decomposition (exact, wavefront, fast, eclipse).
+- :mod:`.moe`: MoE all-to-all traffic matrices (§8.1).
+- :mod:`.packet`: circuit vs packet switching (DCQCN, max-min fluid) for MoE traffic.
+- :mod:`.experiments`: the paper's numbers and figures, computed by the above.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
+
 from models.common.records import Record
 
+from .bvn import Schedule, decompose
 from .wwfa import WavefrontArbiter
 
-__all__ = ["WavefrontArbiter", "reproduce"]
+__all__ = ["WavefrontArbiter", "Schedule", "decompose", "reproduce", "figures"]
+
+_RUNS = {False: 1000, True: 60}
+_cache: dict = {}
 
 
-def reproduce() -> list[Record]:
-    """Records of the Chronos paper's figures that this package reproduces."""
-    return []
+def _moe(quick: bool) -> dict:
+    from .experiments import moe_comparison
+    if quick not in _cache:
+        _cache[quick] = moe_comparison(_RUNS[quick])
+    return _cache[quick]
+
+
+def reproduce(quick: bool = False) -> list[Record]:
+    """Records of §6 (time slots), Table 2 (BvN time) and §8.1 (circuit vs DCQCN).
+    ``quick``: 60 instead of 1,000 MoE runs and Table 2 up to N = 64."""
+    from .experiments import moe_records, table2, table2_records, timeslot_records
+    ns = (16, 32, 64) if quick else (16, 32, 64, 128, 256)
+    records = timeslot_records()
+    records += table2_records(table2(ns, count=3 if quick else 5))
+    records += moe_records(_moe(quick))
+    return records
+
+
+def figures(out_dir: Path, quick: bool = False) -> list[Path]:
+    """fig6_moe_completion.png (the paper's Fig 6) and bvn_breakeven.png."""
+    from .experiments import breakeven, moe_matrices, plot_breakeven, plot_moe
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [plot_moe(_moe(quick), out_dir / "fig6_moe_completion.png")]
+    grid = np.logspace(-9, -3, 7 if quick else 19)
+    res = breakeven(moe_matrices(16, 1, seed=11, unit="bytes")[0], grid)
+    paths.append(plot_breakeven(res, out_dir / "bvn_breakeven.png"))
+    return paths
