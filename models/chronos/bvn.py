@@ -256,9 +256,30 @@ def _argmax_masked(r, i, mask):
 
 
 @numba.njit(cache=True)
+def _take_best(r, i, now, match_r, ends, col_mask, free_rows, n_free_rows, cnt):
+    """Input i takes the free output where it has the most demand left (its cell then empties
+    at now + demand), or joins the unmatched inputs. Returns (1 if matched, n_free_rows)."""
+    j, v = _argmax_masked(r, i, col_mask)
+    if j >= 0:
+        match_r[i] = j
+        ends[i] = now + v
+        col_mask[j] = 0
+        return 1, n_free_rows
+    free_rows[n_free_rows] = i
+    _free_row_update(r, i, cnt, 1)
+    return 0, n_free_rows + 1
+
+
+@numba.njit(cache=True)
 def _fast_kernel(demand):
     n = demand.shape[0]
-    r = demand.copy()
+    r = np.empty_like(demand)
+    nnz = 0
+    for i in range(n):
+        for j in range(n):
+            v = demand[i, j]
+            r[i, j] = v
+            nnz += v > 0
     # Invariant: a cell is untouched (residual = demand) until it is matched and stays matched
     # until it empties. Event-driven: a matched cell empties at time (time it was matched) +
     # its demand; the smallest of these end times gives each step's weight without touching
@@ -273,26 +294,14 @@ def _fast_kernel(demand):
     cnt = np.zeros(n, dtype=np.int64)          # free inputs with demand left, per output
     new_rows = np.empty(n, dtype=np.int64)
     new_cols = np.empty(n, dtype=np.int64)
-    nnz = 0
-    for i in range(n):
-        for j in range(n):
-            nnz += r[i, j] > 0
     now = np.int64(0)
     # Initial greedy matching: inputs with most demand choose first, each taking the free
     # output where it has the most demand.
     order = np.argsort(-r.sum(axis=1), kind="mergesort")
     for idx in range(n):
-        i = order[idx]
-        j, v = _argmax_masked(r, i, col_mask)
-        if j >= 0:
-            match_r[i] = j
-            ends[i] = v
-            matched += 1
-            col_mask[j] = 0
-        else:
-            free_rows[n_free_rows] = i
-            n_free_rows += 1
-            _free_row_update(r, i, cnt, 1)
+        got, n_free_rows = _take_best(r, order[idx], now, match_r, ends, col_mask, free_rows,
+                                      n_free_rows, cnt)
+        matched += got
     # Every step empties at least one cell: at most nnz steps.
     perms = np.empty((max(nnz, 1), n), dtype=np.int32)
     weights = np.empty(max(nnz, 1), dtype=np.int64)
@@ -302,13 +311,11 @@ def _fast_kernel(demand):
         t_end = never
         for i in range(n):
             t_end = min(t_end, ends[i])
-        for i in range(n):
-            perms[k, i] = match_r[i]
         weights[k] = t_end - now
-        k += 1
         now = t_end
         n_new = 0
         for i in range(n):
+            perms[k, i] = match_r[i]
             if ends[i] == t_end:
                 j = match_r[i]
                 r[i, j] = 0
@@ -319,19 +326,12 @@ def _fast_kernel(demand):
                 new_rows[n_new] = i
                 new_cols[n_new] = j
                 n_new += 1
+        k += 1
         # Freed inputs take the free output with the most demand left.
         for t in range(n_new):
-            i = new_rows[t]
-            j, v = _argmax_masked(r, i, col_mask)
-            if j >= 0:
-                match_r[i] = j
-                ends[i] = now + v
-                matched += 1
-                col_mask[j] = 0
-            else:
-                free_rows[n_free_rows] = i
-                n_free_rows += 1
-                _free_row_update(r, i, cnt, 1)
+            got, n_free_rows = _take_best(r, new_rows[t], now, match_r, ends, col_mask,
+                                          free_rows, n_free_rows, cnt)
+            matched += got
         # Inputs unmatched before can only gain an edge to an output freed in this step; the
         # per-output count says whether any such input exists.
         for t in range(n_new):
