@@ -31,7 +31,8 @@ import numpy as np
 
 __all__ = ["ParallelSpec", "Collective", "Slot", "PermutationStack", "COLLECTIVE_OPS",
            "DTYPE_BYTES", "generate_stack", "training_iteration", "check_stack",
-           "stack_from_genstack", "LocalPermutations", "switch_local", "compose_local"]
+           "stack_from_genstack", "LocalPermutations", "switch_local", "compose_local",
+           "stack_switch_local"]
 
 COLLECTIVE_OPS = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast",
                   "send_recv")
@@ -582,3 +583,10 @@ def compose_local(local: LocalPermutations) -> np.ndarray:
                 continue
             perm[a * lsize + q] = b * lsize + local.leaf[b, lsize + s]
     return perm
+
+
+def stack_switch_local(stack: PermutationStack, leaf_size: int) -> list[LocalPermutations]:
+    """Per-switch permutations of every slot of ``stack`` (see :func:`switch_local`)."""
+    if not isinstance(stack, PermutationStack):
+        raise TypeError(f"'stack' must be a PermutationStack, not {type(stack).__name__}")
+    return [switch_local(slot.perm, leaf_size) for slot in stack.slots]

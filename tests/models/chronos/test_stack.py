@@ -198,3 +198,17 @@ def test_stack_unique_permutations():
     uniq, index = stack.unique()
     assert len(uniq) == 1 and len(index) == 18 and (index == 0).all()
     assert isinstance(stack.slots[0], Slot)
+
+
+def test_stack_switch_local_per_slot():
+    from models.chronos.stack import stack_switch_local
+    spec = ParallelSpec.of(16, tp=4, dp=4)
+    cols = [Collective("all_reduce", "tp", 64), Collective("all_gather", "dp", 64)]
+    stack = generate_stack(spec, cols)
+    local = stack_switch_local(stack, leaf_size=4)
+    assert len(local) == len(stack)
+    for slot, lp in zip(stack, local):
+        np.testing.assert_array_equal(compose_local(lp), slot.perm)
+    # Leaves of 4 hold the tp groups: tp rings stay on their leaf, dp rings all go up.
+    assert local[0].local_transfers == 16 and (local[0].spine < 0).all()
+    assert local[-1].local_transfers == 0 and (local[-1].spine >= 0).all()
