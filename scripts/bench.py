@@ -133,7 +133,6 @@ def run_wwfa(args) -> str:
         "model": model,
     }
     write_json(BUILD / "bench" / "wwfa.json", result)
-    m = result["machine"]
     rows = [
         ["cocotb + Verilator, drive only", f"{cosim['drive_only_cycles_per_s']:,.0f} cycles/s",
          f"{pysim:,.1f} cycles/s (Amaranth simulator)",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cosim.runner import LintError, lint
 
-from ._cli import BUILD, Parser, UsageError, add_block_args, fmt_params, run_main, selected
+from ._cli import BUILD, Parser, add_block_args, fmt_params, run_main, selected
 
 
 def main(argv=None) -> int:

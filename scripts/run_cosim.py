@@ -9,7 +9,6 @@ Prints a summary table and writes it to build/summary.md (and build/summary.json
 
 from __future__ import annotations
 
-import sys
 import time
 
 from cosim.runner import run

@@ -31,11 +31,9 @@ def test_hot_experts_take_the_stated_share():
         top4 = np.sort(p)[-4:].sum()
         assert p.sum() == pytest.approx(1.0)
         assert 0.5 - 1e-9 <= top4 <= 1.0
-        share = np.sort(p)[::-1]
     # Over many iterations the hot share spans the stated range (up to 80%).
     hot = [np.sort(expert_popularity(16, rng))[-4:].sum() for _ in range(400)]
     assert max(hot) > 0.75 and min(hot) < 0.6
-    assert share[0] > share[-1]
 
 
 @pytest.mark.parametrize("kwargs,message", [
