@@ -10,6 +10,8 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+from .chronos.bvn import BvnEngine
+from .chronos.slot import SlotEndpoint, SlotFabric, SlotSwitch
 from .chronos.wwfa import WavefrontArbiter
 
 __all__ = ["Block", "BLOCKS", "get_block"]
@@ -33,6 +35,9 @@ class Block:
         Default parameter sets: Verilog is generated and co-simulated at each.
     synth_params : tuple of dict
         Parameter sets ``make synth`` reports.
+    cosim_in : str or None
+        For a block whose testbench is another block's (it is co-simulated as part of that
+        block): that block's name. The regression runs only blocks with their own testbench.
     """
 
     name: str
@@ -40,6 +45,7 @@ class Block:
     description: str
     params: tuple
     synth_params: tuple
+    cosim_in: str | None = None
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -76,6 +82,39 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         description="wrapped wave-front arbiter (Tamir & Chi 1993), N x N, registered grants",
         params=({"n": 4}, {"n": 8}, {"n": 16}, {"n": 64}),
         synth_params=({"n": 8}, {"n": 16}, {"n": 32}),
+    ),
+    Block(
+        name="bvn",
+        component=BvnEngine,
+        description="BhaVaN-style BvN engine: N x N W-bit matrix -> (permutation, weight) steps",
+        params=({"n": 8, "w": 8}, {"n": 16, "w": 32}, {"n": 64, "w": 16}),
+        synth_params=({"n": 8, "w": 16}, {"n": 16, "w": 16}, {"n": 32, "w": 16},
+                      {"n": 64, "w": 16}),
+    ),
+    Block(
+        name="slot_switch",
+        component=SlotSwitch,
+        description="slot master, ping echo, stack sequencer and N x N scheduled crossbar",
+        params=({"n": 8, "d": 32, "depth": 64, "hold_bits": 16},),
+        synth_params=({"n": 8, "d": 32, "depth": 64, "hold_bits": 16},
+                      {"n": 32, "d": 32, "depth": 256, "hold_bits": 16}),
+        cosim_in="slot_fabric",
+    ),
+    Block(
+        name="slot_endpoint",
+        component=SlotEndpoint,
+        description="endpoint slot timer: start-up ping, send window, missed-sync flag",
+        params=({"d": 32},),
+        synth_params=({"d": 32},),
+        cosim_in="slot_fabric",
+    ),
+    Block(
+        name="slot_fabric",
+        component=SlotFabric,
+        description="test fabric: slot_switch + N slot_endpoints over run-time fibre delays",
+        params=({"n": 4, "d": 16, "depth": 16, "hold_bits": 8},
+                {"n": 8, "d": 32, "depth": 64, "hold_bits": 8}),
+        synth_params=(),
     ),
 ]}
 

@@ -4,7 +4,8 @@
 ``reg x = init`` declarations that are also assigned under reset (PROCASSINIT), and
 intermediate wires whose top bits are never read (UNUSEDSIGNAL, from ``a + 1`` style carries).
 This module runs Amaranth's own Yosys on the RTLIL with a slightly longer script: full ``proc``
-(no ``always @*`` shadow registers), ``wreduce`` (drops carry bits nobody reads), ``opt_clean
+(no ``always @*`` shadow registers), ``flatten`` (one module per file, named as the file),
+``wreduce`` (drops carry bits nobody reads), ``opt_clean
 -purge`` (drops alias wires), and strips the ``init`` attributes, which a design with a
 synchronous reset never relies on. The netlist logic is not optimised or restructured.
 """
@@ -18,7 +19,9 @@ _SCRIPT = """\
 read_rtlil <<rtlil
 {rtlil}
 rtlil
+hierarchy -top {top}
 proc
+flatten
 wreduce
 opt_clean -purge
 attrmap -remove init
@@ -30,4 +33,4 @@ def convert(component, *, name):
     """Return the Verilog text of ``component`` as module ``name``."""
     text = rtlil.convert(component, name=name, emit_src=False)
     yosys = find_yosys(lambda ver: ver >= (0, 40))
-    return yosys.run(["-q", "-"], _SCRIPT.format(rtlil=text), ignore_warnings=True)
+    return yosys.run(["-q", "-"], _SCRIPT.format(rtlil=text, top=name), ignore_warnings=True)

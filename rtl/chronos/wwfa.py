@@ -27,7 +27,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["WavefrontArbiter", "N_MIN", "N_MAX"]
+__all__ = ["WavefrontArbiter", "N_MIN", "N_MAX", "rotation_counters", "wave_grants"]
 
 N_MIN = 2
 N_MAX = 128
@@ -53,6 +53,65 @@ def _rotate(m, value, amount, *, right):
         m.d.comb += stage.eq(Mux(amount[k], moved, out))
         out = stage
     return out
+
+
+def rotation_counters(m, n, *, advance=None, restart=None):
+    """The per-row rotation amounts ``a_i = (p - i) mod n`` of the priority diagonal ``p``, one
+    counter per row (reset to ``-i mod n``) so that no subtractor sits on the critical path.
+    Row 0's counter is ``p`` itself. The counters advance by one when ``advance`` is high
+    (every cycle when it is None) and return to ``p = 0`` when ``restart`` is high."""
+    rot = [Signal(range(n), name=f"rot{i}", init=(n - i) % n) for i in range(n)]
+    for i, a in enumerate(rot):
+        stepped = Mux(a == n - 1, 0, a + 1)
+        if restart is not None:
+            m.d.sync += a.eq(Mux(restart, (n - i) % n,
+                                 stepped if advance is None else Mux(advance, stepped, a)))
+        elif advance is None:
+            m.d.sync += a.eq(stepped)
+        else:
+            with m.If(advance):
+                m.d.sync += a.eq(stepped)
+    return rot
+
+
+def wave_grants(m, rows, rot):
+    """Combinational wave-front matching: ``rows[i]`` is row ``i`` of the request matrix
+    (n bits, bit ``j`` = output ``j``) and ``rot`` the rotation amounts of
+    :func:`rotation_counters`; returns the grant rows in the same bit order (comb Signals)."""
+    n = len(rows)
+    # stepped[i][s] = requests[i, (s + a_i) mod n]
+    stepped = [_rotate(m, rows[i], rot[i], right=True) for i in range(n)]
+
+    # The acyclic wave in (row, step) coordinates. row_free[i] is the row token arriving
+    # at step s of row i; col_free[i] is the token of the column that row i visits at
+    # step s (handed down from row i-1 at step s-1).
+    step_grant = [[None] * n for _ in range(n)]
+    row_free = [Const(1, 1)] * n
+    col_free = [Const(1, 1)] * n
+    for s in range(n):
+        new_row_free = [None] * n
+        new_col_free = [None] * n
+        for i in range(n):
+            # Each token is a Signal so the netlist stays a DAG of small gates rather than
+            # one expression tree per cell (which would grow exponentially with n).
+            g = Signal(name=f"g{i}_{s}")
+            m.d.comb += g.eq(stepped[i][s] & row_free[i] & col_free[i])
+            step_grant[i][s] = g
+            if s < n - 1:
+                rf, cf = Signal(name=f"rf{i}_{s}"), Signal(name=f"cf{i}_{s}")
+                m.d.comb += [rf.eq(row_free[i] & ~g), cf.eq(col_free[i] & ~g)]
+                new_row_free[i] = rf
+                # The column visited by row i at step s is visited by row i+1 at step s+1.
+                new_col_free[(i + 1) % n] = cf
+        row_free, col_free = new_row_free, new_col_free
+
+    # Back to column order: grants[i, j] = step_grant[i][(j - a_i) mod n].
+    grants = []
+    for i in range(n):
+        row = Signal(n, name=f"grant_row{i}")
+        m.d.comb += row.eq(_rotate(m, Cat(*step_grant[i]), rot[i], right=False))
+        grants.append(row)
+    return grants
 
 
 class WavefrontArbiter(wiring.Component):
@@ -99,47 +158,9 @@ class WavefrontArbiter(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self._n
-        p = self.priority
-
-        # Row i is brought into step order by rotating it right by a_i = (p - i) mod n. Each row
-        # keeps a_i in its own counter (reset to -i mod n, advancing with p), which keeps a
-        # subtractor off the critical path; row 0's counter is the priority diagonal itself.
-        rot = [p]
-        for i in range(1, n):
-            rot.append(Signal(range(n), name=f"rot{i}", init=(n - i) % n))
-        for a in rot:
-            m.d.sync += a.eq(Mux(a == n - 1, 0, a + 1))
-
-        # stepped[i][s] = requests[i, (s + a_i) mod n]
-        stepped = [_rotate(m, self.requests[i * n:(i + 1) * n], rot[i], right=True)
-                   for i in range(n)]
-
-        # The acyclic wave in (row, step) coordinates. row_free[i] is the row token arriving
-        # at step s of row i; col_free[i] is the token of the column that row i visits at
-        # step s (handed down from row i-1 at step s-1).
-        step_grant = [[None] * n for _ in range(n)]
-        row_free = [Const(1, 1)] * n
-        col_free = [Const(1, 1)] * n
-        for s in range(n):
-            new_row_free = [None] * n
-            new_col_free = [None] * n
-            for i in range(n):
-                # Each token is a Signal so the netlist stays a DAG of small gates rather than
-                # one expression tree per cell (which would grow exponentially with n).
-                g = Signal(name=f"g{i}_{s}")
-                m.d.comb += g.eq(stepped[i][s] & row_free[i] & col_free[i])
-                step_grant[i][s] = g
-                if s < n - 1:
-                    rf, cf = Signal(name=f"rf{i}_{s}"), Signal(name=f"cf{i}_{s}")
-                    m.d.comb += [rf.eq(row_free[i] & ~g), cf.eq(col_free[i] & ~g)]
-                    new_row_free[i] = rf
-                    # The column visited by row i at step s is visited by row i+1 at step s+1.
-                    new_col_free[(i + 1) % n] = cf
-            row_free, col_free = new_row_free, new_col_free
-
-        # Back to column order: grants[i, j] = step_grant[i][(j - a_i) mod n].
-        for i in range(n):
-            m.d.sync += self.grants[i * n:(i + 1) * n].eq(
-                _rotate(m, Cat(*step_grant[i]), rot[i], right=False))
-
+        rot = rotation_counters(m, n)
+        m.d.comb += self.priority.eq(rot[0])
+        rows = [self.requests[i * n:(i + 1) * n] for i in range(n)]
+        for i, row in enumerate(wave_grants(m, rows, rot)):
+            m.d.sync += self.grants[i * n:(i + 1) * n].eq(row)
         return m

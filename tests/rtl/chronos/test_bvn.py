@@ -1,0 +1,119 @@
+"""The BvN engine in Amaranth's simulator at small N: step for step against
+``decompose(d, "wavefront")`` under random back-pressure, the load errors, one step per
+cycle, and parameter validation. Large N runs on Verilator (cosim/test_bvn.py)."""
+
+import numpy as np
+import pytest
+from amaranth.hdl import ClockDomain, Module
+from amaranth.sim import Simulator
+
+from models.chronos.bvn import decompose
+from rtl.chronos.bvn import BvnEngine, pack_row, unpack_step
+
+
+def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
+    """Send each frame (a list of (row values, last) beats), collect the steps of each.
+
+    Returns one dict per frame: steps (perm, weight, last), error flags, done, and the cycles
+    from the beat with ``last`` to the final step (or to ``done``)."""
+    rng = np.random.default_rng(seed)
+    m = Module()
+    m.domains.sync = ClockDomain("sync")
+    m.submodules.dut = dut = BvnEngine(n=n, w=w)
+    results = []
+
+    async def bench(ctx):
+        for beats in frames:
+            steps = []
+            for values, last in beats:
+                ctx.set(dut.load.valid, 1)
+                ctx.set(dut.load.payload.as_value(), pack_row(values, last, n))
+                while True:
+                    await ctx.tick().until(dut.load.ready)  # noqa: E501 (waits for the edge that takes it)
+                    break
+            ctx.set(dut.load.valid, 0)
+            t0 = 0
+            cycles = 0
+            while cycles < max_cycles:
+                ready = bool(rng.random() < ready_p)
+                ctx.set(dut.steps.ready, ready)
+                await ctx.delay(0)
+                if ctx.get(dut.steps.valid) and ready:
+                    steps.append(unpack_step(ctx.get(dut.steps.payload.as_value()), n, w))
+                    t0 = cycles
+                if (ctx.get(dut.done) or ctx.get(dut.error.as_value())) \
+                        and not ctx.get(dut.steps.valid):
+                    break
+                await ctx.tick()
+                cycles += 1
+            ctx.set(dut.steps.ready, 0)
+            results.append({"steps": steps, "error": ctx.get(dut.error.as_value()),
+                            "done": ctx.get(dut.done), "cycles": t0})
+            await ctx.tick()
+
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return results
+
+
+def frame(matrix):
+    n = len(matrix)
+    return [(list(matrix[i]), i == n - 1) for i in range(n)]
+
+
+def check_against_model(matrix, result):
+    expect = decompose(np.asarray(matrix), "wavefront")
+    got = result["steps"]
+    assert len(got) == len(expect), (len(got), len(expect))
+    for k, ((perm, weight, last), (p, wgt)) in enumerate(zip(got, expect)):
+        assert perm == list(p) and weight == wgt, f"step {k}: {perm} x{weight} vs {list(p)} x{wgt}"
+        assert last == (k == len(expect) - 1), f"step {k}: last={last}"
+    assert result["done"] and result["error"] == 0
+
+
+@pytest.mark.parametrize("n,w", [(4, 8), (5, 12)])
+def test_steps_equal_model_with_backpressure(n, w):
+    rng = np.random.default_rng(n)
+    mats = [rng.integers(0, 1 << w, (n, n)) * (rng.random((n, n)) < d)
+            for d in (0.3, 0.7, 1.0, 1.0)]
+    mats.append(np.diag(rng.integers(1, 4, n)))
+    mats.append(np.zeros((n, n), dtype=np.int64))   # nothing to emit, still done
+    mats.append(np.full((n, n), (1 << w) - 1))       # the largest entry
+    res = simulate(n, w, [frame(x) for x in mats], ready_p=0.6, seed=n)
+    for x, r in zip(mats, res):
+        check_against_model(x, r)
+
+
+def test_one_step_per_cycle_without_backpressure():
+    n, w = 4, 8
+    x = np.arange(1, n * n + 1).reshape(n, n)
+    (r,) = simulate(n, w, [frame(x)], ready_p=1.0)
+    check_against_model(x, r)
+    # the first step is valid in the cycle after the edge that took the last beat (cycle 1),
+    # then one step per cycle
+    assert r["cycles"] == len(r["steps"]) - 1 + 1
+
+
+@pytest.mark.parametrize("case,flag", [("short", 0b001), ("long", 0b010), ("overflow", 0b100)])
+def test_bad_loads_raise_error_and_emit_nothing(case, flag):
+    n, w = 4, 8
+    good = np.arange(1, n * n + 1).reshape(n, n)
+    beats = frame(good)
+    if case == "short":
+        beats = beats[:2] + [(beats[2][0], True)]
+    elif case == "long":
+        beats = [(v, False) for v, _ in beats] + [(beats[0][0], False), (beats[1][0], True)]
+    else:
+        beats[1] = ([1, 2, 1 << w, 3], False)
+    res = simulate(n, w, [beats, frame(good)])
+    assert res[0]["steps"] == [] and res[0]["error"] == flag and not res[0]["done"]
+    check_against_model(good, res[1])  # the next good frame clears the error
+
+
+@pytest.mark.parametrize("kw", [{"n": 3, "w": 8}, {"n": 65, "w": 8}, {"n": 8, "w": 7},
+                                {"n": 8, "w": 33}, {"n": 8.0, "w": 8}, {"n": True, "w": 8}])
+def test_bad_parameters(kw):
+    with pytest.raises((TypeError, ValueError), match="Parameter '[nw]'"):
+        BvnEngine(**kw)
