@@ -1,0 +1,350 @@
+"""RailX's numbers and figures, computed by the model (used by ``make reproduce``)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from models.common.records import Record
+
+from . import availability as av
+from .allocation import dynamic_cp_ep, fig16
+from .collectives import Fig15Setup, fig15_times
+from .cost import table6
+from .rings import rail_links, rail_rings
+from .routing import AdaptiveRouting, MinimalRouting
+from .system import Dim, RailX, dragonfly, hyperx_2d, split, table2, torus_2d
+
+__all__ = ["ring_sweep", "ring_records", "system_records", "routing_records", "table6_records",
+           "fig15", "fig15_records", "plot_fig15", "availability_records", "plot_fig17",
+           "allocation_records", "plot_fig16", "TABLE6_PAPER"]
+
+
+def _rec(id_, metric, unit, paper, model, note="") -> Record:
+    return Record(id_, "railx", metric, unit, float(paper), float(model), note)
+
+
+# -- §3.1 rail rings --------------------------------------------------------------------------
+
+def ring_sweep(k_max: int = 257) -> dict:
+    """Build and verify rail_rings(k) for every valid k <= k_max; seconds per k."""
+    times = {}
+    for k in range(3, k_max + 1):
+        if k in (4, 6):
+            continue
+        t0 = time.perf_counter()
+        rail_rings(k)
+        times[k] = time.perf_counter() - t0
+    return times
+
+
+def ring_records(times: dict) -> list[Record]:
+    k_max = max(times)
+    valid = sum(1 for k in range(3, k_max + 1) if k not in (4, 6))
+    worst = max(times, key=times.get)
+    links = rail_links(5)
+    pairs = {}
+    for ln in links:
+        pairs.setdefault(frozenset((ln.src, ln.dst)), set()).add(ln.rail)
+    return [
+        _rec(f"lemma3.1.decompositions_k<={k_max}", "valid k with a verified rail-ring "
+             f"all-to-all (k >= 3, k != 4, 6, k <= {k_max})", "count", valid, len(times),
+             f"slowest k = {worst}: {times[worst]:.2f} s; all {sum(times.values()):.0f} s"),
+        _rec("fig5.k5.rails_per_pair", "rails directly linking every node pair (5 nodes, "
+             "4 rails)", "rails", 2, min(len(r) for r in pairs.values()),
+             f"max {max(len(r) for r in pairs.values())}"),
+    ]
+
+
+# -- §3.2-3.3 physical system and topologies -------------------------------------------------
+
+def system_records() -> list[Record]:
+    out = []
+    s = RailX(5, 9, 128)
+    out.append(_rec("eq1.R128_m5.chips", "chips N = (R/2)^2 m^2, R = 128, m = 5", "chips",
+                    102_400, s.chips))
+    out.append(_rec("sec3.2.tpuv4.chips", "OCS-based 3D torus limit (R/2) m^3, R = 128, m = 4",
+                    "chips", 4096, 64 * 4 ** 3))
+    out.append(_rec("sec6.3.hyperx_m4_n2.chips", "2D-HyperX with m = 4, n = 2: (r+1)^2 m^2",
+                    "chips", 1296, hyperx_2d(RailX(4, 2, 20)).num_chips, "built instance"))
+    fig7 = hyperx_2d(RailX(2, 2, 10))
+    out.append(_rec("fig7.hyperx_r4.nodes", "2D-HyperX nodes with 4 X- and 4 Y-rails", "nodes",
+                    25, fig7.num_nodes))
+    fig8 = dragonfly(RailX(2, 2, 42))
+    out.append(_rec("fig8.dragonfly_r4.groups", "Dragonfly groups with r = 4", "groups", 21,
+                    fig8.nodes[0], "5 nodes per group, 20 global rails per group"))
+    out.append(_rec("fig8.dragonfly_r4.global_rails", "global rails per group, r = 4", "rails",
+                    20, 4 * fig8.nodes[1]))
+    fig9 = split(RailX(2, 2, 30), [Dim("torus", 3, 2), Dim("alltoall", 3, 2)],
+                 [Dim("torus", 3, 2), Dim("torus", 5, 2)])
+    out.append(_rec("fig9.split.chips", "4 x 3 x 3 x D x P chips, D = 3, P = 5", "chips",
+                    4 * 3 * 3 * 3 * 5, fig9.num_chips, "built by dimension splitting"))
+    # Table 2 on built instances (paper formula vs the graph).
+    torus = torus_2d(RailX(2, 2, 16))
+    t2 = table2(torus.system)["torus"]
+    out.append(_rec("table2.torus.chips", "2D-Torus scale (R/2)^2 m^2, m=2 n=2 R=16", "chips",
+                    t2["chips"], torus.num_chips))
+    out.append(_rec("table2.torus.throughput", "2D-Torus all-to-all 2B_c/N = 16n/(Rm)",
+                    "ports/chip", t2["throughput"], torus.all_to_all_throughput(),
+                    "natural bisection of the built torus"))
+    out.append(_rec("table2.torus.diameter", "2D-Torus diameter (optical hops), bound R",
+                    "H_o", t2["diameter"], torus.node_diameter(),
+                    "the paper's 'up to R' is an upper bound; bidirectional rail rings give "
+                    "R/2"))
+    hx = hyperx_2d(RailX(1, 7, 16))
+    t2 = table2(hx.system)["hyperx"]
+    out.append(_rec("table2.hyperx.chips", "2D-HyperX scale (r+1)^2 m^2, m=1 n=7 R=16",
+                    "chips", t2["chips"], hx.num_chips))
+    out.append(_rec("table2.hyperx.diameter", "2D-HyperX diameter", "H_o", t2["diameter"],
+                    hx.node_diameter()))
+    out.append(_rec("table2.hyperx.throughput", "2D-HyperX all-to-all 2(r+1)/m^2 (eq 3; "
+                    "about 2n/m)", "ports/chip", t2["throughput"], hx.all_to_all_throughput()))
+    df = dragonfly(RailX(2, 2, 42))
+    t2 = table2(df.system)["dragonfly"]
+    out.append(_rec("table2.dragonfly.chips", "Dragonfly scale (r+1)(R/2) m^2, m=2 n=2 R=42",
+                    "chips", t2["chips"], df.num_chips))
+    out.append(_rec("table2.dragonfly.diameter", "Dragonfly diameter", "H_o", t2["diameter"],
+                    df.node_diameter()))
+    out.append(_rec("table2.dragonfly.throughput", "Dragonfly all-to-all 2n/m (eq 4)",
+                    "ports/chip", t2["throughput"], df.all_to_all_throughput(),
+                    "r^2+r+1 = 21 groups split 10|11; eq 4 counts an even split"))
+    return out
+
+
+def routing_records() -> list[Record]:
+    out = []
+    for m, n in ((2, 2), (3, 2), (4, 1)):
+        topo = hyperx_2d(RailX(m, n, 20))
+        mr = MinimalRouting(topo)
+        worst = 0
+        for _, _, r in mr.routes():
+            worst = max(worst, sum(1 for (link, _), _ in r if topo.links[link].kind == "mesh"))
+        bound = 2 * (m // 2 - 1 + m - 1) + 2 * (m - 1)
+        out.append(_rec(f"sec4.1.hyperx_m{m}.internal_hops", f"2D-HyperX worst-case internal "
+                        f"hops of Algorithm 1, m = {m} (bound 5m-6)", "H_i", bound, worst,
+                        "upper bound (§4.1); model = worst route over all chip pairs"))
+    mr = MinimalRouting(hyperx_2d(RailX(2, 2, 20)))
+    out.append(_rec("alg1.hyperx.vcs", "VCs of deadlock-free minimal routing on 2D-HyperX "
+                    "(d_o + 1)", "VCs", 3, mr.num_vcs))
+    ar = AdaptiveRouting(hyperx_2d(RailX(2, 2, 20)), 3)
+    out.append(_rec("sec4.1.2.adaptive_a3.vcs", "VCs of non-minimal adaptive routing with "
+                    "a = 3 free hops (a + 1)", "VCs", 4, ar.num_vcs))
+    return out
+
+
+# -- §6.2 Table 6 -------------------------------------------------------------------------------
+
+# Table 6 as printed: scale, switches, PCC (K), AOT (K), cost (M$), cost/inject (x),
+# global BW (% inject), cost/global BW (x).
+TABLE6_PAPER = {
+    "2-Tier Nonbl. FT": (2048, 3456, 0, 294.9, 415.9, 1, 100, 1),
+    "1:3 Tap. 2-Tier FT": (3072, 2880, 0, 294.9, 395.7, 0.65, 33.3, 1.90),
+    "Hx4Mesh (1-Tier FT)": (16384, 2304, 0, 294.9, 375.6, 0.11, 12.5, 0.90),
+    "Hx7Mesh (1-Tier FT)": (50176, 4032, 0, 516.1, 657.2, 0.06, 7.1, 0.91),
+    "3D-Torus w/ OCS": (4096, 288, 30.7, 36.9, 185.7, 0.22, 4.2, 5.52),
+    "3D Torus w/o OCS": (4096, 0, 30.7, 36.9, 45.0, 0.05, 4.2, 1.46),
+    "Rail-Only (2D FT)": (4096, 2304, 0, 294.9, 375.6, 0.45, 50, 0.90),
+    "RailX4Mesh": (65536, 4608, 0, 589.8, 751.1, 0.06, 12.5, 0.45),
+    "RailX7Mesh": (200704, 8064, 0, 1032.2, 1314.4, 0.03, 7.1, 0.45),
+    "4-Tier Nonbl. FT": (196608, 774144, 0, 56623, 83718, 2.10, 100, 2.10),
+    "1:7:49 Tap. 3-Tier FT": (200704, 149760, 0, 16810, 22052, 0.54, 2.0, 26.5),
+    "Hx7Mesh (2-Tier FT)": (200704, 48384, 0, 4128, 5822, 0.14, 7.1, 2.01),
+}
+_INCONSISTENT = {
+    ("3D-Torus w/ OCS", "cost"): "288 OCS + 30.7K PCC + 36.9K AOT at the paper's prices is "
+                                 "$54.6M; the printed $185.7M cannot be formed from its parts",
+    ("3D-Torus w/ OCS", "per_inject"): "follows from the $185.7M cost",
+    ("3D-Torus w/ OCS", "per_global"): "the paper's 0.22 / 4.2% would be 5.3, not 5.52",
+    ("3D Torus w/o OCS", "cost"): "30.7K PCC + 36.9K AOT at the paper's prices is $44.5M",
+    ("3D Torus w/o OCS", "per_global"): "the paper's 0.05 / 4.2% would be 1.3, not 1.46",
+    ("1:3 Tap. 2-Tier FT", "per_inject"): "395.7/3072 vs 415.9/2048 is 0.634; the paper's own "
+                                          "1.90x cost/GBW at 33.3% implies 0.634",
+}
+
+
+def _precision(x: float) -> int:
+    text = f"{x}".rstrip("0").rstrip(".")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def table6_records() -> list[Record]:
+    out = []
+    cols = ("scale", "switches", "pcc", "aot", "cost", "per_inject", "global_pct", "per_global")
+    units = ("chips", "switches", "K", "K", "M$", "x", "%", "x")
+    for row in table6():
+        paper = TABLE6_PAPER[row.name]
+        p = row.parts
+        model = (p.chips, p.switches + p.ocs, p.pcc / 1e3, p.aot / 1e3, row.cost / 1e6,
+                 row.per_inject, row.global_pct, row.per_global)
+        for col, unit, pv, mv in zip(cols, units, paper, model):
+            digits = _precision(pv)
+            shown = round(mv, digits) if col in ("per_inject", "global_pct", "per_global",
+                                                 "pcc", "aot", "cost") else mv
+            note = _INCONSISTENT.get((row.name, col), "")
+            if shown != mv:
+                note = (note + "; " if note else "") + f"model {mv:.4g}, at the table's " \
+                                                      f"precision {shown:g}"
+            key = row.name.lower().replace(" ", "_").replace("/", "").replace(":", "")
+            out.append(_rec(f"table6.{key}.{col}", f"Table 6 {row.name}: {col}", unit, pv,
+                            shown, note))
+    return out
+
+
+# -- §6.4 Fig 15 --------------------------------------------------------------------------------
+
+def fig15(sides=(4, 8, 16, 32), sizes=None, setup: Fig15Setup = Fig15Setup()) -> dict:
+    sizes = [2.0 ** e for e in range(10, 31, 2)] if sizes is None else list(sizes)
+    data = {"sizes": sizes, "sides": list(sides), "m": setup.m, "times": {}}
+    for p in sides:
+        data["times"][p] = {alg: [fig15_times(setup, p, v)[alg] for v in sizes]
+                            for alg in ("1D-ring", "2D-Torus", "hierarchical 2D-Torus")}
+    return data
+
+
+def fig15_records(data: dict) -> list[Record]:
+    points = best = 0
+    for p in data["sides"]:
+        t = data["times"][p]
+        for i in range(len(data["sizes"])):
+            points += 1
+            best += min(t, key=lambda a: t[a][i]) == "hierarchical 2D-Torus"
+    return [_rec("fig15.hierarchical_best", "share of (scale, size) points where the "
+                 "hierarchical 2D-Torus All-Reduce is fastest", "fraction", 1.0, best / points,
+                 f"{points} points: {len(data['sides'])} scales x {len(data['sizes'])} sizes")]
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot_fig15(data: dict, path: Path) -> Path:
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(data["sides"]), figsize=(4 * len(data["sides"]), 3.6),
+                             sharey=True)
+    for ax, p in zip(np.atleast_1d(axes), data["sides"]):
+        for alg, style in (("1D-ring", "o-"), ("2D-Torus", "s-"),
+                           ("hierarchical 2D-Torus", "^-")):
+            ax.loglog(data["sizes"], np.array(data["times"][p][alg]) * 1e6, style, ms=3,
+                      label=alg)
+        n = (data["m"] * p) ** 2
+        ax.set_title(f"{p}x{p} nodes, {n:,} chips")
+        ax.set_xlabel("message size (bytes)")
+        ax.grid(True, which="both", alpha=0.3)
+    np.atleast_1d(axes)[0].set_ylabel("All-Reduce time (µs)")
+    np.atleast_1d(axes)[0].legend(fontsize=8)
+    fig.suptitle("RailX All-Reduce (Fig 15): 4 ports/chip, 100 GB/s external, 400 GB/s "
+                 "internal, 300/10 ns per hop")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+# -- §6.6 availability ---------------------------------------------------------------------------
+
+def availability_data(quick: bool = False) -> dict:
+    rng = np.random.default_rng(17)
+    samples = 20 if quick else 100
+    a = av.fig17a(64, 40 if quick else 64, samples, rng)
+    b = av.fig17b((8, 16, 32, 64), (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01), samples, rng)
+    return {"a": a, "b": b}
+
+
+def availability_records(data: dict) -> list[Record]:
+    b = data["b"]
+    i = b["rates"].index(0.001)
+    worst_side = min(b["sides"], key=lambda s: b["availability"][s][i])
+    worst = b["availability"][worst_side][i]
+    n, faults = 64, 20
+    diag = [(j, j) for j in range(faults)]
+    return [
+        _rec("fig17b.availability_at_0.1pct", "lowest availability at 0.1% node failure rate "
+             "over 8x8 .. 64x64 nodes", "fraction", 0.9, worst,
+             f"paper: 'always more than 90%'; lowest at {worst_side}x{worst_side}; "
+             f"{data['a']['samples']} samples"),
+        _rec("sec6.6.worst_case_2a_faults", "largest single job with 2a = 20 faults in "
+             "distinct rows and columns, 64x64 nodes: (R/2 - a)^2", "nodes",
+             (n - faults // 2) ** 2, av.max_single_allocation(n, diag)),
+    ]
+
+
+def plot_fig17(data: dict, path: Path) -> Path:
+    plt = _plt()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    a = data["a"]
+    ax1.plot(a["faults"], a["mean"], "o-", ms=3, label=f"mean of {a['samples']} samples")
+    ax1.plot(a["faults"], a["worst"], "--", label="worst case")
+    ax1.set_xlabel("faulted nodes")
+    ax1.set_ylabel(f"largest single job (nodes of {a['n']}x{a['n']})")
+    ax1.set_title("(a) max allocation vs faults")
+    ax1.legend()
+    ax1.grid(alpha=0.3)
+    b = data["b"]
+    for s in b["sides"]:
+        ax2.semilogx(np.array(b["rates"]) * 100, np.array(b["availability"][s]) * 100, "o-",
+                     ms=3, label=f"{s}x{s} nodes")
+    ax2.axhline(90, color="grey", lw=0.8, ls=":")
+    ax2.axvline(0.1, color="grey", lw=0.8, ls=":")
+    ax2.set_xlabel("node failure rate (%)")
+    ax2.set_ylabel("availability (%)")
+    ax2.set_title("(b) availability vs failure rate")
+    ax2.legend()
+    ax2.grid(alpha=0.3, which="both")
+    fig.suptitle("RailX single-job availability with OCS bypass (Fig 17)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+# -- §5 bandwidth allocation -----------------------------------------------------------------
+
+def allocation_records(data: dict) -> list[Record]:
+    no, ov = data["no_overlap"], data["overlap"]
+    rising = all(a <= b for a, b in zip(no, no[1:])) and no[-1] > no[0]
+    more = all(b >= a for a, b in zip(no, ov)) and any(b > a for a, b in zip(no, ov))
+    dyn = dynamic_cp_ep(2e9, 4e9, 10, 50e9, 6e-3, 1e-3)
+    return [
+        _rec("fig16.cp_ports_rise_with_seq_len", "CP's share of 10 ports rises with sequence "
+             "length (1 = yes)", "bool", 1, int(rising),
+             f"CP ports {no} for S = {data['seq_lens']}"),
+        _rec("fig16.overlap_gives_cp_more", "with DP overlap CP gets at least as many ports "
+             "at every length, more at some (1 = yes)", "bool", 1, int(more),
+             f"CP ports with overlap {ov}"),
+        _rec("sec5.2.dynamic_feasible_in_6ms_gap", "CP/EP reallocation fits the 6 ms gap "
+             "(1 ms OCS reconfiguration; 1 = yes)", "bool", 1, int(dyn["feasible"]),
+             f"communication {dyn['static_comm'] * 1e3:.2f} ms static, "
+             f"{dyn['dynamic_comm'] * 1e3:.2f} ms dynamic"),
+    ]
+
+
+def plot_fig16(data: dict, path: Path) -> Path:
+    plt = _plt()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    ks = [s // 1024 for s in data["seq_lens"]]
+    ax1.plot(ks, data["no_overlap"], "o-", label="no DP overlap")
+    ax1.plot(ks, data["overlap"], "s-", label="DP overlapped with backward compute")
+    ax1.set_xscale("log", base=2)
+    ax1.set_xlabel("sequence length (K tokens)")
+    ax1.set_ylabel(f"best CP ports (of {data['ports']})")
+    ax1.set_title("optimal allocation")
+    ax1.legend()
+    ax1.grid(alpha=0.3)
+    for s in data["seq_lens"]:
+        t = np.array(data["times"][s]["no_overlap"]) * 1e3
+        ax2.plot(range(1, data["ports"]), t, "o-", ms=3, label=f"S = {s // 1024}K")
+    ax2.set_xlabel("CP ports")
+    ax2.set_ylabel("DP + CP communication (ms), no overlap")
+    ax2.set_title("time of every split (eq 11)")
+    ax2.legend(fontsize=8)
+    ax2.grid(alpha=0.3)
+    fig.suptitle("RailX DP/CP bandwidth allocation (Fig 16)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

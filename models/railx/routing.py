@@ -1,0 +1,254 @@
+"""Deadlock-free routing on RailX topologies (RailX §4.1, Algorithm 1, Fig 10).
+
+A *channel* is one direction of one link: ``(link, src_chip)`` where ``link`` indexes
+:attr:`Topology.links`. A route is a list of (channel, VC) pairs.
+
+Minimal routing (:class:`MinimalRouting`) generalises Algorithm 1 to every topology of
+:mod:`.system`: the node-level path is a shortest path that corrects dimensions in order
+(X before Y, the first logical dimension first; Algorithm 1's "X-rail first"); inside a node the
+packet goes to the *nearest* chip that has a link to the next node (mesh distance, then the
+lowest link index) by dimension-order (x then y) mesh routing, and takes that link. The VC is
+the number of node hops taken so far: mesh channels of the source node use VC 0, the k-th
+optical link and the mesh channels of the node it enters use VC k. On 2D-HyperX this is
+Algorithm 1 exactly (VC 0, VC 1 on the X-rail and the intermediate node, VC 2 on the Y-rail
+and the destination node). d_o + 1 VCs suffice, d_o the inter-node diameter.
+
+Non-minimal adaptive routing (:class:`AdaptiveRouting`, §4.1.2) with a >= d_o free hops and
+a + 1 VCs: a packet may always take a *free* hop to any neighbouring node (VC + 1), as long as
+the destination stays within the remaining free hops, and may take any number of *ordered*
+hops on its current VC, an ordered hop going to a node with a larger (X, Y) (lexicographic:
+X-rails towards larger X, then Y-rails towards larger Y, the dateline-free form of the
+paper's XY-torus virtual networks). The paper keeps packets on one VC around a whole torus
+ring with bubble flow control; a channel dependency graph cannot express bubble flow
+control, so here a VC is left at the wrap-around instead, which keeps the CDG acyclic.
+
+:func:`channel_dependency_graph` builds the CDG (nodes = (channel, VC)) of a routing function
+over all sources and destinations; :func:`vc_collapsed` maps every VC to 0, which on 2D-HyperX
+gives the cyclic CDG that the VC rule fixes.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections import deque
+
+import networkx as nx
+
+from .system import Topology
+
+__all__ = ["MinimalRouting", "AdaptiveRouting", "channel_dependency_graph", "vc_collapsed",
+           "route"]
+
+
+class _Base:
+    def __init__(self, topo: Topology) -> None:
+        self.topo = topo
+        self.m = topo.system.m
+        g = nx.Graph(topo.node_graph())
+        self.node_dist = dict(nx.all_pairs_shortest_path_length(g))
+        self.neighbours = {u: sorted(g.neighbors(u)) for u in g.nodes}
+        self.d_o = max(max(d.values()) for d in self.node_dist.values())
+
+    def _check_chip(self, name: str, chip) -> int:
+        if not isinstance(chip, int) or isinstance(chip, bool) or not \
+                0 <= chip < self.topo.num_chips:
+            raise ValueError(f"{name} must be a chip id in 0..{self.topo.num_chips - 1}, "
+                             f"not {chip!r}")
+        return chip
+
+    def mesh_path(self, a: int, b: int, vc: int) -> list:
+        """Dimension-order (x then y) route between two chips of one node."""
+        t = self.topo
+        X, Y, x, y = t.chip_coords(a)
+        _, _, x1, y1 = t.chip_coords(b)
+        out, cur = [], a
+        for axis, target in ((0, x1), (1, y1)):
+            while (x, y)[axis] != target:
+                step = 1 if target > (x, y)[axis] else -1
+                if axis == 0:
+                    x += step
+                else:
+                    y += step
+                nxt = t.chip_id(X, Y, x, y)
+                out.append(((self._mesh_link(cur, nxt), cur), vc))
+                cur = nxt
+        return out
+
+    @functools.cached_property
+    def _mesh_index(self) -> dict:
+        return {(ln.u, ln.v): i for i, ln in enumerate(self.topo.links) if ln.kind == "mesh"}
+
+    def _mesh_link(self, a: int, b: int) -> int:
+        return self._mesh_index.get((a, b), self._mesh_index.get((b, a)))
+
+    def exit_link(self, chip: int, node_to: tuple[int, int]) -> tuple[int, int, int]:
+        """(link, local chip, remote chip) of the link to ``node_to`` nearest to ``chip``."""
+        t = self.topo
+        here = t.node_of(chip)
+        _, _, x, y = t.chip_coords(chip)
+        best = None
+        for i in t.links_between(here, node_to):
+            ln = t.links[i]
+            local, remote = (ln.u, ln.v) if t.node_of(ln.u) == here else (ln.v, ln.u)
+            _, _, lx, ly = t.chip_coords(local)
+            key = (abs(lx - x) + abs(ly - y), i)
+            if best is None or key < best[0]:
+                best = (key, i, local, remote)
+        if best is None:
+            raise ValueError(f"no link between nodes {here} and {node_to}")
+        return best[1], best[2], best[3]
+
+    def hop(self, chip: int, node_to: tuple[int, int], mesh_vc: int, link_vc: int):
+        """Channels from ``chip`` through its node to the link into ``node_to``, and the chip
+        the link arrives at."""
+        link, local, remote = self.exit_link(chip, node_to)
+        return self.mesh_path(chip, local, mesh_vc) + [((link, local), link_vc)], remote
+
+
+class MinimalRouting(_Base):
+    """Deterministic minimal routing with the VC increased at every node hop (Algorithm 1)."""
+
+    @property
+    def num_vcs(self) -> int:
+        return self.d_o + 1
+
+    def next_node(self, here: tuple[int, int], dst: tuple[int, int]) -> tuple[int, int]:
+        """The next node of the dimension-ordered shortest path: among neighbours one hop
+        closer to ``dst``, the one that changes X (then the lower logical dimension) first."""
+        want = self.node_dist[here][dst] - 1
+        cands = [w for w in self.neighbours[here] if self.node_dist[w][dst] == want]
+        return min(cands, key=lambda w: (w[0] == here[0], w))
+
+    def route(self, src: int, dst: int) -> list:
+        """(channel, VC) sequence from chip ``src`` to chip ``dst``."""
+        self._check_chip("src", src)
+        self._check_chip("dst", dst)
+        t = self.topo
+        out, chip, hops = [], src, 0
+        goal = t.node_of(dst)
+        while t.node_of(chip) != goal:
+            nxt = self.next_node(t.node_of(chip), goal)
+            seg, chip = self.hop(chip, nxt, hops, hops + 1)
+            out += seg
+            hops += 1
+        return out + self.mesh_path(chip, dst, hops)
+
+    def routes(self):
+        """(src, dst, route) for every ordered pair of distinct chips."""
+        n = self.topo.num_chips
+        for s, d in itertools.permutations(range(n), 2):
+            yield s, d, self.route(s, d)
+
+
+class AdaptiveRouting(_Base):
+    """Non-minimal adaptive routing with ``free`` free hops and free + 1 VCs (see module)."""
+
+    def __init__(self, topo: Topology, free: int) -> None:
+        super().__init__(topo)
+        if not isinstance(free, int) or isinstance(free, bool) or free < self.d_o:
+            raise ValueError(f"free hops a must be an int >= the inter-node diameter "
+                             f"d_o = {self.d_o} (so the minimal route always fits), "
+                             f"not {free!r}")
+        self.free = free
+
+    @property
+    def num_vcs(self) -> int:
+        return self.free + 1
+
+    def moves(self, here: tuple[int, int], vc: int, dst: tuple[int, int]):
+        """Allowed node hops from ``here`` on VC ``vc``: (next node, VC after the hop)."""
+        out = []
+        for w in self.neighbours[here]:
+            if w > here:                                    # ordered hop: same VC
+                if self.node_dist[w][dst] <= self.free - vc:
+                    out.append((w, vc))
+            if vc < self.free and self.node_dist[w][dst] <= self.free - vc - 1:
+                out.append((w, vc + 1))                     # free hop
+        return out
+
+    def route(self, src: int, dst: int, choose=None) -> list:
+        """One route; ``choose(options)`` picks among the allowed (node, VC) moves (default:
+        the minimal one with the lowest VC, i.e. a minimal route)."""
+        self._check_chip("src", src)
+        self._check_chip("dst", dst)
+        t = self.topo
+        goal = t.node_of(dst)
+        out, chip, vc, steps = [], src, 0, 0
+        while t.node_of(chip) != goal:
+            opts = self.moves(t.node_of(chip), vc, goal)
+            if choose is None:
+                d = self.node_dist[t.node_of(chip)][goal]
+                opts = [o for o in opts if self.node_dist[o[0]][goal] == d - 1] or opts
+                w, nvc = min(opts, key=lambda o: (o[1], o[0]))
+            else:
+                w, nvc = choose(opts)
+            seg, chip = self.hop(chip, w, vc, nvc)
+            out += seg
+            vc = nvc
+            steps += 1
+            if steps > t.num_nodes * self.num_vcs:   # cannot happen: every move makes progress
+                raise RuntimeError("adaptive route did not terminate")
+        return out + self.mesh_path(chip, dst, vc)
+
+    def dependencies(self):
+        """Every (held, requested) pair of (channel, VC) the routing relation allows, found by
+        exploring all states (last channel, chip, VC) for every destination chip."""
+        t = self.topo
+        deps = set()
+        for dst in range(t.num_chips):
+            goal = t.node_of(dst)
+            seen = set()
+            todo = deque((None, s, 0) for s in range(t.num_chips) if s != dst)
+            while todo:
+                state = todo.popleft()
+                if state in seen:
+                    continue
+                seen.add(state)
+                last, chip, vc = state
+                here = t.node_of(chip)
+                if here == goal:
+                    path = self.mesh_path(chip, dst, vc)
+                    _chain(deps, last, path)
+                    continue
+                for w, nvc in self.moves(here, vc, goal):
+                    seg, arrive = self.hop(chip, w, vc, nvc)
+                    _chain(deps, last, seg)
+                    todo.append((seg[-1], arrive, nvc))
+        return deps
+
+
+def _chain(deps: set, last, path: list) -> None:
+    prev = last
+    for item in path:
+        if prev is not None:
+            deps.add((prev, item))
+        prev = item
+
+
+def channel_dependency_graph(routing) -> nx.DiGraph:
+    """CDG of a routing function: an edge (c1, v1) -> (c2, v2) when a packet holding channel
+    c1 on VC v1 may request channel c2 on VC v2."""
+    g = nx.DiGraph()
+    if isinstance(routing, AdaptiveRouting):
+        g.add_edges_from(routing.dependencies())
+        return g
+    for _, _, r in routing.routes():
+        g.add_edges_from(zip(r, r[1:]))
+    return g
+
+
+def vc_collapsed(cdg: nx.DiGraph) -> nx.DiGraph:
+    """The same dependencies with every VC mapped to 0 (a single-VC network)."""
+    g = nx.DiGraph()
+    g.add_edges_from(((a[0], 0), (b[0], 0)) for a, b in cdg.edges)
+    return g
+
+
+def route(topo: Topology, src_chip: int, dst_chip: int) -> list:
+    """Minimal route from ``src_chip`` to ``dst_chip``: a list of (channel, VC), channel =
+    (link index, chip the channel leaves)."""
+    routing = topo.__dict__.get("_minimal_routing")
+    if routing is None:
+        routing = topo.__dict__["_minimal_routing"] = MinimalRouting(topo)
+    return routing.route(src_chip, dst_chip)
