@@ -33,9 +33,11 @@ import numpy as np
 __all__ = ["rail_rings", "check_rings", "RailLink", "rail_links", "walecki"]
 
 # Local-search settings: restarts after _ITERATIONS moves (a stuck search is cheaper to
-# restart than to continue); measured in `make reproduce` for every even k <= 257.
+# restart than to continue). Long candidate segments matter most: with up to 64 nodes per
+# moved segment every valid k <= 257 takes about 4 s in all (the slowest k 0.2 s; `make
+# reproduce` measures it), k = 512 about 5 s; k in the thousands takes minutes.
 _TEMPERATURE = 0.12
-_MAX_SEGMENT = 12
+_MAX_SEGMENT = 64
 _RANDOM_MOVES = 0.05
 _ITERATIONS = 500_000
 _ATTEMPTS = 400
@@ -135,11 +137,28 @@ def _arc_delta(colour, count, nxt, prv, a, b, c):
 
 
 @numba.njit(cache=True)
-def _move(colour, count, nxt, prv, a, b, c):
+def _count(count, missing, where, x, step):
+    """count[x] += step, keeping ``missing`` (the colours with count 0, ``missing[0]`` its
+    size) and ``where`` (positions in it) up to date."""
+    if x < 0:
+        return
+    if step > 0 and count[x] == 0:          # leaves the missing set
+        i, last = where[x], missing[missing[0]]
+        missing[i], where[last] = last, i
+        missing[0] -= 1
+        where[x] = -1
+    count[x] += step
+    if count[x] == 0:                       # joins the missing set
+        missing[0] += 1
+        missing[missing[0]] = x
+        where[x] = missing[0]
+
+
+@numba.njit(cache=True)
+def _move(colour, count, missing, where, nxt, prv, a, b, c):
     pa, sb, sc = prv[a], nxt[b], nxt[c]
     for x in (colour[pa, a], colour[b, sb], colour[c, sc]):
-        if x >= 0:
-            count[x] -= 1
+        _count(count, missing, where, x, -1)
     nxt[pa] = sb
     prv[sb] = pa
     nxt[c] = a
@@ -147,8 +166,7 @@ def _move(colour, count, nxt, prv, a, b, c):
     nxt[b] = sc
     prv[sc] = b
     for x in (colour[pa, sb], colour[c, a], colour[b, sc]):
-        if x >= 0:
-            count[x] += 1
+        _count(count, missing, where, x, 1)
 
 
 @numba.njit(cache=True)
@@ -165,13 +183,19 @@ def _rainbow_cycle(colour, succ, ncolour, start, seed, iterations, temperature, 
         nxt[order[i]] = order[(i + 1) % n]
         prv[order[(i + 1) % n]] = order[i]
     count = np.zeros(ncolour, np.int64)
+    missing = np.zeros(ncolour + 1, np.int64)       # missing[0] = size, then the colours
+    where = -np.ones(ncolour, np.int64)
+    for x in range(ncolour):
+        missing[x + 1] = x
+        where[x] = x + 1
+    missing[0] = ncolour
     repeats = 0
     for a in range(n):
         x = colour[a, nxt[a]]
         if x >= 0:
             if count[x] >= 1:
                 repeats += 1
-            count[x] += 1
+            _count(count, missing, where, x, 1)
     for _ in range(iterations):
         if repeats == 0:
             return nxt
@@ -183,36 +207,45 @@ def _rainbow_cycle(colour, succ, ncolour, start, seed, iterations, temperature, 
                 continue
             d = _arc_delta(colour, count, nxt, prv, a, b, c)
             if d <= 0 or np.random.random() < np.exp(-d / temperature):
-                _move(colour, count, nxt, prv, a, b, c)
+                _move(colour, count, missing, where, nxt, prv, a, b, c)
                 repeats += d
             continue
         # Steered move: bring an arc x -> y of a colour the cycle lacks onto the cycle, by
         # moving the segment that starts at y behind x, or the segment that ends at x in
         # front of y; the best segment length wins.
-        m = np.random.randint(ncolour)
-        while count[m] != 0:
-            m = np.random.randint(ncolour)
+        m = missing[1 + np.random.randint(missing[0])]
         x = np.random.randint(n)
         y = succ[m, x]
         if y < 0 or nxt[x] == y:
             continue
         best, ba, bb, bc = 1 << 30, -1, -1, -1
+        # segments y .. b of growing length, put behind x (x must stay outside)
+        b = y
         for length in range(1, max_segment + 1):
-            b = _segment_end(nxt, prv, y, length, x)
-            if b >= 0:
-                d = _arc_delta(colour, count, nxt, prv, y, b, x)
-                if d < best or (d == best and np.random.random() < 0.5):
-                    best, ba, bb, bc = d, y, b, x
-            a = x
-            for _ in range(length - 1):
+            if length > 1:
+                b = nxt[b]
+                if b == x or b == prv[y]:
+                    break
+            if nxt[b] == prv[y]:
+                break
+            d = _arc_delta(colour, count, nxt, prv, y, b, x)
+            if d < best or (d == best and np.random.random() < 0.5):
+                best, ba, bb, bc = d, y, b, x
+        # segments a .. x of growing length, put in front of y (behind c = prv[y])
+        c = prv[y]
+        a = x
+        for length in range(1, max_segment + 1):
+            if length > 1:
                 a = prv[a]
-            b = _segment_end(nxt, prv, a, length, prv[y])
-            if b == x:
-                d = _arc_delta(colour, count, nxt, prv, a, b, prv[y])
-                if d < best or (d == best and np.random.random() < 0.5):
-                    best, ba, bb, bc = d, a, b, prv[y]
+                if a == c or a == y or a == nxt[x]:
+                    break
+            if nxt[x] == prv[a]:
+                break
+            d = _arc_delta(colour, count, nxt, prv, a, x, c)
+            if d < best or (d == best and np.random.random() < 0.5):
+                best, ba, bb, bc = d, a, x, c
         if ba >= 0 and (best <= 0 or np.random.random() < np.exp(-best / temperature)):
-            _move(colour, count, nxt, prv, ba, bb, bc)
+            _move(colour, count, missing, where, nxt, prv, ba, bb, bc)
             repeats += best
     return np.empty(0, np.int64)
 
