@@ -50,7 +50,8 @@ def main(argv=None) -> int:
             print(f"    waveform: {r.waveform}{note}")
 
     covers = {name: [b for b, spec in BLOCKS.items() if spec.cosim_in == name] for name in BLOCKS}
-    rows = [[r.block + "".join(f" + {c}" for c in covers[r.block]), fmt_params(r.params), r.tests, f"{r.transactions:,}", f"{r.cycles:,}",
+    rows = [[r.block + "".join(f" + {c}" for c in covers[r.block]), fmt_params(r.params),
+             r.tests, f"{r.transactions:,}", f"{r.cycles:,}",
              f"{r.seconds:.1f}", "PASS" if r.passed else f"FAIL: {r.describe()}"]
             for r in results]
     table = md_table(["block", "parameters", "tests", "transactions", "cycles", "seconds",

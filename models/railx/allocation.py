@@ -20,22 +20,25 @@ __all__ = ["split_time", "best_split", "Fig16Scenario", "fig16", "dynamic_cp_ep"
 
 
 def split_time(n_d: int, n_c: int, V_d: float, V_c: float, B: float, comp_d: float = 0.0,
-               comp_c: float = 0.0) -> float:
-    """Eq 11's objective for one split: ports are per chip edge, B bytes/s per port."""
+               comp_c: float = 0.0, exposed_d: float = 0.0) -> float:
+    """Eq 11's objective for one split (eq 10's form): ports are per chip edge, B bytes/s per
+    port; ``exposed_d`` is the share of V_d that cannot overlap (the last layer's gradients,
+    eq 10's T_Comm), the rest hides behind ``comp_d``."""
     if n_d < 1 or n_c < 1:
         raise ValueError(f"each parallelism needs at least one port, not n_d={n_d}, n_c={n_c}")
-    return max(comp_d, V_d / (2 * n_d * B)) + max(comp_c, V_c / (2 * n_c * B))
+    dp = V_d / (2 * n_d * B)
+    return max(comp_d, (1 - exposed_d) * dp) + exposed_d * dp + max(comp_c, V_c / (2 * n_c * B))
 
 
 def best_split(ports: int, V_d: float, V_c: float, B: float, comp_d: float = 0.0,
-               comp_c: float = 0.0) -> tuple[int, int, float]:
+               comp_c: float = 0.0, exposed_d: float = 0.0) -> tuple[int, int, float]:
     """(n_d, n_c, time) of the best split of ``ports`` (>= 2) by exhaustive search; ties go to
     fewer CP ports."""
     if not isinstance(ports, int) or isinstance(ports, bool) or ports < 2:
         raise ValueError(f"ports must be an int >= 2, not {ports!r}")
     best = None
     for n_c in range(1, ports):
-        t = split_time(ports - n_c, n_c, V_d, V_c, B, comp_d, comp_c)
+        t = split_time(ports - n_c, n_c, V_d, V_c, B, comp_d, comp_c, exposed_d)
         if best is None or t < best[2] - 1e-15:
             best = (ports - n_c, n_c, t)
     return best
@@ -75,17 +78,20 @@ def _volumes(sc: Fig16Scenario, S: int) -> tuple[float, float, float]:
 def fig16(sc: Fig16Scenario = Fig16Scenario(),
           seq_lens=(8192, 16384, 32768, 65536, 131072)) -> dict:
     """Fig 16: the best DP/CP split of ``sc.ports`` rails vs sequence length, without and
-    with DP computation overlap, and the time of every split."""
+    with DP computation overlap (all but the last layer's gradients of a pipeline stage hide
+    behind the backward pass), and the time of every split."""
     out = {"seq_lens": list(seq_lens), "ports": sc.ports, "no_overlap": [], "overlap": [],
            "times": {}}
     for S in seq_lens:
         dp, cp, hide = _volumes(sc, S)
         out["no_overlap"].append(best_split(sc.ports, dp, cp, sc.B)[1])
-        out["overlap"].append(best_split(sc.ports, dp, cp, sc.B, comp_d=hide)[1])
+        exposed = sc.P / sc.model.L
+        out["overlap"].append(best_split(sc.ports, dp, cp, sc.B, comp_d=hide,
+                                         exposed_d=exposed)[1])
         out["times"][S] = {
             "no_overlap": [split_time(sc.ports - k, k, dp, cp, sc.B) for k in range(1, sc.ports)],
-            "overlap": [split_time(sc.ports - k, k, dp, cp, sc.B, comp_d=hide)
-                        for k in range(1, sc.ports)],
+            "overlap": [split_time(sc.ports - k, k, dp, cp, sc.B, comp_d=hide,
+                                   exposed_d=exposed) for k in range(1, sc.ports)],
         }
     return out
 

@@ -45,10 +45,11 @@ from amaranth.hdl import Cat, Const, Module, Mux, Shape, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ._util import check_param, or_tree
 from .wwfa import rotation_counters, wave_grants
 
-__all__ = ["BvnEngine", "LANE_BITS", "pack_row", "pack_step", "unpack_step", "N_RANGE", "W_RANGE", "load_layout", "step_layout",
-           "error_layout"]
+__all__ = ["BvnEngine", "LANE_BITS", "pack_row", "pack_step", "unpack_step", "N_RANGE", "W_RANGE",
+           "load_layout", "step_layout", "error_layout"]
 
 LANE_BITS = 32
 N_RANGE = (4, 64)
@@ -113,13 +114,6 @@ def unpack_step(word, n, w):
     return perm, word >> weight_at & ((1 << w) - 1), bool(word >> last_at & 1)
 
 
-def _check(name, value, low, high):
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"Parameter '{name}' must be an int in {low}..{high}, not {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"Parameter '{name}' must be in {low}..{high}, not {value!r}")
-
-
 class BvnEngine(wiring.Component):
     """BvN decomposition engine for an N x N matrix of W-bit entries.
 
@@ -144,8 +138,8 @@ class BvnEngine(wiring.Component):
 
     def __init__(self, *, n, w):
         try:
-            _check("n", n, *N_RANGE)
-            _check("w", w, *W_RANGE)
+            check_param("n", n, *N_RANGE)
+            check_param("w", w, *W_RANGE)
         except (TypeError, ValueError):
             self._MustUse__silence = True
             raise
@@ -233,7 +227,7 @@ class BvnEngine(wiring.Component):
             has, val = Signal(name=f"col_has{j}"), Signal(w, name=f"col_val{j}")
             m.d.comb += [
                 has.eq(Cat(*[grants[i][j] for i in range(n)]).any()),
-                val.eq(_or_all(m, [Mux(grants[i][j], resid[i][j], 0) for i in range(n)], w)),
+                val.eq(or_tree(m, [Mux(grants[i][j], resid[i][j], 0) for i in range(n)], w)),
             ]
             col_has.append(has)
             sel.append(val)
@@ -299,18 +293,3 @@ class BvnEngine(wiring.Component):
             m.d.sync += [running.eq(0), loading.eq(1), self.done.eq(1)]
 
         return m
-
-
-def _or_all(m, values, width):
-    """OR-reduce ``values`` as a balanced tree of named ``width``-bit Signals."""
-    values = list(values)
-    while len(values) > 1:
-        nxt = []
-        for k in range(0, len(values) - 1, 2):
-            s = Signal(width)
-            m.d.comb += s.eq(values[k] | values[k + 1])
-            nxt.append(s)
-        if len(values) % 2:
-            nxt.append(values[-1])
-        values = nxt
-    return values[0]

@@ -36,10 +36,11 @@ Three components, one clock; all times are in clock cycles.
     co-simulation top of the two blocks above and synthesizes, but the delay lines model fibre.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Shape, Signal
+from amaranth.hdl import Cat, Module, Mux, Shape, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ._util import check_param, eq_const, or_tree
 from .bvn import step_layout
 
 __all__ = ["SlotSwitch", "SlotEndpoint", "SlotFabric", "word_layout", "TIME_BITS", "TAG_BITS",
@@ -55,18 +56,11 @@ def word_layout(d):
     return data.StructLayout({"valid": 1, "tag": TAG_BITS, "data": d})
 
 
-def _check(name, value, low, high):
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"Parameter '{name}' must be an int in {low}..{high}, not {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"Parameter '{name}' must be in {low}..{high}, not {value!r}")
-
-
 class _Checked(wiring.Component):
     def _validate(self, checks):
         try:
             for check in checks:
-                _check(*check)
+                check_param(*check)
         except (TypeError, ValueError):
             self._MustUse__silence = True
             raise
@@ -140,7 +134,7 @@ class SlotSwitch(_Checked):
         full = Signal()
         m.d.comb += [keep.eq(self.schedule.payload.weight.any()),
                      fill.eq(Mux(loading, self.entries, 0)),
-                     full.eq(_eq_const(fill, depth)),
+                     full.eq(eq_const(fill, depth)),
                      fill_next.eq(fill + (keep & ~full))]
         with m.If(self.schedule.valid & self.schedule.ready):
             with m.If(keep & ~full):
@@ -193,10 +187,10 @@ class SlotSwitch(_Checked):
         for j in range(n):
             pick = [Signal(name=f"pick{i}_{j}") for i in range(n)]
             for i in range(n):
-                m.d.comb += pick[i].eq(ok[i] & _eq_const(cur.dest[i], j))
+                m.d.comb += pick[i].eq(ok[i] & eq_const(cur.dest[i], j))
             m.d.sync += [
                 self.tx[j].valid.eq(Cat(*pick).any()),
-                self.tx[j].data.eq(_or_tree(m, [Mux(pick[i], self.rx[i].data, 0)
+                self.tx[j].data.eq(or_tree(m, [Mux(pick[i], self.rx[i].data, 0)
                                                 for i in range(n)], self.d)),
             ]
         return m
@@ -383,28 +377,6 @@ def _fibre(m, value, delay, name):
         prev = s
     out = Signal(len(value), name=f"{name}_out")
     # delay 0 behaves as 1
-    m.d.comb += out.eq(_or_tree(m, [Mux(_eq_const(delay, k + 1) | (k == 0 and ~delay.any()),
+    m.d.comb += out.eq(or_tree(m, [Mux(eq_const(delay, k + 1) | (k == 0 and ~delay.any()),
                                          stages[k], 0) for k in range(MAX_DELAY)], len(value)))
     return out
-
-
-def _eq_const(x, k):
-    """``x == k`` for a constant ``k`` as an AND of literal bits: the Verilog has no
-    narrowed constant (which Verilator's -Wall flags as a width mismatch)."""
-    if k >> len(x):
-        return Const(0, 1)
-    return Cat(*[x[b] if k >> b & 1 else ~x[b] for b in range(len(x))]).all()
-
-
-def _or_tree(m, values, width):
-    values = list(values)
-    while len(values) > 1:
-        nxt = []
-        for k in range(0, len(values) - 1, 2):
-            s = Signal(width)
-            m.d.comb += s.eq(values[k] | values[k + 1])
-            nxt.append(s)
-        if len(values) % 2:
-            nxt.append(values[-1])
-        values = nxt
-    return values[0]

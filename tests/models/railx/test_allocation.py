@@ -12,6 +12,8 @@ def test_best_split_by_hand():
     assert best_split(10, 1, 1, 1)[:2] == (5, 5)
     # overlap hides DP completely -> DP keeps one port
     assert best_split(10, 1, 1, 1, comp_d=10)[:2] == (1, 9)
+    # an exposed share of DP keeps DP above one port
+    assert best_split(10, 1, 1, 1, comp_d=10, exposed_d=0.5)[:2] == (4, 6)
     with pytest.raises(ValueError, match="at least one port"):
         split_time(0, 3, 1, 1, 1)
     with pytest.raises(ValueError, match="ports must be an int >= 2"):

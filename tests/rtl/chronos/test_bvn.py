@@ -28,9 +28,7 @@ def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
             for values, last in beats:
                 ctx.set(dut.load.valid, 1)
                 ctx.set(dut.load.payload.as_value(), pack_row(values, last, n))
-                while True:
-                    await ctx.tick().until(dut.load.ready)  # noqa: E501 (waits for the edge that takes it)
-                    break
+                await ctx.tick().until(dut.load.ready)   # the edge that takes the beat
             ctx.set(dut.load.valid, 0)
             t0 = 0
             cycles = 0
