@@ -30,7 +30,12 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-__all__ = ["rail_rings", "check_rings", "RailLink", "rail_links", "walecki"]
+__all__ = ["rail_rings", "check_rings", "RailLink", "rail_links", "walecki", "NotAnInteger"]
+
+
+class NotAnInteger(TypeError, ValueError):
+    """A size parameter that is not an integer: a TypeError by this project's convention and
+    a ValueError for callers that catch every bad parameter value as one."""
 
 # Local-search settings: restarts after _ITERATIONS moves (a stuck search is cheaper to
 # restart than to continue). Long candidate segments matter most: with up to 64 nodes per
@@ -45,7 +50,7 @@ _ATTEMPTS = 400
 
 def _check_k(k) -> None:
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
-        raise TypeError(f"k must be an int >= 3 other than 4 and 6, not {k!r}")
+        raise NotAnInteger(f"k must be an int >= 3 other than 4 and 6, not {k!r}")
     if k < 3:
         raise ValueError(f"k must be >= 3 (a directed Hamiltonian cycle needs 3 nodes), "
                          f"not {k}")

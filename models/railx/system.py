@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from .rings import rail_rings
+from .rings import NotAnInteger, rail_rings
 
 __all__ = ["RailX", "Link", "Topology", "Dim", "torus_2d", "hyperx_2d", "dragonfly",
            "split", "table2"]
@@ -39,7 +39,7 @@ __all__ = ["RailX", "Link", "Topology", "Dim", "torus_2d", "hyperx_2d", "dragonf
 
 def _positive_int(name: str, value, low: int = 1) -> int:
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int >= {low}, not {value!r}")
+        raise NotAnInteger(f"{name} must be an int >= {low}, not {value!r}")
     if value < low:
         raise ValueError(f"{name} must be >= {low}, not {value!r}")
     return int(value)
@@ -207,6 +207,12 @@ class Topology:
         for dim, rail, plus, minus in self.node_links:
             g.add_edge(plus, minus, dim=dim, rail=rail)
         return g
+
+    def ocs_ports(self) -> dict[str, int]:
+        """Ports each switch of a dimension uses: 2 per node of the row (X) or column (Y);
+        for a Dragonfly the global radix R_g = 2·groups and the local radix R_l =
+        2·group_size of §3.3.3."""
+        return {"X": 2 * self.nodes[0], "Y": 2 * self.nodes[1]}
 
     def node_diameter(self) -> int:
         """Inter-node diameter d_o (optical hops)."""

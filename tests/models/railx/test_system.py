@@ -20,6 +20,7 @@ def test_eq1_headline_scale():
 @pytest.mark.parametrize("kwargs,exc,match", [
     (dict(m=0, n=1, R=8), ValueError, "m must be >= 1"),
     (dict(m=2, n=1.5, R=8), TypeError, "n must be an int"),
+    (dict(m=2, n=1.5, R=8), ValueError, "n must be an int"),       # also a ValueError
     (dict(m=2, n=1, R=9), ValueError, "R .OCS radix. must be even"),
     (dict(m=2, n=1, R=2), ValueError, "R must be >= 4"),
 ])
@@ -118,6 +119,7 @@ def test_dragonfly_structure():
     s = RailX(2, 2, 42)
     t = dragonfly(s)
     assert t.nodes == (21, 5)                    # r^2 + r + 1 groups of r + 1 nodes (Fig 8)
+    assert t.ocs_ports() == {"X": 2 * 21, "Y": 2 * 5}   # R_g = 2(r(r+1)+1), R_l = 2(r+1)
     g = t.node_graph()
     groups = {}
     for _, _, p, q in t.node_links:
