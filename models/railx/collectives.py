@@ -84,10 +84,14 @@ def t_alltoall_step(p: int, V: float, B: float, alpha: float) -> float:
 
 def t_2d_hyperx(m: int, p: int, V: float, n: float, B: float, k: float, alpha: float) -> float:
     """Eq 13: All-Reduce on the local mesh then the all-to-all-based 2D All-Reduce:
-    2·(m²-1)/m²·V/(2knB) + 2[T_AR(p, V/(2m²), nB/m) + T_AR(mp, V/(2m²p), nB/m)]."""
+    2·(m²-1)/m²·V/(2knB) + 2[T_AR(p, V/(2m²), nB/m) + T_AR(p, V/(2m²p), nB/m)].
+
+    The printed equation has T_AR(mp, ...) in its second term, but its own next line,
+    4·alpha + (p²-1)/p² · (V/m²)/(2nB/m), needs p there: (p-1)/p + (p-1)/p² = (p²-1)/p²
+    holds only with p, so p is used."""
     local = 2 * (m * m - 1) / (m * m) * V / (2 * k * n * B)
     return local + 2 * (t_alltoall_step(p, V / (2 * m * m), n * B / m, alpha)
-                        + t_alltoall_step(m * p, V / (2 * m * m * p), n * B / m, alpha))
+                        + t_alltoall_step(p, V / (2 * m * m * p), n * B / m, alpha))
 
 
 def t_2d_hyperx_approx(m: int, p: int, V: float, n: float, B: float, k: float,
@@ -189,12 +193,14 @@ class Mapping:
                 raise ValueError(f"Mapping.{name} must be > 0, not {getattr(self, name)!r}")
 
 
-def _t_multi_dim(ns, V, mp: Mapping) -> float:
-    """T_hD(n_1, .., n_h) of Table 4: an h-dimensional All-Reduce over dimensions with n_i
-    rails per chip edge, the data split over the dimensions in proportion to their bandwidth
-    (bandwidth term V / (2·Σn_i·B/m)) and one direct Reduce-Scatter + All-Gather (2·alpha,
-    eq 12) per dimension."""
-    return 2 * len(ns) * mp.alpha + V / (2 * sum(ns) * mp.B / mp.m)
+def _t_multi_dim(dims, V, mp: Mapping) -> float:
+    """T_hD of Table 4 over logical dimensions ``dims`` = [(rails n_i, size p_i, all_to_all)]:
+    the h-dimensional generalisation of eq 9 (T_1D ≈ 2p·alpha + V/(nB/m), T_2D ≈ 4p·alpha +
+    V/(2nB/m)): the bandwidth term V/(Σn_i·B/m), and per dimension the ring latency 2·p_i·alpha
+    of a torus dimension (A.3: the CP, DP and PP rails form tori) or 2·alpha of a direct
+    Reduce-Scatter + All-Gather on an all-to-all dimension (eq 12: the EP rails)."""
+    latency = sum(2 * mp.alpha if a2a else 2 * p * mp.alpha for _, p, a2a in dims)
+    return latency + V / (sum(n for n, _, _ in dims) * mp.B / mp.m)
 
 
 def table4(cfg: ModelConfig, mp: Mapping) -> list[dict]:
@@ -203,7 +209,9 @@ def table4(cfg: ModelConfig, mp: Mapping) -> list[dict]:
     and communication time T = time per call x F (seconds)."""
     c, b = cfg, cfg.bytes_per_element
     T, C, E, D, P = mp.T, mp.C, mp.E, mp.D, mp.P
-    kn = mp.k * (mp.n_c + mp.n_e + mp.n_d + mp.n_p)   # mesh bandwidth in port units
+    # mesh bandwidth k·n·B per chip edge, n = rails per edge of one physical dimension: the
+    # CP and EP rails split one dimension, the DP and PP rails the other (Fig 9, eq 11)
+    kn = mp.k * (mp.n_c + mp.n_e + mp.n_d + mp.n_p) / 2
     rows = []
 
     def add(par, pattern, group, volume, freq, per_call):
@@ -225,13 +233,13 @@ def table4(cfg: ModelConfig, mp: Mapping) -> list[dict]:
         mp.alpha + v / (2 * mp.n_e * mp.B / mp.m))
     v = 2 * c.H * c.V / (T * C) * b
     add("DP (vocabulary)", "all-reduce", f"i + j*{T * C}, j < {D}", v, 1,
-        _t_multi_dim((mp.n_e, mp.n_d), v, mp))
+        _t_multi_dim([(mp.n_e, E, True), (mp.n_d, D // E, False)], v, mp))
     v = (2 + 2 * c.h_KV / c.h_A) * c.H ** 2 / T * b
     add("DP (QKV/attention)", "all-reduce", f"i + j*{T}, j < {C * D}", v, c.L / P,
-        _t_multi_dim((mp.n_c, mp.n_e, mp.n_d), v, mp))
+        _t_multi_dim([(mp.n_c, C, False), (mp.n_e, E, True), (mp.n_d, D // E, False)], v, mp))
     v = 3 * c.H * c.I / T * b
     add("DP (FFN)", "all-reduce", f"G_C,i + j*{T * C * E}, j < {D // E}", v, c.L / P,
-        _t_multi_dim((mp.n_c, mp.n_d), v, mp))
+        _t_multi_dim([(mp.n_c, C, False), (mp.n_d, D // E, False)], v, mp))
     v = c.B * c.S * c.H / (T * C) * b
     add("PP", "point-to-point", f"i <-> i + {T * C * D}", v, 2 * c.N_B,
         v / (mp.n_p * mp.B / mp.m))

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 __all__ = ["Parts", "Prices", "CostRow", "fat_tree", "tapered_fat_tree", "hammingmesh",
-           "torus_3d", "rail_only_2d", "railx_mesh", "table6", "PORTS"]
+           "torus_3d", "rail_only_2d", "railx_mesh", "railx_bisection_ratio", "table6", "PORTS"]
 
 PORTS = 36   # 400G ports per chip (1.8 TB/s)
 
@@ -140,13 +140,23 @@ def rail_only_2d(side: int = 64, radix: int = 64) -> Parts:
 
 def railx_mesh(m: int, n: int = 9, R: int = 128) -> Parts:
     """RailX with m x m chips per node (n ports per chip edge, OCS radix R): N = (R/2)²m²
-    chips, r·R OCSes, one AOT per node rail port (4r per node); global bandwidth from Table 2's
-    all-to-all throughput 2n/m of a port bandwidth per chip (HyperX / Dragonfly)."""
+    chips, r·R OCSes, one AOT per node rail port (4r per node); global bandwidth as the paper
+    counts it: Table 2's all-to-all throughput 2n/m (HyperX / Dragonfly) over the 4n ports of
+    injection (see :func:`railx_bisection_ratio` for the other rows' convention)."""
     _int("m", m)
     _int("n", n)
     r = m * n
     nodes = (R // 2) ** 2
     return Parts(nodes * m * m, ocs=r * R, aot=nodes * 4 * r, global_bw=(2 * n / m) / (4 * n))
+
+
+def railx_bisection_ratio(m: int, n: int) -> float:
+    """One direction of a maximum 2D-HyperX's bisection over half the injection bandwidth,
+    the convention of the other Table 6 rows: per node row (r+1)²/4 pairs, 2 links each, over
+    (r+1)/2 nodes x m² chips x 4n ports: (r+1)/(4·m·r), about 1/(4m). The paper's RailX rows use
+    Table 2's 2n/m instead, which counts both directions (TX+RX): twice this."""
+    r = m * n
+    return (r + 1) / (4 * m * r)
 
 
 @dataclass(frozen=True)

@@ -7,20 +7,25 @@ Minimal routing (:class:`MinimalRouting`) generalises Algorithm 1 to every topol
 :mod:`.system`: the node-level path is a shortest path that corrects dimensions in order
 (X before Y, the first logical dimension first; Algorithm 1's "X-rail first"); inside a node the
 packet goes to the *nearest* chip that has a link to the next node (mesh distance, then the
-lowest link index) by dimension-order (x then y) mesh routing, and takes that link. The VC is
-the number of node hops taken so far: mesh channels of the source node use VC 0, the k-th
-optical link and the mesh channels of the node it enters use VC k. On 2D-HyperX this is
-Algorithm 1 exactly (VC 0, VC 1 on the X-rail and the intermediate node, VC 2 on the Y-rail
-and the destination node). d_o + 1 VCs suffice, d_o the inter-node diameter.
+lowest link index) by dimension-order (x then y) mesh routing, and takes that link.
+VCs (``vcs``):
 
-Non-minimal adaptive routing (:class:`AdaptiveRouting`, §4.1.2) with a >= d_o free hops and
+- ``"hops"`` (every topology): the VC is the number of node hops taken so far; mesh channels
+  of the source node use VC 0, the k-th optical link and the mesh channels of the node it
+  enters use VC k. d_o + 1 VCs, d_o the inter-node diameter (§4.1's general rule).
+- ``"algorithm1"`` (2D-HyperX only): Algorithm 1 as written, VCs by phase: mesh channels use
+  VC 0 while X differs, VC 1 while only Y differs, VC 2 in the destination node; X-rails VC 1,
+  Y-rails VC 2. The two agree on routes that change both X and Y.
+
+Non-minimal adaptive routing (:class:`AdaptiveRouting`, §4.1.2) with a > d_o free hops and
 a + 1 VCs: a packet may always take a *free* hop to any neighbouring node (VC + 1), as long as
 the destination stays within the remaining free hops, and may take any number of *ordered*
-hops on its current VC, an ordered hop going to a node with a larger (X, Y) (lexicographic:
-X-rails towards larger X, then Y-rails towards larger Y, the dateline-free form of the
-paper's XY-torus virtual networks). The paper keeps packets on one VC around a whole torus
-ring with bubble flow control; a channel dependency graph cannot express bubble flow
-control, so here a VC is left at the wrap-around instead, which keeps the CDG acyclic.
+hops on its current VC, an ordered hop going to a node with a lexicographically larger
+(X, Y) (an X-rail hop towards larger X, or a Y-rail hop towards larger Y). This stands in for
+the paper's XY-torus virtual networks: the paper keeps a packet on one VC around whole torus
+rings with bubble flow control, which a channel dependency graph cannot express, so here the
+wrap-around (and any hop to a smaller node) costs a VC instead, which keeps the CDG acyclic:
+along every dependency (VC, node, XY mesh order) strictly increases.
 
 :func:`channel_dependency_graph` builds the CDG (nodes = (channel, VC)) of a routing function
 over all sources and destinations; :func:`vc_collapsed` maps every VC to 0, which on 2D-HyperX
@@ -107,11 +112,25 @@ class _Base:
 
 
 class MinimalRouting(_Base):
-    """Deterministic minimal routing with the VC increased at every node hop (Algorithm 1)."""
+    """Deterministic minimal routing (Algorithm 1 and its generalisation; see the module)."""
+
+    def __init__(self, topo: Topology, vcs: str = "hops") -> None:
+        super().__init__(topo)
+        if vcs not in ("hops", "algorithm1"):
+            raise ValueError(f"vcs must be 'hops' or 'algorithm1', not {vcs!r}")
+        if vcs == "algorithm1" and not (
+                len(topo.dims) == 2 and all(len(d) == 1 and d[0].kind == "alltoall"
+                                            for d in topo.dims)):
+            raise ValueError(f"vcs='algorithm1' is Algorithm 1 for a 2D-HyperX; {topo.name!r} "
+                             f"is not one (use vcs='hops')")
+        self.vcs = vcs
 
     @property
     def num_vcs(self) -> int:
-        return self.d_o + 1
+        return 3 if self.vcs == "algorithm1" else self.d_o + 1
+
+    def _phase_vc(self, node: tuple[int, int], goal: tuple[int, int]) -> int:
+        return 2 if node == goal else 0 if node[0] != goal[0] else 1
 
     def next_node(self, here: tuple[int, int], dst: tuple[int, int]) -> tuple[int, int]:
         """The next node of the dimension-ordered shortest path: among neighbours one hop
@@ -128,11 +147,17 @@ class MinimalRouting(_Base):
         out, chip, hops = [], src, 0
         goal = t.node_of(dst)
         while t.node_of(chip) != goal:
-            nxt = self.next_node(t.node_of(chip), goal)
-            seg, chip = self.hop(chip, nxt, hops, hops + 1)
+            here = t.node_of(chip)
+            nxt = self.next_node(here, goal)
+            if self.vcs == "algorithm1":
+                mesh_vc, link_vc = self._phase_vc(here, goal), 1 if nxt[0] != here[0] else 2
+            else:
+                mesh_vc, link_vc = hops, hops + 1
+            seg, chip = self.hop(chip, nxt, mesh_vc, link_vc)
             out += seg
             hops += 1
-        return out + self.mesh_path(chip, dst, hops)
+        final = 2 if self.vcs == "algorithm1" else hops
+        return out + self.mesh_path(chip, dst, final)
 
     def routes(self):
         """(src, dst, route) for every ordered pair of distinct chips."""
@@ -146,10 +171,9 @@ class AdaptiveRouting(_Base):
 
     def __init__(self, topo: Topology, free: int) -> None:
         super().__init__(topo)
-        if not isinstance(free, int) or isinstance(free, bool) or free < self.d_o:
-            raise ValueError(f"free hops a must be an int >= the inter-node diameter "
-                             f"d_o = {self.d_o} (so the minimal route always fits), "
-                             f"not {free!r}")
+        if not isinstance(free, int) or isinstance(free, bool) or free <= self.d_o:
+            raise ValueError(f"free hops a must be an int > the inter-node diameter "
+                             f"d_o = {self.d_o} (§4.1.2: a > d_o), not {free!r}")
         self.free = free
 
     @property

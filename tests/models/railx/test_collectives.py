@@ -57,6 +57,11 @@ def test_table4_rows():
     cfg = c.ModelConfig(L=8, B=2, N_B=4, S=1024, H=512, V=1000, h_A=8, h_KV=2, I=2048, K=2)
     mp = c.Mapping(T=4, C=2, E=2, D=4, P=2, n_c=1, n_e=1, n_d=1, n_p=1, m=2, k=4, B=1e9,
                    alpha=1e-6)
+    # T_1D / T_2D of eq 9 are the one- and two-dimensional cases of T_hD
+    assert c._t_multi_dim([(1, 8, False)], 1e6, mp) == pytest.approx(
+        c.t_node_allreduce(1, 2, 8, 1e6, 1, 1e9, 1e-6))
+    assert c._t_multi_dim([(1, 8, False), (1, 8, False)], 1e6, mp) == pytest.approx(
+        c.t_node_allreduce(2, 2, 8, 1e6, 1, 1e9, 1e-6))
     rows = {r["parallelism"]: r for r in c.table4(cfg, mp)}
     assert rows["TP/SP (attention)"]["volume"] == 2 * 1024 * 512 * 2
     assert rows["TP/SP (attention)"]["frequency"] == 4 * 4 * 8 / 2
@@ -64,7 +69,20 @@ def test_table4_rows():
     assert rows["EP"]["volume"] == pytest.approx(2 * 1024 * 512 * 2 / 8 * 2)
     assert rows["DP (FFN)"]["volume"] == 3 * 512 * 2048 / 4 * 2
     assert rows["PP"]["frequency"] == 8
-    assert all(r["time"] > 0 for r in rows.values())
+    # times by hand: TP over the mesh, V/(2knB) per call with n = 2 rails per edge (the four
+    # rail counts split two physical dimensions), times the frequency
+    v = 2 * 1024 * 512 * 2
+    assert rows["TP/SP (attention)"]["time"] == pytest.approx(v / (2 * 4 * 2 * 1e9) * 64)
+    # CP: C alpha + V/(2 n_c / m · B) per call
+    v = 2 * 1024 * 512 * (4 / 8) / 4 * 2
+    assert rows["CP"]["time"] == pytest.approx((2e-6 + v / (2 * 1 / 2 * 1e9)) * 32)
+    # DP (FFN): T_2D(n_c, n_d) over C = 2 and D_e = 2 torus dimensions: eq 9's form
+    v = 3 * 512 * 2048 / 4 * 2
+    assert rows["DP (FFN)"]["time"] == pytest.approx((2 * 2e-6 + 2 * 2e-6 + v / (2 / 2 * 1e9))
+                                                     * 8 / 2)
+    # DP (vocabulary): the EP dimension is all-to-all (2 alpha), D_e = 2 a torus
+    v = 2 * 512 * 1000 / (4 * 2) * 2
+    assert rows["DP (vocabulary)"]["time"] == pytest.approx(2e-6 + 4e-6 + v / (2 / 2 * 1e9))
     with pytest.raises(ValueError, match="must be a multiple of EP"):
         c.Mapping(T=4, C=2, E=3, D=4, P=2, n_c=1, n_e=1, n_d=1, n_p=1, m=2, k=4, B=1e9,
                   alpha=0)

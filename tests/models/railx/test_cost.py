@@ -60,3 +60,16 @@ def test_bad_inputs():
         hammingmesh(4, 32, 3)
     with pytest.raises(ValueError, match="multiple of cube"):
         torus_3d(side=10)
+
+
+def test_railx_bisection_ratio_on_a_built_hyperx():
+    """The one-direction bisection of a maximum 2D-HyperX over half the injection (the
+    convention of the other rows) is (r+1)/(4mr): half of Table 2's 2n/m over 4n."""
+    from models.railx.cost import railx_bisection_ratio
+    from models.railx.system import RailX, hyperx_2d
+    for m, n in ((1, 7), (1, 9)):                  # P = r + 1 = 8, 10 nodes: balanced halves
+        t = hyperx_2d(RailX(m, n, 2 * (m * n + 1)))
+        half = {(X, Y) for X in range(t.nodes[0] // 2) for Y in range(t.nodes[1])}
+        ratio = t.cut_links(half) / (t.num_chips / 2 * 4 * n)
+        assert ratio == pytest.approx(railx_bisection_ratio(m, n))
+        assert 2 * ratio == pytest.approx(t.all_to_all_throughput() / (4 * n))

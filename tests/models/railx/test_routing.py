@@ -20,22 +20,44 @@ def walk(topo, r, src, dst):
     assert cur == dst
 
 
+def vcs_by_kind(topo, r):
+    return [(topo.links[l].kind, topo.links[l].dim, vc) for (l, _), vc in r]
+
+
 def test_algorithm1_on_hyperx():
-    t = hyperx_2d(RailX(2, 2, 20))
-    rt = MinimalRouting(t)
-    src, dst = t.chip_id(0, 4, 1, 1), t.chip_id(4, 0, 0, 0)        # Fig 10's nodes
+    t = hyperx_2d(RailX(4, 1, 20))                      # 4 x 4 chips: interior chips exist
+    rt = MinimalRouting(t, vcs="algorithm1")
+    assert rt.num_vcs == 3
+    # both dimensions differ (Fig 10's nodes): VC-0 mesh, VC-1 X-rail and mesh at (4, 4),
+    # VC-2 Y-rail and destination mesh
+    src, dst = t.chip_id(0, 4, 1, 2), t.chip_id(4, 0, 2, 1)
     r = rt.route(src, dst)
     walk(t, r, src, dst)
-    optical = [(t.links[l], vc) for (l, _), vc in r if t.links[l].kind == "optical"]
-    assert [ln.dim for ln, _ in optical] == ["X", "Y"]               # X-rail first
-    assert [vc for _, vc in optical] == [1, 2]                       # VC-1 X-rail, VC-2 Y-rail
-    # VC 0 in the source node, 1 in the intermediate node (4, 4), 2 in the destination
-    nodes_vcs = {}
-    for (l, frm), vc in r:
-        if t.links[l].kind == "mesh":
-            nodes_vcs.setdefault(t.node_of(frm), set()).add(vc)
-    assert nodes_vcs.get((0, 4), {0}) == {0} and nodes_vcs.get((4, 0), {2}) == {2}
-    assert rt.num_vcs == 3
+    hops = vcs_by_kind(t, r)
+    optical = [(d, vc) for k, d, vc in hops if k == "optical"]
+    assert optical == [("X", 1), ("Y", 2)]                           # X-rail first
+    phases = [vc for k, _, vc in hops]
+    assert phases == sorted(phases) and phases[0] == 0 and phases[-1] == 2
+    assert ("mesh", "", 1) in hops and ("mesh", "", 0) in hops      # intermediate node on VC-1
+    # only Y differs (lines 10-15): mesh VC-1, Y-rail VC-2, destination mesh VC-2
+    y_only = vcs_by_kind(t, rt.route(t.chip_id(2, 0, 1, 1), t.chip_id(2, 3, 2, 2)))
+    assert {vc for k, _, vc in y_only if k == "mesh" and vc < 2} <= {1}
+    assert [(d, vc) for k, d, vc in y_only if k == "optical"] == [("Y", 2)]
+    # only X differs: X-rail VC-1, then VC-2 in the destination node (line 1-2)
+    x_only = vcs_by_kind(t, rt.route(t.chip_id(0, 2, 1, 1), t.chip_id(3, 2, 2, 2)))
+    assert [(d, vc) for k, d, vc in x_only if k == "optical"] == [("X", 1)]
+    assert x_only[-1][2] == 2
+    # inside one node: VC-2 mesh routing
+    assert {vc for *_, vc in vcs_by_kind(t, rt.route(t.chip_id(1, 1, 0, 0),
+                                                     t.chip_id(1, 1, 3, 3)))} == {2}
+    assert nx.is_directed_acyclic_graph(channel_dependency_graph(rt))
+    # the general rule (VC = node hops) agrees wherever both X and Y change
+    assert [vc for *_, vc in hops if _[0] == "optical"] == \
+        [vc for (l, _), vc in MinimalRouting(t).route(src, dst) if t.links[l].kind == "optical"]
+    with pytest.raises(ValueError, match="is not one"):
+        MinimalRouting(torus_2d(RailX(2, 1, 12), side=5), vcs="algorithm1")
+    with pytest.raises(ValueError, match="vcs must be"):
+        MinimalRouting(t, vcs="phases")
 
 
 def test_nearest_exit_chip():
@@ -111,8 +133,8 @@ def test_adaptive_routing():
         assert max(vc for _, vc in r) <= 3
     # default choice = minimal route
     assert len(ar.route(0, 99)) >= 1
-    with pytest.raises(ValueError, match="free hops a must be an int >= the inter-node"):
-        AdaptiveRouting(t, 1)
+    with pytest.raises(ValueError, match="free hops a must be an int > the inter-node"):
+        AdaptiveRouting(t, 2)                              # d_o = 2: a must exceed it
 
 
 def test_adaptive_allows_misrouting():
