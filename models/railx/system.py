@@ -122,7 +122,7 @@ class Dim:
                                  f"{self.size - 1} rails, not {self.rails}")
 
 
-@dataclass
+@dataclass(eq=False)      # identity semantics: holds numpy arrays and cached graphs
 class Topology:
     """One OCS configuration of a :class:`RailX` system.
 
