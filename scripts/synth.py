@@ -3,7 +3,9 @@
 Yosys (``synth_ecp5``) and nextpnr-ecp5 from the YoWASP wheels, place-and-route on an
 LFE5U-85F (CABGA381, speed grade 6). Blocks are placed out of context (no I/O pads: an N = 32
 arbiter has 2,048 ports, far more than any package has pins), so Fmax is the register-to-register
-figure the block would reach inside a larger design. Results: build/synth/report.md and .json.
+figure the block would reach inside a larger design. Results: build/synth/report.md and .json,
+which keep the newest result of every instance ever synthesized (runs for different blocks add
+up).
 
     python -m scripts.synth                          # every block at its synth parameter sets
     python -m scripts.synth --block wwfa --param n=64
@@ -99,6 +101,7 @@ def main(argv=None) -> int:
                   f"see the logs in {out}", file=sys.stderr)
             return 1
         results.append(r)
+        _save(results, args.seed)       # after every instance: a long run keeps what it did
         if r["fits"]:
             print(f"    {r['slices_comb']:,} LUTs, {r['ffs']:,} FFs, Fmax {r['fmax_mhz']} MHz "
                   f"({r['yosys_s'] + r['nextpnr_s']:.0f} s)", flush=True)
@@ -106,6 +109,20 @@ def main(argv=None) -> int:
             print(f"    does not fit: {r['lut4']:,} LUT4 after synthesis, the device has "
                   f"{DEVICE_LUTS:,} ({r['yosys_s']:.0f} s)", flush=True)
 
+    print("\n" + _save(results, args.seed))
+    return 0
+
+
+def _save(results: list[dict], seed: int) -> str:
+    """Merge ``results`` into build/synth/report.json (one entry per instance, the newest
+    wins, so separate runs for different blocks add up) and rewrite report.md."""
+    path = BUILD / "synth" / "report.json"
+    try:
+        old = json.loads(path.read_text()).get("results", [])
+    except (OSError, ValueError):
+        old = []
+    mine = {r["instance"] for r in results}
+    merged = [r for r in old if r.get("instance") not in mine] + results
     device = (f"Lattice {DEVICE['family']} {DEVICE['part']}, {DEVICE['package']}, speed grade "
               f"{DEVICE['speed']}, {DEVICE['mode']}")
     rows = [[r["block"], fmt_params(r["params"]), f"{r['slices_comb']:,}",
@@ -113,15 +130,14 @@ def main(argv=None) -> int:
              r["fmax_mhz"]] if r["fits"] else
             [r["block"], fmt_params(r["params"]), f"({r['lut4']:,} LUT4 synthesized)",
              f"does not fit ({100 * r['lut4'] / DEVICE_LUTS:.0f}%)", f"({r['ffs_synth']:,})",
-             "-"] for r in results]
+             "-"] for r in merged]
     text = (f"# Synthesis report\n\nDevice: {device}. Yosys synth_ecp5 + nextpnr-ecp5 (YoWASP), "
-            f"placement seed {args.seed}; LUTs are packed LUT4s (TRELLIS_COMB), Fmax is "
+            f"placement seed {seed}; LUTs are packed LUT4s (TRELLIS_COMB), Fmax is "
             f"register to register.\n\n"
             + md_table(["block", "parameters", "LUTs", "of device", "FFs", "Fmax (MHz)"], rows))
-    write_json(BUILD / "synth" / "report.json", {"device": DEVICE, "results": results})
+    write_json(path, {"device": DEVICE, "results": merged})
     atomic_write(BUILD / "synth" / "report.md", text)
-    print("\n" + text)
-    return 0
+    return text
 
 
 if __name__ == "__main__":

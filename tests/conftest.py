@@ -16,3 +16,23 @@ def pytest_addoption(parser):
 @pytest.fixture
 def cosim_seed(request):
     return request.config.getoption("--cosim-seed")
+
+
+def _cost(item) -> int:
+    """Rough CPU seconds of a test: the co-simulations and the large lint runs dominate."""
+    spec = getattr(item, "callspec", None)
+    if spec is None:
+        return 0
+    params = spec.params
+    if item.get_closest_marker("cosim"):
+        n = params.get("params", {}).get("n", 4)
+        return 10 + n * n * (4 if params.get("block") == "bvn" else 1)
+    if item.originalname == "test_generated_verilog_is_lint_clean":
+        return params["n"]          # the N = 128 arbiter lints for over a minute
+    return 0
+
+
+def pytest_collection_modifyitems(config, items):
+    # Longest first: with `pytest -n` the workers start the long co-simulations (the N = 64
+    # BvN engine builds and simulates for several minutes) at once instead of at the end.
+    items.sort(key=lambda item: -_cost(item))
