@@ -38,7 +38,7 @@ cosim: $(STAMP)
 	$(PY) -m scripts.run_cosim --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(ARGS)
 
 test: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) $(ARGS)
+	$(PY) -m pytest -n $(JOBS) --dist worksteal $(ARGS)
 
 synth: $(STAMP)
 	$(PY) -m scripts.synth $(ARGS)

@@ -34,5 +34,6 @@ def _cost(item) -> int:
 
 def pytest_collection_modifyitems(config, items):
     # Longest first: with `pytest -n` the workers start the long co-simulations (the N = 64
-    # BvN engine builds and simulates for several minutes) at once instead of at the end.
+    # BvN engine builds and simulates for several minutes) at once instead of at the end; the
+    # Makefile's `--dist worksteal` lets an idle worker take the tests queued behind them.
     items.sort(key=lambda item: -_cost(item))
