@@ -22,9 +22,9 @@ the loop is therefore kept to a single stage and the clock period is the loop de
   i.e. two cycles after the beat with ``last`` was taken.
 - Throughput: one step per cycle while ``steps.ready`` is high; a cycle with ``steps.valid``
   and not ``steps.ready`` stalls the engine (no step is lost or repeated).
-- ``done`` rises in the cycle after the last step entered the output register (or one cycle
-  after the load of an all-zero matrix, which emits no step) and stays high until the next
-  load starts.
+- ``done`` is high once the final step has been taken from the output register (or one
+  cycle after the load of an all-zero matrix, which emits no step) and stays high until the
+  next load starts: a consumer that waits for ``done`` has every step.
 
 Load beat format (``load`` stream, payload :func:`load_layout`)
 --------------------------------------------------------------
@@ -172,6 +172,7 @@ class BvnEngine(wiring.Component):
         loading = Signal(init=1)  # state LOAD: accepting a frame (the state after reset)
         draining = Signal()    # state DRAIN: dropping the rest of a too-long frame
         running = Signal()     # state RUN
+        finished = Signal()    # the loaded matrix is decomposed (its final step may wait)
         m.d.comb += self.busy.eq(running)
 
         # ---- load --------------------------------------------------------------------------
@@ -188,7 +189,7 @@ class BvnEngine(wiring.Component):
 
         with m.If(take):
             with m.If(first_row):
-                m.d.sync += [self.error.eq(0), self.done.eq(0)]
+                m.d.sync += [self.error.eq(0), finished.eq(0)]
             m.d.sync += overflow.eq(Mux(first_row, beat_overflow, overflow | beat_overflow))
             with m.If(self.load.payload.last):
                 m.d.sync += row_at.eq(1)
@@ -286,10 +287,12 @@ class BvnEngine(wiring.Component):
                         for b in range(Shape.cast(range(n)).width)])),
                 ]
             with m.If(~remaining):
-                m.d.sync += [running.eq(0), loading.eq(1), self.done.eq(1)]
+                m.d.sync += [running.eq(0), loading.eq(1), finished.eq(1)]
         with m.Elif(self.steps.ready):
             m.d.sync += self.steps.valid.eq(0)
         with m.If(running & ~any_nz):  # an all-zero matrix: nothing to emit
-            m.d.sync += [running.eq(0), loading.eq(1), self.done.eq(1)]
+            m.d.sync += [running.eq(0), loading.eq(1), finished.eq(1)]
+        # The final step may still wait in the output register: done only once it is taken.
+        m.d.comb += self.done.eq(finished & ~self.steps.valid)
 
         return m

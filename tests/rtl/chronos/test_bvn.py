@@ -115,3 +115,48 @@ def test_bad_loads_raise_error_and_emit_nothing(case, flag):
 def test_bad_parameters(kw):
     with pytest.raises((TypeError, ValueError), match="Parameter '[nw]'"):
         BvnEngine(**kw)
+
+
+def test_done_waits_for_the_final_step_to_be_taken():
+    """With the final step held in the output register (ready low), done stays low; it rises
+    in the cycle after the step is taken and stays high."""
+    n, w = 4, 8
+    matrix = np.diag([3, 5, 7, 9])           # one step: the identity, weight 3, then ...
+    expect = decompose(matrix, "wavefront")
+    m = Module()
+    m.domains.sync = ClockDomain("sync")
+    m.submodules.dut = dut = BvnEngine(n=n, w=w)
+    seen = []
+
+    async def bench(ctx):
+        for values, last in frame(matrix):
+            ctx.set(dut.load.valid, 1)
+            ctx.set(dut.load.payload.as_value(), pack_row(values, last, n))
+            await ctx.tick().until(dut.load.ready)
+        ctx.set(dut.load.valid, 0)
+        taken = 0
+        while taken < len(expect):
+            if ctx.get(dut.steps.valid):
+                step = unpack_step(ctx.get(dut.steps.payload.as_value()), n, w)
+                if step[2]:                   # the final step: hold it for 5 cycles
+                    for _ in range(5):
+                        assert ctx.get(dut.steps.valid) and not ctx.get(dut.done)
+                        await ctx.tick()
+                ctx.set(dut.steps.ready, 1)
+                await ctx.tick()
+                ctx.set(dut.steps.ready, 0)
+                seen.append(step)
+                taken += 1
+            else:
+                assert not ctx.get(dut.done)
+                await ctx.tick()
+        for _ in range(3):
+            assert ctx.get(dut.done) and not ctx.get(dut.steps.valid)
+            await ctx.tick()
+
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert [s[:2] for s in seen] == [(list(p), wt) for p, wt in expect]
+    assert seen[-1][2] and len(seen) == len(expect) > 1
