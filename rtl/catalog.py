@@ -88,7 +88,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         component=BvnEngine,
         description="BhaVaN-style BvN engine: N x N W-bit matrix -> (permutation, weight) steps",
         params=({"n": 8, "w": 8}, {"n": 16, "w": 32}, {"n": 64, "w": 16}),
-        # N = 32 already needs 93,017 LUT4 against the LFE5U-85F's 83,640; N = 64 is about
+        # N = 32 already needs about 93-96k LUT4 against the LFE5U-85F's 83,640; N = 64 is about
         # four times that and is left out (Yosys alone would run for hours).
         synth_params=({"n": 8, "w": 16}, {"n": 16, "w": 16}, {"n": 32, "w": 16}),
     ),
