@@ -10,8 +10,11 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+from ._util import not_elaborated
 from .chronos.bvn import BvnEngine
-from .chronos.slot import SlotEndpoint, SlotFabric, SlotSwitch
+from .chronos.slot_endpoint import SlotEndpoint
+from .chronos.slot_fabric import SlotFabric
+from .chronos.slot_switch import SlotSwitch
 from .chronos.wwfa import WavefrontArbiter
 
 __all__ = ["Block", "BLOCKS", "get_block"]
@@ -66,8 +69,7 @@ class Block:
 
     def validate(self, params: dict) -> None:
         """Raise the component's own TypeError/ValueError if ``params`` are not allowed."""
-        component = self.build(params)
-        component._MustUse__silence = True  # built only to validate; not an unused design
+        not_elaborated(self.build(params))  # built only to validate
 
     def verilog(self, params: dict) -> str:
         """Lint-clean Verilog of one parameter set (module name :meth:`instance_name`)."""

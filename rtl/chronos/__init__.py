@@ -1,5 +1,7 @@
-"""Chronos hardware: the wrapped wave-front arbiter (and, later, the BhaVaN BvN engine)."""
+"""Chronos RTL (Renganathan & McKeown, NAIC'25).
 
-from .wwfa import WavefrontArbiter
-
-__all__ = ["WavefrontArbiter"]
+- :mod:`.wwfa`: wrapped wave-front arbiter.
+- :mod:`.bvn`: BhaVaN-style Birkhoff-von Neumann engine built on it.
+- :mod:`.slot_switch`, :mod:`.slot_endpoint`: time-slot synchronization and the scheduled
+  crossbar; :mod:`.slot_fabric` joins them over fibres of run-time delay for co-simulation.
+"""

@@ -18,6 +18,9 @@ pipeline registers inside this loop would add cycles per step without letting st
 the loop is therefore kept to a single stage and the clock period is the loop delay.
 
 - Load: N beats, one row per beat, one beat per cycle when ``load.valid`` is held.
+  ``load.ready`` stays low while the previous matrix's final step waits in the output
+  register: the next frame is accepted only once that step is taken, so ``done`` rises for
+  every matrix, also under back-to-back loads.
 - Latency: the first step is in the output register one cycle after the first ``RUN`` cycle,
   i.e. two cycles after the beat with ``last`` was taken.
 - Throughput: one step per cycle while ``steps.ready`` is high; a cycle with ``steps.valid``
@@ -45,7 +48,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Shape, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ._util import check_param, or_tree
+from .._util import check_params, or_tree
 from .wwfa import rotation_counters, wave_grants
 
 __all__ = ["BvnEngine", "LANE_BITS", "pack_row", "pack_step", "unpack_step", "N_RANGE", "W_RANGE",
@@ -137,12 +140,7 @@ class BvnEngine(wiring.Component):
     """
 
     def __init__(self, *, n, w):
-        try:
-            check_param("n", n, *N_RANGE)
-            check_param("w", w, *W_RANGE)
-        except (TypeError, ValueError):
-            self._MustUse__silence = True
-            raise
+        check_params(self, [("n", n, *N_RANGE), ("w", w, *W_RANGE)])
         self._n, self._w = n, w
         super().__init__({
             "load": In(stream.Signature(load_layout(n))),
@@ -178,8 +176,12 @@ class BvnEngine(wiring.Component):
         # ---- load --------------------------------------------------------------------------
         lanes = self.load.payload.row
         take = Signal()
-        m.d.comb += [self.load.ready.eq(loading | draining),
-                     take.eq(self.load.valid & loading)]
+        # A new frame waits until the previous matrix's final step has been taken: accepting
+        # it earlier would clear ``finished`` and ``done`` would never rise for that matrix.
+        accept = Signal()
+        m.d.comb += [accept.eq(loading & ~self.steps.valid),
+                     self.load.ready.eq(accept | draining),
+                     take.eq(self.load.valid & accept)]
         beat_overflow = Signal()
         if w < LANE_BITS:
             m.d.comb += beat_overflow.eq(Cat(*[lanes[j][w:] for j in range(n)]).any())

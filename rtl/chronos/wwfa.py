@@ -27,18 +27,12 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .._util import check_params
+
 __all__ = ["WavefrontArbiter", "N_MIN", "N_MAX", "rotation_counters", "wave_grants"]
 
 N_MIN = 2
 N_MAX = 128
-
-
-def _check_n(n):
-    # bool is an int subclass; a True/False port count is always a mistake.
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise TypeError(f"Parameter 'n' must be an int in {N_MIN}..{N_MAX}, not {n!r}")
-    if not N_MIN <= n <= N_MAX:
-        raise ValueError(f"Parameter 'n' must be in {N_MIN}..{N_MAX}, not {n!r}")
 
 
 def _rotate(m, value, amount, *, right):
@@ -139,11 +133,7 @@ class WavefrontArbiter(wiring.Component):
     """
 
     def __init__(self, *, n):
-        try:
-            _check_n(n)
-        except (TypeError, ValueError):
-            self._MustUse__silence = True  # never built, so never "unused"
-            raise
+        check_params(self, [("n", n, N_MIN, N_MAX)])
         self._n = n
         super().__init__({
             "requests": In(n * n),

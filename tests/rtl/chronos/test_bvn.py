@@ -30,7 +30,7 @@ def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
                 ctx.set(dut.load.payload.as_value(), pack_row(values, last, n))
                 await ctx.tick().until(dut.load.ready)   # the edge that takes the beat
             ctx.set(dut.load.valid, 0)
-            t0 = 0
+            t0 = first = None
             cycles = 0
             while cycles < max_cycles:
                 ready = bool(rng.random() < ready_p)
@@ -39,6 +39,7 @@ def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
                 if ctx.get(dut.steps.valid) and ready:
                     steps.append(unpack_step(ctx.get(dut.steps.payload.as_value()), n, w))
                     t0 = cycles
+                    first = cycles if first is None else first
                 if (ctx.get(dut.done) or ctx.get(dut.error.as_value())) \
                         and not ctx.get(dut.steps.valid):
                     break
@@ -46,7 +47,7 @@ def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
                 cycles += 1
             ctx.set(dut.steps.ready, 0)
             results.append({"steps": steps, "error": ctx.get(dut.error.as_value()),
-                            "done": ctx.get(dut.done), "cycles": t0})
+                            "done": ctx.get(dut.done), "cycles": t0, "first": first})
             await ctx.tick()
 
     sim = Simulator(m)
@@ -89,9 +90,10 @@ def test_one_step_per_cycle_without_backpressure():
     x = np.arange(1, n * n + 1).reshape(n, n)
     (r,) = simulate(n, w, [frame(x)], ready_p=1.0)
     check_against_model(x, r)
-    # the first step is valid in the cycle after the edge that took the last beat (cycle 1),
-    # then one step per cycle
-    assert r["cycles"] == len(r["steps"]) - 1 + 1
+    # cycle 0 is the cycle after the edge that took the last beat (the engine computes the
+    # first step in it); the first step is valid in cycle 1, then one step per cycle
+    assert r["first"] == 1
+    assert r["cycles"] == len(r["steps"])
 
 
 @pytest.mark.parametrize("case,flag", [("short", 0b001), ("long", 0b010), ("overflow", 0b100)])
@@ -160,3 +162,68 @@ def test_done_waits_for_the_final_step_to_be_taken():
     sim.run()
     assert [s[:2] for s in seen] == [(list(p), wt) for p, wt in expect]
     assert seen[-1][2] and len(seen) == len(expect) > 1
+
+
+def test_back_to_back_load_waits_for_the_final_step():
+    """A new frame offered while the previous matrix's final step waits in the output register
+    is refused until that step is taken; done rises for the first matrix, and the second is
+    decomposed step for step."""
+    n, w = 4, 8
+    a = np.diag([3, 5, 7, 9])
+    b = np.arange(1, n * n + 1).reshape(n, n)
+    m = Module()
+    m.domains.sync = ClockDomain("sync")
+    m.submodules.dut = dut = BvnEngine(n=n, w=w)
+    got = {"a": [], "b": []}
+    log = {"refused": 0, "done_a": False}
+
+    async def bench(ctx):
+        for values, last in frame(a):
+            ctx.set(dut.load.valid, 1)
+            ctx.set(dut.load.payload.as_value(), pack_row(values, last, n))
+            await ctx.tick().until(dut.load.ready)
+        # B's first beat is offered at once and stays offered
+        ctx.set(dut.load.payload.as_value(), pack_row(frame(b)[0][0], False, n))
+        ctx.set(dut.steps.ready, 1)
+        while True:
+            await ctx.delay(0)
+            if ctx.get(dut.steps.valid):
+                step = unpack_step(ctx.get(dut.steps.payload.as_value()), n, w)
+                if step[2]:
+                    break
+                got["a"].append(step)
+            await ctx.tick()
+        ctx.set(dut.steps.ready, 0)     # hold A's final step for 6 cycles
+        for _ in range(6):
+            await ctx.delay(0)
+            assert ctx.get(dut.steps.valid) and not ctx.get(dut.load.ready)
+            log["refused"] += 1
+            await ctx.tick()
+        got["a"].append(unpack_step(ctx.get(dut.steps.payload.as_value()), n, w))
+        ctx.set(dut.steps.ready, 1)
+        await ctx.tick()                # A's final step taken
+        await ctx.delay(0)
+        log["done_a"] = bool(ctx.get(dut.done))
+        assert ctx.get(dut.load.ready)
+        await ctx.tick()                # B's first beat taken
+        for values, last in frame(b)[1:]:
+            ctx.set(dut.load.payload.as_value(), pack_row(values, last, n))
+            await ctx.tick().until(dut.load.ready)
+        ctx.set(dut.load.valid, 0)
+        for _ in range(200):
+            await ctx.delay(0)
+            if ctx.get(dut.steps.valid):
+                got["b"].append(unpack_step(ctx.get(dut.steps.payload.as_value()), n, w))
+            if ctx.get(dut.done) and not ctx.get(dut.steps.valid):
+                break
+            await ctx.tick()
+
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert log["refused"] == 6 and log["done_a"]
+    for name, mat in (("a", a), ("b", b)):
+        expect = decompose(mat, "wavefront")
+        assert [(p, wt) for p, wt, _ in got[name]] == [(list(p), wt) for p, wt in expect], name
+        assert [last for *_, last in got[name]] == [False] * (len(expect) - 1) + [True]

@@ -11,7 +11,8 @@ from amaranth.sim import Simulator
 
 from models.chronos.bvn import decompose
 from rtl.chronos.bvn import BvnEngine, pack_row
-from rtl.chronos.slot import TAG_BITS, SlotSwitch, word_layout
+from rtl.chronos.slot_layout import TAG_BITS, word_layout
+from rtl.chronos.slot_switch import SlotSwitch
 
 N, W, D = 4, 8, 8
 PERIOD, GUARD = 6, 2
