@@ -1,6 +1,7 @@
 """cocotb benchmark of the BvN engine on Verilator (run by ``make bench``, not by the
 regression): clock cycles per decomposition of Chronos MoE matrices with the output always
-ready, from the first load beat to the last step, checked step for step against the model.
+ready, from the cycle the first load beat is taken to the cycle the last step is taken (both
+included), checked step for step against the model.
 
 ``AIFABRIC_TRANSACTIONS`` is the number of matrices (default 20).
 """
@@ -37,12 +38,13 @@ async def moe_cycles(dut):
         t0 = time.perf_counter()
         expect = decompose(mat, "wavefront")
         software.append(time.perf_counter() - t0)
-        first = await h.load([(list(map(int, mat[i])), i == n - 1) for i in range(n)])
-        got, last_cycle = await h.drain(1.0, True, 4 * len(expect) + 100)
+        got, first, last_cycle = await h.run_frame(
+            [(list(map(int, mat[i])), i == n - 1) for i in range(n)], gap_p=0.0, ready_p=1.0,
+            expect_steps=True, limit=4 * len(expect) + 4 * n + 100)
         assert [g[0] for g in got] == expect.perms.tolist()
         assert [g[1] for g in got] == expect.weights.tolist()
         cycles.append(last_cycle - first + 1)
         steps.append(len(got))
-    record_stats("moe_cycles", transactions=sum(steps), cycles=h.cycle,
+    record_stats("moe_cycles", transactions=sum(steps), cycles=h.meter.cycles,
                  seconds=time.perf_counter() - start, n=n, w=w, per_matrix_cycles=cycles,
                  per_matrix_steps=steps, model_wavefront_s=software)

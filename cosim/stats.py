@@ -8,6 +8,21 @@ import os
 STATS_ENV = "AIFABRIC_STATS"
 
 
+class CycleMeter:
+    """Clock cycles simulated since it was made, measured from simulation time (so a
+    testbench's reported cycle count cannot drift from what it ran)."""
+
+    def __init__(self, period_ns: float) -> None:
+        from cocotb.simtime import get_sim_time
+        self._now = lambda: get_sim_time("ns")
+        self.period_ns = period_ns
+        self.start_ns = self._now()
+
+    @property
+    def cycles(self) -> int:
+        return int(round((self._now() - self.start_ns) / self.period_ns))
+
+
 def record_stats(test: str, *, transactions: int, cycles: int, seconds: float | None = None,
                  **extra) -> None:
     """Append one JSON line for ``test`` to the file the runner named in ``AIFABRIC_STATS``.

@@ -22,12 +22,12 @@ import time
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge
 
-from cosim.stats import record_stats
+from cosim.codec import LANE_BITS, decode_step, dest_bits, encode_row
+from cosim.stats import CycleMeter, record_stats
+from cosim.stream import ClockCycle, ProtocolError, StreamMonitor, StreamSink, StreamSource
 from models.chronos.bvn import decompose
 from models.chronos.moe import moe_traffic_matrix
-from rtl.chronos.bvn import LANE_BITS, pack_row, unpack_step
 
 RANDOM_MATRICES = 200
 MOE_MATRICES = 100
@@ -36,12 +36,12 @@ DENSITIES = (0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 # so an even mix would spend most of the regression's time on a few dense matrices.
 DENSITY_WEIGHTS = (0.2, 0.2, 0.2, 0.2, 0.1, 0.1)
 ERRORS = {"short": 0b001, "long": 0b010, "overflow": 0b100}
+BACK_TO_BACK = 24   # matrices queued back to back
 
 
 def dims(dut) -> tuple[int, int]:
     n = (len(dut.load__payload) - 1) // LANE_BITS
-    b = max(1, (n - 1).bit_length())
-    w = len(dut.steps__payload) - n * b - n - 1
+    w = len(dut.steps__payload) - n * dest_bits(n) - n - 1
     return n, w
 
 
@@ -124,70 +124,52 @@ class StepChecker:
 
 
 class Harness:
-    """Driver and monitor of the engine's two streams with one trigger per cycle: at each
-    falling edge the outputs the last rising edge registered are read and the inputs for the
-    next rising edge are written (every output of the engine but ``load.ready`` comes from a
-    register, and ``load.ready`` only from state registers)."""
+    """The engine's two streams through ``cosim.stream``: a source on ``load`` (random idle
+    cycles), a sink on ``steps`` (random back-pressure) and a protocol monitor on each, all
+    stepped once per clock by one :class:`~cosim.stream.ClockCycle`. Payloads are encoded and
+    decoded with ``cosim.codec`` (the documented layout), not with the RTL's helpers."""
 
     def __init__(self, dut, rng: np.random.Generator) -> None:
         self.dut, self.rng = dut, rng
         self.n, self.w = dims(dut)
-        self.cycle = 0
-
-    async def tick(self) -> None:
-        await FallingEdge(self.dut.clk)
-        self.cycle += 1
+        self.source = StreamSource(dut, "load", rng)
+        self.sink = StreamSink(dut, "steps", rng)
+        self.monitors = [StreamMonitor(dut, "load", dut.rst), StreamMonitor(dut, "steps", dut.rst)]
+        self.clock = ClockCycle(dut.clk, [self.source, self.sink, *self.monitors])
+        self.meter = CycleMeter(10)
 
     async def reset(self) -> None:
-        self.dut.load__valid.value = 0
-        self.dut.steps__ready.value = 0
-        self.dut.rst.value = 1
-        await self.tick()
-        await self.tick()
-        self.dut.rst.value = 0
-        await self.tick()
+        for rst in (1, 1, 0):
+            await self.clock.drive()
+            self.dut.rst.value = rst
+            await self.clock.sample()
 
-    async def load(self, beats, gap_p: float = 0.0) -> int:
-        """Send ``beats``; return the cycle that took the first beat. Asserts that no step
-        appears while loading."""
-        dut, first = self.dut, None
-        for values, last in beats:
-            while gap_p and self.rng.random() < gap_p:
-                dut.load__valid.value = 0
-                await self.tick()
-            dut.load__valid.value = 1
-            dut.load__payload.value = pack_row(values, last, self.n)
-            while True:
-                assert not dut.steps__valid.value, "a step appeared during a load"
-                taken = bool(dut.load__ready.value)
-                await self.tick()
-                if taken:
-                    first = self.cycle if first is None else first
-                    break
-        dut.load__valid.value = 0
-        return first
+    def send(self, beats) -> None:
+        self.source.send(encode_row(values, last) for values, last in beats)
 
-    async def drain(self, ready_p: float, expect_steps: bool, limit: int):
-        """Collect steps until ``done`` (or an error) with ``ready`` high with probability
-        ``ready_p`` each cycle (stalls come in bursts); return (steps, cycle of last step)."""
-        dut, words, last_cycle = self.dut, [], None
-        ready, written = 1, None
+    def steps(self, since: int = 0):
+        return [decode_step(word, self.n, self.w) for _, word in self.sink.beats[since:]]
+
+    async def run_frame(self, beats, *, gap_p: float, ready_p: float, expect_steps: bool,
+                        limit: int):
+        """Send one frame, collect its steps until ``done`` (or an error flag when no step is
+        expected); return (steps, cycle the first beat was taken, cycle of the last step)."""
+        dut, since, sent = self.dut, len(self.sink.beats), len(self.source.sent)
+        self.source.gap_p, self.sink.ready_p = gap_p, ready_p
+        self.send(beats)
         for _ in range(limit):
-            if ready_p < 1.0 and self.rng.random() < 0.1:  # ready changes in bursts
-                ready = int(self.rng.random() < ready_p)
-            if ready != written:
-                dut.steps__ready.value = written = ready
-            valid = dut.steps__valid.value
-            if valid and ready:
-                words.append(dut.steps__payload.value.to_unsigned())
-                last_cycle = self.cycle
-            stop = not valid and (dut.done.value or (not expect_steps and
-                                                     dut.error.value.to_unsigned()))
-            await self.tick()
-            if stop:
-                dut.steps__ready.value = 0
-                return [unpack_step(int(x), self.n, self.w) for x in words], last_cycle
-        raise AssertionError(f"no done after {limit} cycles ({len(words)} steps received)")
+            await self.clock.step()
+            if not self.source.idle:
+                assert not int(dut.steps__valid.value), "a step appeared during a load"
+                continue
+            valid = int(dut.steps__valid.value)
+            if not valid and (int(dut.done.value) or
+                              (not expect_steps and int(dut.error.value.to_unsigned()))):
+                first = self.source.sent[sent][0]
+                last = self.sink.beats[-1][0] if len(self.sink.beats) > since else None
+                return self.steps(since), first, last
+        raise AssertionError(f"no done after {limit} cycles "
+                             f"({len(self.sink.beats) - since} steps received)")
 
 
 @cocotb.test()
@@ -208,18 +190,20 @@ async def decompositions(dut):
         if budget is not None and steps_total >= budget and kind in checked:
             continue
         ready_p = float(rng.choice([1.0, 1.0, 0.9, 0.5]))
-        first = await h.load(beats, gap_p=float(rng.choice([0.0, 0.0, 0.3])))
+        gap_p = float(rng.choice([0.0, 0.0, 0.3]))
         beats_total += len(beats)
         if error:
-            steps, _ = await h.drain(ready_p, False, 50)
+            steps, _, _ = await h.run_frame(beats, gap_p=gap_p, ready_p=ready_p,
+                                            expect_steps=False, limit=50 + 4 * len(beats))
             assert not steps, f"{kind} frame: {len(steps)} steps emitted"
             got = int(dut.error.value.to_unsigned())
             assert got == error, f"{kind} frame: error flags {got:03b}, expected {error:03b}"
             assert not int(dut.done.value), f"{kind} frame: done raised"
             continue
         expect = decompose(mat, "wavefront")
-        limit = int(4 * (len(expect) + 10) / ready_p) + 100
-        steps, last_cycle = await h.drain(ready_p, True, limit)
+        limit = int(4 * (len(expect) + 10) / ready_p) + 4 * n + 100
+        steps, first, last_cycle = await h.run_frame(beats, gap_p=gap_p, ready_p=ready_p,
+                                                     expect_steps=True, limit=limit)
         assert int(dut.error.value.to_unsigned()) == 0
         checker = StepChecker(mat)
         for k, (perm, weight, last) in enumerate(steps):
@@ -232,7 +216,7 @@ async def decompositions(dut):
         assert not checker.resid.any(), "steps do not sum to the loaded matrix"
         if kind in checked:
             checked[kind] += 1
-        if kind == "moe" and ready_p == 1.0 and steps:
+        if kind == "moe" and ready_p == 1.0 and gap_p == 0.0 and steps:
             moe_cycles.append(last_cycle - first + 1)
         steps_total += len(steps)
         done_count = sum(checked.values())
@@ -243,11 +227,56 @@ async def decompositions(dut):
     elapsed = time.perf_counter() - start
     if budget is None:
         assert checked == {"random": RANDOM_MATRICES, "moe": MOE_MATRICES}, checked
+    assert h.monitors[0].beats == beats_total and h.monitors[1].beats == steps_total
     dut._log.info("%d steps of %s matrices checked in %.1f s (%d cycles)",
-                  steps_total, checked, elapsed, h.cycle)
-    # transactions: handshakes on both streams (load beats and steps)
-    record_stats("decompositions", transactions=steps_total + beats_total, cycles=h.cycle,
-                 seconds=elapsed, steps=steps_total, matrices=checked, moe_cycles=moe_cycles)
+                  steps_total, checked, elapsed, h.meter.cycles)
+    # transactions: handshakes on both streams (load beats and steps), as the monitors saw them
+    record_stats("decompositions", transactions=h.monitors[0].beats + h.monitors[1].beats,
+                 cycles=h.meter.cycles, seconds=elapsed, steps=steps_total, matrices=checked,
+                 moe_cycles=moe_cycles)
+
+
+@cocotb.test()
+async def back_to_back_frames(dut):
+    """Frames queued back to back (the next frame offered while the previous matrix's final
+    step still waits under back-pressure): every matrix is decomposed step for step and
+    ``done`` rises once per matrix."""
+    n, w = dims(dut)
+    rng = np.random.default_rng(cocotb.RANDOM_SEED + 2)
+    Clock(dut.clk, 10, unit="ns").start()
+    h = Harness(dut, rng)
+    await h.reset()
+    mats = [random_matrix(rng, n, min(w, 6)) for _ in range(BACK_TO_BACK)]
+    mats[len(mats) // 2] = np.zeros((n, n), dtype=np.int64)     # no step, still a done
+    for mat in mats:
+        h.send([(list(map(int, mat[i])), i == n - 1) for i in range(n)])
+    h.source.gap_p, h.sink.ready_p = 0.1, 0.6
+    expects = [decompose(mat, "wavefront") for mat in mats]
+    dones, was_done = 0, True     # done is high after reset until the first load starts
+    limit = sum(4 * (len(e) + n + 10) for e in expects) + 1000
+    for _ in range(limit):
+        await h.clock.step()
+        done = bool(int(dut.done.value))
+        dones += done and not was_done
+        was_done = done
+        if h.source.idle and done and not int(dut.steps__valid.value):
+            break
+    else:
+        raise AssertionError(f"not finished after {limit} cycles")
+    got, current = [], []
+    for step in h.steps():
+        current.append(step)
+        if step[2]:
+            got.append(current)
+            current = []
+    nonzero = [(mat, e) for mat, e in zip(mats, expects) if len(e)]
+    assert not current and len(got) == len(nonzero), (len(got), len(nonzero))
+    for k, (steps, (mat, expect)) in enumerate(zip(got, nonzero)):
+        assert [(p, wt) for p, wt, _ in steps] == \
+            [(list(map(int, p)), int(wt)) for p, wt in expect], f"matrix {k}"
+    assert dones == len(mats), f"done rose {dones} times for {len(mats)} matrices"
+    record_stats("back_to_back_frames",
+                 transactions=h.monitors[0].beats + h.monitors[1].beats, cycles=h.meter.cycles)
 
 
 @cocotb.test()
@@ -261,23 +290,53 @@ async def stall_keeps_every_step(dut):
     await h.reset()
     mat = rng.integers(1, 1 << min(w, 12), (n, n))
     expect = decompose(mat, "wavefront")
-    await h.load([(list(map(int, mat[i])), i == n - 1) for i in range(n)])
-    got, stalled_from = [], h.cycle
+    h.send([(list(map(int, mat[i])), i == n - 1) for i in range(n)])
+    stalled_from = None
     while True:  # accept every cycle except a 3n-cycle stall after the third step
-        stall = len(got) == 3 and h.cycle - stalled_from < 3 * n
-        if len(got) < 3:
-            stalled_from = h.cycle
-        dut.steps__ready.value = 0 if stall else 1
-        if dut.steps__valid.value and not stall:
-            got.append((h.cycle, unpack_step(int(dut.steps__payload.value.to_unsigned()), n, w)))
-        done = dut.done.value and not dut.steps__valid.value
-        await h.tick()
-        if done:
+        taken = len(h.sink.beats)
+        stall = taken == 3 and (stalled_from is None or h.clock.count - stalled_from < 3 * n)
+        if taken == 3 and stalled_from is None:
+            stalled_from = h.clock.count
+        h.sink.enabled = not stall
+        await h.clock.step()
+        if int(dut.done.value) and not int(dut.steps__valid.value):
             break
-    assert [s[1][0] for s in got] == expect.perms.tolist()
-    assert [s[1][1] for s in got] == expect.weights.tolist()
-    cycles = [c for c, _ in got]
-    gaps = np.diff(cycles)
+    got = h.steps()
+    assert [s[0] for s in got] == expect.perms.tolist()
+    assert [s[1] for s in got] == expect.weights.tolist()
+    gaps = np.diff([c for c, _ in h.sink.beats])
     assert (gaps[:2] == 1).all() and (gaps[3:] == 1).all(), f"not one step per cycle: {gaps}"
     assert gaps[2] >= 3 * n, f"the stall did not hold the output: {gaps[2]}"
-    record_stats("stall_keeps_every_step", transactions=len(got), cycles=h.cycle)
+    record_stats("stall_keeps_every_step", transactions=len(got), cycles=h.meter.cycles)
+
+
+@cocotb.test()
+async def monitor_catches_a_dropped_beat(dut):
+    """The protocol monitor is live: a source that withdraws a beat before it is taken (valid
+    falls while ready is low) fails with the stream, the cycle and the signal named."""
+    n, _ = dims(dut)
+    Clock(dut.clk, 10, unit="ns").start()
+    h = Harness(dut, np.random.default_rng(0))
+    await h.reset()
+    monitor = h.monitors[0]
+    h.sink.ready_p = 0.0
+    # a full frame of an all-ones matrix: the final step waits, so load.ready stays low after
+    mat = np.ones((n, n), dtype=np.int64)
+    h.send([(list(map(int, mat[i])), i == n - 1) for i in range(n)])
+    while not (h.source.idle and int(dut.steps__valid.value)):
+        await h.clock.step()
+    h.send([([1] * n, False)])
+    await h.clock.step()
+    assert int(dut.load__valid.value) and not int(dut.load__ready.value)
+    h.source.current = None            # withdraw the beat: a protocol violation
+    try:
+        await h.clock.step()
+    except ProtocolError as e:
+        message = str(e)
+    else:
+        raise AssertionError("the monitor missed valid falling before ready")
+    assert "stream 'load'" in message and "load__valid" in message and \
+        f"cycle {h.clock.count}" in message, message
+    assert monitor.beats == n
+    record_stats("monitor_catches_a_dropped_beat", transactions=monitor.beats,
+                 cycles=h.meter.cycles)

@@ -1,0 +1,85 @@
+"""Payload encoders and decoders written from the documented bit layouts, independent of the
+RTL's own helpers (a layout error in ``rtl/`` then fails the co-simulation instead of fooling
+both sides). ``tests/test_codec.py`` checks that the RTL helpers agree with these.
+
+BvN engine (``rtl/chronos/bvn.py``)
+    load beat: lane j of row i in bits ``32j .. 32j+31``; ``last`` at bit ``32N``.
+    step / stack entry: ``dest[i]`` in bits ``b*i .. b*i+b-1`` (b = bits of N-1, at least 1),
+    then ``connected[i]`` at bit ``bN + i``, ``weight`` (W bits) at ``bN + N``, ``last`` at
+    ``bN + N + W``.
+Slot blocks (``rtl/chronos/slot_layout.py``)
+    up-fibre word: ``valid`` bit 0, ``tag`` bits 1..2, ``data`` from bit 3; array element k
+    of a word array at bit ``k * (D + 3)``.
+    crossbar output: ``valid`` bit 0, ``data`` from bit 1; element k at bit ``k * (D + 1)``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LANE_BITS", "TAG_BITS", "dest_bits", "step_bits", "encode_row", "decode_row",
+           "encode_step", "decode_step", "field", "decode_words", "decode_outputs"]
+
+LANE_BITS = 32
+TAG_BITS = 2
+
+
+def dest_bits(n: int) -> int:
+    return max(1, (n - 1).bit_length())
+
+
+def step_bits(n: int, w: int) -> int:
+    return dest_bits(n) * n + n + w + 1
+
+
+def field(value: int, index: int, width: int) -> int:
+    """Element ``index`` of an array of ``width``-bit fields packed from bit 0."""
+    return value >> (index * width) & ((1 << width) - 1)
+
+
+def encode_row(values, last: bool) -> int:
+    word = 0
+    for j, v in enumerate(values):
+        if not 0 <= int(v) < 1 << LANE_BITS:
+            raise ValueError(f"lane {j}: {v} does not fit in {LANE_BITS} bits")
+        word |= int(v) << (LANE_BITS * j)
+    return word | int(bool(last)) << (LANE_BITS * len(values))
+
+
+def decode_row(word: int, n: int) -> tuple[list[int], bool]:
+    return [field(word, j, LANE_BITS) for j in range(n)], bool(word >> (LANE_BITS * n) & 1)
+
+
+def encode_step(perm, weight: int, last: bool, n: int, w: int, *, raw_dest=None) -> int:
+    """``perm[i]``: input i's output or -1 (idle). ``raw_dest``: (input, value) pairs written
+    into ``dest`` as they are, for malformed entries (an output >= N, a repeated output)."""
+    b = dest_bits(n)
+    word = 0
+    for i, j in enumerate(perm):
+        if j >= 0:
+            word |= (j & ((1 << b) - 1)) << (b * i) | 1 << (b * n + i)
+    for i, value in raw_dest or ():
+        word &= ~(((1 << b) - 1) << (b * i))
+        word |= value << (b * i) | 1 << (b * n + i)
+    if not 0 <= weight < 1 << w:
+        raise ValueError(f"weight {weight} does not fit in {w} bits")
+    return word | weight << (b * n + n) | int(bool(last)) << (b * n + n + w)
+
+
+def decode_step(word: int, n: int, w: int) -> tuple[list[int], int, bool]:
+    b = dest_bits(n)
+    conn = word >> (b * n)
+    perm = [field(word, i, b) if conn >> i & 1 else -1 for i in range(n)]
+    return perm, field(word >> (b * n + n), 0, w), bool(word >> (b * n + n + w) & 1)
+
+
+def decode_words(value: int, n: int, d: int) -> list[tuple[int, int] | None]:
+    """An array of N up-fibre words -> (tag, data) or None where not valid."""
+    out = []
+    for k in range(n):
+        x = field(value, k, d + 1 + TAG_BITS)
+        out.append((x >> 1 & ((1 << TAG_BITS) - 1), x >> (1 + TAG_BITS)) if x & 1 else None)
+    return out
+
+
+def decode_outputs(value: int, n: int, d: int) -> list[int | None]:
+    """An array of N crossbar outputs -> data or None where not valid."""
+    return [x >> 1 if (x := field(value, k, d + 1)) & 1 else None for k in range(n)]
