@@ -115,7 +115,9 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         name="slot_fabric",
         component=SlotFabric,
         description="test fabric: slot_switch + N slot_endpoints over run-time fibre delays",
-        params=({"n": 4, "d": 16, "depth": 16, "hold_bits": 8},
+        # N = 3 and 5: destinations that do not fill their field (an output >= N can be sent)
+        params=({"n": 3, "d": 16, "depth": 16, "hold_bits": 8},
+                {"n": 5, "d": 16, "depth": 16, "hold_bits": 8},
                 {"n": 8, "d": 32, "depth": 64, "hold_bits": 8}),
         synth_params=(),
     ),

@@ -2,8 +2,8 @@
 
 :class:`SlotEndpoint`
     After ``start`` it sends one ping and counts the cycles m until the echo: m = 2d + 1 for a
-    link of d cycles each way (``rtt`` = m, saturating at 2**TIME_BITS - 1). It follows
-    ``sync`` with its own slot timer: the cycle a sync pulse arrives is phase 0 of slot
+    link of d cycles each way (``rtt`` = m, saturating at 2**TIME_BITS - 1; 0 until measured).
+    It follows ``sync`` with its own slot timer: the cycle a sync pulse arrives is phase 0 of slot
     ``sync_slot``; without a pulse the slot ends at the first cycle whose phase is >= T - 1
     (T as it is then) and the next is expected one cycle later. A missing pulse at an expected
     cycle sets ``missed`` (sticky until ``clear``) and the timer carries on alone.
@@ -57,7 +57,8 @@ class SlotEndpoint(wiring.Component):
         count_p1 = Signal(TIME_BITS)   # (one operation per named signal keeps -Wall quiet)
         m.d.comb += count_p1.eq(count + 1)
         with m.If(~self.start):
-            m.d.sync += [pinged.eq(0), counting.eq(0), self.measured.eq(0), self.ping.eq(0)]
+            m.d.sync += [pinged.eq(0), counting.eq(0), self.measured.eq(0), self.ping.eq(0),
+                         self.rtt.eq(0)]
         with m.Elif(~pinged):
             m.d.sync += [pinged.eq(1), self.ping.eq(1), counting.eq(1), count.eq(0)]
         with m.Else():
@@ -100,10 +101,11 @@ class SlotEndpoint(wiring.Component):
         # ---- send window: T - G cycles from phase (G - m) mod T ----------------------------
         early = Signal()          # m > G: the window opens in the previous slot
         opens_at = Signal(TIME_BITS)
-        p_plus_g, late_open, same_open = Signal(TIME_BITS), Signal(TIME_BITS), Signal(TIME_BITS)
+        # T - (m - G) rather than T + G - m: no intermediate value exceeds T (no wrap at large T)
+        excess, late_open, same_open = Signal(TIME_BITS), Signal(TIME_BITS), Signal(TIME_BITS)
         m.d.comb += [early.eq(self.rtt > guard),
-                     p_plus_g.eq(period + guard),
-                     late_open.eq(p_plus_g - self.rtt),
+                     excess.eq(self.rtt - guard),
+                     late_open.eq(period - excess),
                      same_open.eq(guard - self.rtt),
                      opens_at.eq(Mux(early, late_open, same_open))]
         tag_open = Signal(TAG_BITS)   # the slot the opening window belongs to
@@ -130,7 +132,7 @@ class SlotEndpoint(wiring.Component):
             m.d.sync += open_reg.eq(span[1:].any())
         with m.Elif(~left[1:].any()):
             m.d.sync += open_reg.eq(0)
-        m.d.comb += [self.window.eq(opening | open_reg),
+        m.d.comb += [self.window.eq(opening | (open_reg & active)),
                      self.window_tag.eq(Mux(opening, tag_open, wtag))]
 
         # ---- launch: registered, one cycle ------------------------------------------------
