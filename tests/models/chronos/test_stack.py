@@ -6,6 +6,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from models.chronos.stack import (Collective, ParallelSpec, Slot, check_stack, compose_local,
                                   generate_stack, stack_from_genstack, switch_local,
@@ -160,14 +163,19 @@ def test_genstack_missing_file(tmp_path):
         stack_from_genstack(tmp_path / "nope.json")
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_switch_local_carries_every_permutation(seed):
-    rng = np.random.default_rng(seed)
-    leaf_size = int(rng.choice([1, 2, 4, 8]))
-    n = leaf_size * int(rng.integers(1, 9))
-    perm = rng.permutation(n)
-    perm[rng.random(n) < 0.3] = -1
+@st.composite
+def leaf_permutations(draw):
+    leaf_size = draw(st.sampled_from([1, 2, 4, 8]))
+    n = leaf_size * draw(st.integers(1, 8))
+    perm = np.array(draw(st.permutations(range(n))))
+    perm[draw(arrays(np.bool_, n))] = -1
     perm[perm == np.arange(n)] = -1
+    return leaf_size, perm
+
+
+@given(leaf_permutations())
+def test_switch_local_carries_every_permutation(case):
+    leaf_size, perm = case
     local = switch_local(perm, leaf_size)
     for table in (*local.leaf, *local.spine):
         active = table[table >= 0]
