@@ -47,7 +47,7 @@ bench: $(STAMP)
 	$(PY) -m scripts.bench $(ARGS)
 
 reproduce: $(STAMP)
-	$(PY) -m scripts.reproduce $(ARGS)
+	$(PY) -m scripts.reproduce --readme README.md $(ARGS)
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

@@ -41,8 +41,8 @@ def reproduce(quick: bool = False) -> list[Record]:
     Table 6, Fig 15's ordering, Fig 16's trends, Fig 17(b)'s 90% claim. ``quick``: rail rings
     up to k = 65 instead of 257 and 20 instead of 100 fault samples."""
     from . import experiments as ex
-    records = ex.ring_records(_cached(("rings", quick),
-                                      lambda: ex.ring_sweep(65 if quick else 257)))
+    k_max = 65 if quick else 257
+    records = ex.ring_records(_cached(("rings", quick), lambda: ex.ring_sweep(k_max)), k_max)
     records += ex.system_records()
     records += ex.routing_records()
     records += ex.table6_records()

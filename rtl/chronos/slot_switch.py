@@ -57,6 +57,11 @@ def perm_layout(n):
     return data.StructLayout({"dest": data.ArrayLayout(range(n), n), "connected": n})
 
 
+def _stack_params(n, depth, hold_bits):
+    """The (name, value, low, high) checks of the stack's parameters."""
+    return [("n", n, 2, 64), ("depth", depth, 2, 1024), ("hold_bits", hold_bits, 1, 32)]
+
+
 def entry_layout(n, hold_bits):
     """A stored stack entry: the permutation and its hold count (slots)."""
     return data.StructLayout({"dest": data.ArrayLayout(range(n), n), "connected": n,
@@ -125,8 +130,7 @@ class StackLoader(wiring.Component):
     """
 
     def __init__(self, *, n, depth, hold_bits):
-        check_params(self, [("n", n, 2, 64), ("depth", depth, 2, 1024),
-                            ("hold_bits", hold_bits, 1, 32)])
+        check_params(self, _stack_params(n, depth, hold_bits))
         self.n, self.depth, self.hold_bits = n, depth, hold_bits
         super().__init__({
             "schedule": In(stream.Signature(step_layout(n, hold_bits))),
@@ -203,8 +207,7 @@ class Sequencer(wiring.Component):
     """
 
     def __init__(self, *, n, depth, hold_bits):
-        check_params(self, [("n", n, 2, 64), ("depth", depth, 2, 1024),
-                            ("hold_bits", hold_bits, 1, 32)])
+        check_params(self, _stack_params(n, depth, hold_bits))
         self.n, self.depth, self.hold_bits = n, depth, hold_bits
         super().__init__({
             "start": In(1), "running": In(1), "stopped": In(1),
@@ -291,8 +294,7 @@ class SlotSwitch(wiring.Component):
     """
 
     def __init__(self, *, n, d, depth, hold_bits):
-        check_params(self, [("n", n, 2, 64), ("d", d, 1, 512), ("depth", depth, 2, 1024),
-                            ("hold_bits", hold_bits, 1, 32)])
+        check_params(self, [("d", d, 1, 512), *_stack_params(n, depth, hold_bits)])
         self.n, self.d, self.depth, self.hold_bits = n, d, depth, hold_bits
         super().__init__({
             "period": In(TIME_BITS), "guard": In(TIME_BITS), "enable": In(1),
