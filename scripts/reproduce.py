@@ -110,6 +110,12 @@ def _tables(mine: list[Record], *, matches: bool) -> list[str]:
                               _num(r.model_value), _num(r.margin), r.status, r.why or r.note]
                              for r in bounds]))
     defs = [r for r in mine if r.kind == "definition"]
+    if not matches:
+        same = [r.id for r in defs if r.status == "match"]
+        defs = [r for r in defs if r.status != "match"]
+        if same:
+            out += [f"Definitions that give the paper's printed value ({len(same)}): "
+                    + ", ".join(f"`{i}`" for i in same) + ".", ""]
     if defs:
         out += ["Definitions (the paper's formula evaluated; not counted as reproduced):", ""]
         out.append(md_table(["id", "metric", "unit", "paper", "formula gives", "error", "why"],
