@@ -57,6 +57,8 @@ def encode_step(perm, weight: int, last: bool, n: int, w: int, *, raw_dest=None)
         if j >= 0:
             word |= (j & ((1 << b) - 1)) << (b * i) | 1 << (b * n + i)
     for i, value in raw_dest or ():
+        if not 0 <= value < 1 << b:
+            raise ValueError(f"raw dest {value} of input {i} does not fit in {b} bits")
         word &= ~(((1 << b) - 1) << (b * i))
         word |= value << (b * i) | 1 << (b * n + i)
     if not 0 <= weight < 1 << w:

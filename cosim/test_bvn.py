@@ -252,12 +252,17 @@ async def back_to_back_frames(dut):
         h.send([(list(map(int, mat[i])), i == n - 1) for i in range(n)])
     h.source.gap_p, h.sink.ready_p = 0.1, 0.6
     expects = [decompose(mat, "wavefront") for mat in mats]
-    dones, was_done = 0, True     # done is high after reset until the first load starts
+    dones, was_done = 0, False    # done is low after reset (no matrix loaded yet)
+    overlaps = 0                  # cycles a new frame waits behind an untaken final step
     limit = sum(4 * (len(e) + n + 10) for e in expects) + 1000
     for _ in range(limit):
         await h.clock.step()
         done = bool(int(dut.done.value))
         dones += done and not was_done
+        if int(dut.load__valid.value) and not int(dut.load__ready.value) \
+                and int(dut.steps__valid.value) and decode_step(
+                    int(dut.steps__payload.value.to_unsigned()), n, w)[2]:
+            overlaps += 1
         was_done = done
         if h.source.idle and done and not int(dut.steps__valid.value):
             break
@@ -275,6 +280,7 @@ async def back_to_back_frames(dut):
         assert [(p, wt) for p, wt, _ in steps] == \
             [(list(map(int, p)), int(wt)) for p, wt in expect], f"matrix {k}"
     assert dones == len(mats), f"done rose {dones} times for {len(mats)} matrices"
+    assert overlaps >= 5, f"only {overlaps} cycles with a frame waiting behind a final step"
     record_stats("back_to_back_frames",
                  transactions=h.monitors[0].beats + h.monitors[1].beats, cycles=h.meter.cycles)
 

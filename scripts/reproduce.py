@@ -85,7 +85,8 @@ def headline(records: list[Record]) -> str:
             f"{c['differ']} values differ (each with its reason); {c['definitions']} "
             f"definitions (the paper's own formulas evaluated) are listed apart and not counted")
     if c["unexplained"]:
-        line += f". **{c['unexplained']} records differ without a reason**"
+        line += (f". **{c['unexplained']} records fail: a bound violated or a difference "
+                 f"without a reason**")
     return line + "."
 
 
@@ -111,16 +112,21 @@ def _tables(mine: list[Record], *, matches: bool) -> list[str]:
                              for r in bounds]))
     defs = [r for r in mine if r.kind == "definition"]
     if not matches:
-        same = [r.id for r in defs if r.status == "match"]
-        defs = [r for r in defs if r.status != "match"]
+        same = [r.id for r in defs if r.status in ("match", "holds")]
+        defs = [r for r in defs if r.status not in ("match", "holds")]
         if same:
             out += [f"Definitions that give the paper's printed value ({len(same)}): "
                     + ", ".join(f"`{i}`" for i in same) + ".", ""]
     if defs:
         out += ["Definitions (the paper's formula evaluated; not counted as reproduced):", ""]
-        out.append(md_table(["id", "metric", "unit", "paper", "formula gives", "error", "why"],
-                            [[r.id, r.metric, r.unit, _paper(r), _num(r.model_value),
-                              f"{100 * r.rel_error:.2f}%", r.why or r.note] for r in defs]))
+        out.append(md_table(["id", "metric", "unit", "paper", "formula gives",
+                             "error / margin", "why"],
+                            [[r.id, r.metric, r.unit,
+                              f"{r.bound} {_paper(r)}" if r.bound else _paper(r),
+                              _num(r.model_value),
+                              f"{_num(r.margin)} ({r.status})" if r.bound
+                              else f"{100 * r.rel_error:.2f}%", r.why or r.note]
+                             for r in defs]))
     return out
 
 

@@ -88,7 +88,7 @@ def test_reproduce_report_from_the_real_packages(tmp_path):
     assert len(by_id) == len(records), "duplicate record ids"
     wrong = []
     for r in records:
-        expect = ("holds",) if r["kind"] == "bound" else ("differs",) if r["why"] else ("match",)
+        expect = ("holds",) if r["bound"] else ("differs",) if r["why"] else ("match",)
         if r["status"] not in expect:
             wrong.append(f"{r['paper']}/{r['id']}: {r['kind']} {r['status']} (paper "
                          f"{r['paper_value']}, model {r['model_value']}, why {r['why']!r})")

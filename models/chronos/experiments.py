@@ -61,7 +61,7 @@ def timeslot_records() -> list[Record]:
                  f"(150 MB) rules out"),
         _rec("sec6.200m.efficiency", "efficiency at t_x = 10 ns", "%", 95,
              100 * ts.efficiency(MB, 400e9, t200, 10e-9), "paper: 'exceeds 95%'",
-             **definition),
+             **definition, bound=">="),
         _rec("sec6.mems.min_bytes", "smallest b for efficiency > 75% with t_x = 1 ms", "MB",
              150, ts.min_bytes_for_efficiency(0.75, 400e9, t200, 1e-3) / MB,
              "paper: 'b > 150 Mbytes'", **definition),

@@ -1,7 +1,7 @@
 """The slot test fabric (``rtl/chronos/slot_fabric.py``) as behaviour: one
 :class:`~.slot_switch.SlotSwitch`, N :class:`~.slot_endpoint.SlotEndpoint` and fibres that
-delay everything by d >= 1 cycles each way (a value sent at t is seen at t + d; a delay of 0
-behaves as 1, as in the RTL's delay lines).
+delay everything by d cycles each way (a value sent at t is seen at t + d; as in the RTL's
+delay lines, a delay of 0 behaves as 1 and one above 64 as 64).
 
 :meth:`SlotFabric.cycle` takes one cycle's inputs and returns that cycle's outputs, then
 advances the clock.
@@ -27,7 +27,7 @@ class Fibre:
         self.history = deque([idle] * self.MAX, maxlen=self.MAX)
 
     def seen(self, delay: int):
-        return self.history[-max(1, delay)]
+        return self.history[-min(max(1, delay), self.MAX)]
 
     def push(self, value) -> None:
         self.history.append(value)

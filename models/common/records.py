@@ -37,6 +37,7 @@ class Record:
         ``"definition"``: the model evaluates the paper's own formula on the paper's inputs; a
         check of the paper's arithmetic and units, listed apart and never counted as
         reproduced.
+    ``bound`` may also be set on a definition whose paper claim is a bound ("exceeds 95 %").
     ``why``: why the model's number is expected to differ from the paper's (a value or
     definition without a ``why`` must match).
     """
@@ -67,9 +68,14 @@ class Record:
         if self.kind not in KINDS:
             raise ValueError(f"Record {self.id!r}: kind must be one of {', '.join(KINDS)}, "
                              f"not {self.kind!r}")
-        if (self.kind == "bound") != (self.bound in ("<=", ">=")):
-            raise ValueError(f"Record {self.id!r}: a bound needs bound='<=' or '>=', and only "
-                             f"a bound has one (kind {self.kind!r}, bound {self.bound!r})")
+        if self.bound not in (None, "<=", ">="):
+            raise ValueError(f"Record {self.id!r}: bound must be '<=' or '>=', not "
+                             f"{self.bound!r}")
+        if (self.kind == "bound" and self.bound is None) or (self.kind == "value"
+                                                             and self.bound is not None):
+            raise ValueError(f"Record {self.id!r}: a bound needs bound='<=' or '>=' (a "
+                             f"definition may have one: the paper's claim about its own "
+                             f"formula), a value has none")
         if not 0 <= self.tolerance < 1:
             raise ValueError(f"Record {self.id!r}: tolerance must be in [0, 1), "
                              f"not {self.tolerance!r}")
@@ -89,8 +95,8 @@ class Record:
     @property
     def status(self) -> str:
         """``match``/``differs`` for values and definitions, ``holds``/``violated`` for
-        bounds."""
-        if self.kind == "bound":
+        bounds (and for definitions the paper states as a bound)."""
+        if self.bound is not None:
             return "holds" if self.margin >= 0 else "violated"
         return "match" if self.rel_error <= self.tolerance else "differs"
 
@@ -104,8 +110,8 @@ class Record:
             "id": self.id, "paper": self.paper, "metric": self.metric, "unit": self.unit,
             "kind": self.kind, "bound": self.bound, "formula": self.formula,
             "paper_value": self.paper_value, "model_value": self.model_value,
-            "rel_error": None if self.kind == "bound" else self.rel_error,
-            "margin": self.margin if self.kind == "bound" else None,
+            "rel_error": None if self.bound else self.rel_error,
+            "margin": self.margin if self.bound else None,
             "tolerance": self.tolerance, "status": self.status, "note": self.note,
             "why": self.why,
         }

@@ -6,7 +6,9 @@
     It follows ``sync`` with its own slot timer: the cycle a sync pulse arrives is phase 0 of slot
     ``sync_slot``; without a pulse the slot ends at the first cycle whose phase is >= T - 1
     (T as it is then) and the next is expected one cycle later. A missing pulse at an expected
-    cycle sets ``missed`` (sticky until ``clear``) and the timer carries on alone.
+    cycle sets ``missed`` (sticky until ``clear``) and the timer carries on alone. Changing T
+    while running may set ``missed`` once (the endpoint applies the new T d cycles off the
+    switch's timeline); the next pulse resynchronizes the timer.
 
     The send ``window`` opens at phase (G - m) mod T and stays open T - G cycles (T and G as
     they are at the opening): a word presented while it is open is launched on ``tx``

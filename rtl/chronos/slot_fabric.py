@@ -1,6 +1,7 @@
 """A test fabric for the slot blocks: one :class:`~.slot_switch.SlotSwitch` and N
 :class:`~.slot_endpoint.SlotEndpoint` blocks joined by fibres of run-time delay ``delay[i]``
-cycles (1..64; each direction), with ``sync_drop[i]`` to suppress the sync pulses on a fibre.
+cycles (1..64 each way; 0 acts as 1 and anything above 64 as 64), with ``sync_drop[i]`` to
+suppress the sync pulses on a fibre.
 
 It is the co-simulation top of the two blocks and synthesizes, but the delay lines model
 fibre. ``launch[i]`` is endpoint i's word as it enters its fibre (the endpoint's ``tx``), so a
@@ -92,7 +93,16 @@ def _fibre(m, value, delay, name):
         stages.append(s)
         prev = s
     out = Signal(len(value), name=f"{name}_out")
-    # delay 0 behaves as 1
-    m.d.comb += out.eq(or_tree(m, [Mux(eq_const(delay, k + 1) | (k == 0 and ~delay.any()),
-                                         stages[k], 0) for k in range(MAX_DELAY)], len(value)))
+    longest = Signal(name=f"{name}_longest")
+    m.d.comb += longest.eq(delay >= MAX_DELAY)
+    # delay 0 behaves as 1, delays above MAX_DELAY as MAX_DELAY
+    taps = []
+    for k in range(MAX_DELAY):
+        pick = eq_const(delay, k + 1)
+        if k == 0:
+            pick = pick | ~delay.any()
+        if k == MAX_DELAY - 1:
+            pick = longest
+        taps.append(Mux(pick, stages[k], 0))
+    m.d.comb += out.eq(or_tree(m, taps, len(value)))
     return out

@@ -55,6 +55,10 @@ def test_fibre_delays_by_d_cycles():
         f.push(t + 1)
     assert seen == [0, 0, 0, 1, 2, 3, 4, 5, 6, 7]
     assert Fibre(0).seen(0) == Fibre(0).seen(1)
+    long = Fibre(None)
+    for t in range(200):
+        long.push(t)
+    assert long.seen(100) == long.seen(64) == 200 - 64     # above 64 acts as 64
 
 
 def run(fabric, cycles, **kw):
