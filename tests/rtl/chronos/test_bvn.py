@@ -8,7 +8,8 @@ from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
 from models.chronos.bvn import decompose
-from rtl.chronos.bvn import BvnEngine, pack_row, unpack_step
+from cosim.codec import decode_step, encode_row
+from rtl.chronos.bvn import BvnEngine
 
 
 def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
@@ -27,7 +28,7 @@ def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
             steps = []
             for values, last in beats:
                 ctx.set(dut.load.valid, 1)
-                ctx.set(dut.load.payload.as_value(), pack_row(values, last, n))
+                ctx.set(dut.load.payload.as_value(), encode_row(values, last))
                 await ctx.tick().until(dut.load.ready)   # the edge that takes the beat
             ctx.set(dut.load.valid, 0)
             t0 = first = None
@@ -37,7 +38,7 @@ def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
                 ctx.set(dut.steps.ready, ready)
                 await ctx.delay(0)
                 if ctx.get(dut.steps.valid) and ready:
-                    steps.append(unpack_step(ctx.get(dut.steps.payload.as_value()), n, w))
+                    steps.append(decode_step(ctx.get(dut.steps.payload.as_value()), n, w))
                     t0 = cycles
                     first = cycles if first is None else first
                 if (ctx.get(dut.done) or ctx.get(dut.error.as_value())) \
@@ -133,13 +134,13 @@ def test_done_waits_for_the_final_step_to_be_taken():
     async def bench(ctx):
         for values, last in frame(matrix):
             ctx.set(dut.load.valid, 1)
-            ctx.set(dut.load.payload.as_value(), pack_row(values, last, n))
+            ctx.set(dut.load.payload.as_value(), encode_row(values, last))
             await ctx.tick().until(dut.load.ready)
         ctx.set(dut.load.valid, 0)
         taken = 0
         while taken < len(expect):
             if ctx.get(dut.steps.valid):
-                step = unpack_step(ctx.get(dut.steps.payload.as_value()), n, w)
+                step = decode_step(ctx.get(dut.steps.payload.as_value()), n, w)
                 if step[2]:                   # the final step: hold it for 5 cycles
                     for _ in range(5):
                         assert ctx.get(dut.steps.valid) and not ctx.get(dut.done)
@@ -180,15 +181,15 @@ def test_back_to_back_load_waits_for_the_final_step():
     async def bench(ctx):
         for values, last in frame(a):
             ctx.set(dut.load.valid, 1)
-            ctx.set(dut.load.payload.as_value(), pack_row(values, last, n))
+            ctx.set(dut.load.payload.as_value(), encode_row(values, last))
             await ctx.tick().until(dut.load.ready)
         # B's first beat is offered at once and stays offered
-        ctx.set(dut.load.payload.as_value(), pack_row(frame(b)[0][0], False, n))
+        ctx.set(dut.load.payload.as_value(), encode_row(frame(b)[0][0], False))
         ctx.set(dut.steps.ready, 1)
         while True:
             await ctx.delay(0)
             if ctx.get(dut.steps.valid):
-                step = unpack_step(ctx.get(dut.steps.payload.as_value()), n, w)
+                step = decode_step(ctx.get(dut.steps.payload.as_value()), n, w)
                 if step[2]:
                     break
                 got["a"].append(step)
@@ -199,7 +200,7 @@ def test_back_to_back_load_waits_for_the_final_step():
             assert ctx.get(dut.steps.valid) and not ctx.get(dut.load.ready)
             log["refused"] += 1
             await ctx.tick()
-        got["a"].append(unpack_step(ctx.get(dut.steps.payload.as_value()), n, w))
+        got["a"].append(decode_step(ctx.get(dut.steps.payload.as_value()), n, w))
         ctx.set(dut.steps.ready, 1)
         await ctx.tick()                # A's final step taken
         await ctx.delay(0)
@@ -207,13 +208,13 @@ def test_back_to_back_load_waits_for_the_final_step():
         assert ctx.get(dut.load.ready)
         await ctx.tick()                # B's first beat taken
         for values, last in frame(b)[1:]:
-            ctx.set(dut.load.payload.as_value(), pack_row(values, last, n))
+            ctx.set(dut.load.payload.as_value(), encode_row(values, last))
             await ctx.tick().until(dut.load.ready)
         ctx.set(dut.load.valid, 0)
         for _ in range(200):
             await ctx.delay(0)
             if ctx.get(dut.steps.valid):
-                got["b"].append(unpack_step(ctx.get(dut.steps.payload.as_value()), n, w))
+                got["b"].append(decode_step(ctx.get(dut.steps.payload.as_value()), n, w))
             if ctx.get(dut.done) and not ctx.get(dut.steps.valid):
                 break
             await ctx.tick()

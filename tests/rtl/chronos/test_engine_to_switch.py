@@ -10,7 +10,8 @@ from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from models.chronos.bvn import decompose
-from rtl.chronos.bvn import BvnEngine, pack_row
+from cosim.codec import encode_row
+from rtl.chronos.bvn import BvnEngine
 from rtl.chronos.slot_layout import TAG_BITS, word_layout
 from rtl.chronos.slot_switch import SlotSwitch
 
@@ -60,7 +61,7 @@ def test_switch_plays_the_engines_schedule(seed):
         ctx.set(switch.guard, GUARD)
         for i in range(N):
             ctx.set(engine.load.valid, 1)
-            ctx.set(engine.load.payload.as_value(), pack_row(matrix[i], i == N - 1, N))
+            ctx.set(engine.load.payload.as_value(), encode_row(matrix[i], i == N - 1))
             await ctx.tick().until(engine.load.ready)
         ctx.set(engine.load.valid, 0)
         for _ in range(10 * N * N):
