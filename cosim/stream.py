@@ -157,8 +157,11 @@ class StreamMonitor:
             self.prev = None
             return
         ready = int(self.ready.value)
-        payload = int(self.payload.value.to_unsigned()) if valid else None
-        if self.prev is not None and self.prev[0] and not self.prev[1]:
+        waited = self.prev is not None and self.prev[0] and not self.prev[1]
+        # the payload matters only while a beat waits (wide payloads are costly to read)
+        payload = int(self.payload.value.to_unsigned()) if valid and (waited or not ready) \
+            else None
+        if waited:
             if not valid:
                 self._fail(cycle, "valid", "fell before the beat was taken (ready was low)")
             if payload != self.prev[2]:

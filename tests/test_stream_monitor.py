@@ -1,0 +1,50 @@
+"""The stream monitor's three rules, each made to fire on a hand-written trace (no simulator:
+the monitor only reads ``.value`` of its signals)."""
+
+import pytest
+
+from cosim.stream import ProtocolError, StreamMonitor
+
+
+class Value(int):
+    def to_unsigned(self):
+        return int(self)
+
+
+class Sig:
+    def __init__(self):
+        self.value = Value(0)
+
+
+class Dut:
+    def __init__(self):
+        self.s__valid, self.s__ready, self.s__payload, self.rst = Sig(), Sig(), Sig(), Sig()
+
+
+def replay(trace):
+    """trace: (rst, valid, ready, payload) per cycle; returns the monitor."""
+    dut = Dut()
+    mon = StreamMonitor(dut, "s", dut.rst)
+    for cycle, (rst, valid, ready, payload) in enumerate(trace):
+        for sig, v in ((dut.rst, rst), (dut.s__valid, valid), (dut.s__ready, ready),
+                       (dut.s__payload, payload)):
+            sig.value = Value(v)
+        mon.sample(cycle)
+    return mon
+
+
+def test_legal_trace_counts_beats():
+    mon = replay([(1, 0, 0, 0), (0, 1, 0, 5), (0, 1, 0, 5), (0, 1, 1, 5), (0, 1, 1, 6),
+                  (0, 0, 0, 9), (0, 1, 1, 7)])
+    assert mon.beats == 3
+
+
+@pytest.mark.parametrize("trace,signal,cycle", [
+    ([(1, 1, 0, 0)], "valid", 0),                                      # valid in reset
+    ([(0, 1, 0, 5), (0, 0, 0, 5)], "valid", 1),                        # withdrawn
+    ([(0, 1, 0, 5), (0, 1, 0, 6)], "payload", 1),                      # changed while waiting
+    ([(0, 1, 0, 5), (0, 1, 0, 5), (0, 1, 1, 4)], "payload", 2),        # changed as taken
+])
+def test_each_rule_fires_naming_cycle_and_signal(trace, signal, cycle):
+    with pytest.raises(ProtocolError, match=rf"stream 's', cycle {cycle}: s__{signal} "):
+        replay(trace)
