@@ -163,10 +163,18 @@ def readme_block(records: list[Record], quick: bool) -> str:
     return "\n".join(out)
 
 
-def update_readme(path: Path, block: str) -> None:
+def check_readme(path: Path) -> str:
+    """The file's text; UsageError unless it has exactly one reproduce block."""
+    if not path.is_file():
+        raise UsageError(f"--readme: no such file {path}")
     text = path.read_text()
     if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise UsageError(f"{path}: needs one {BEGIN} ... {END} block")
+        raise UsageError(f"--readme: {path} needs one {BEGIN} ... {END} block")
+    return text
+
+
+def update_readme(path: Path, block: str) -> None:
+    text = check_readme(path)
     head, rest = text.split(BEGIN)
     tail = rest.split(END, 1)[1]
     atomic_write(path, head + block + tail)
@@ -178,8 +186,8 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="CI-sized runs where offered")
     parser.add_argument("--readme", type=Path, help="rewrite this file's reproduce block")
     args = parser.parse_args(argv)
-    if args.readme is not None and not args.readme.is_file():
-        raise UsageError(f"--readme: no such file {args.readme}")
+    if args.readme is not None:
+        check_readme(args.readme)      # before the long run, not after it
     args.out.mkdir(parents=True, exist_ok=True)
     systems = {key: load_system(key) for key in PAPERS}
     records, figures, status = collect(systems, args.out, args.quick)

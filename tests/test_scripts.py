@@ -34,6 +34,24 @@ def test_bad_parameter_one_line_exit_2(tmp_path, value, kind, shown):
     assert not out.exists() or not any(out.iterdir())
 
 
+@pytest.mark.parametrize("content,message", [
+    (None, "error: --readme: no such file"),
+    ("no block here\n", "error: --readme: "),
+    ("<!-- reproduce:end -->\n<!-- reproduce:begin -->\n", "error: --readme: "),
+])
+def test_reproduce_refuses_a_bad_readme_before_running(tmp_path, content, message):
+    readme = tmp_path / "README.md"
+    if content is not None:
+        readme.write_text(content)
+    proc = script("scripts.reproduce", "--quick", "--out", str(tmp_path / "out"), "--readme",
+                  str(readme))
+    assert proc.returncode == 2 and proc.stderr.startswith(message), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()               # refused before the long run
+    if content is not None:
+        assert readme.read_text() == content
+
+
 @pytest.mark.parametrize("args,message", [
     (["--block", "nope"], "error: unknown block 'nope'; blocks are wwfa"),
     (["--block", "wwfa", "--param", "m=3"], "error: wwfa: unknown parameter 'm'; parameters are n"),
