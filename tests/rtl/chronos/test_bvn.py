@@ -4,11 +4,10 @@ cycle, and parameter validation. Large N runs on Verilator (cosim/test_bvn.py)."
 
 import numpy as np
 import pytest
-from amaranth.hdl import ClockDomain, Module
-from amaranth.sim import Simulator
 
-from models.chronos.bvn import decompose
 from cosim.codec import decode_step, encode_row
+from cosim.pysim import run_sync
+from models.chronos.bvn import decompose
 from rtl.chronos.bvn import BvnEngine
 
 
@@ -18,9 +17,7 @@ def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
     Returns one dict per frame: steps (perm, weight, last), error flags, done, and the cycles
     from the beat with ``last`` to the final step (or to ``done``)."""
     rng = np.random.default_rng(seed)
-    m = Module()
-    m.domains.sync = ClockDomain("sync")
-    m.submodules.dut = dut = BvnEngine(n=n, w=w)
+    dut = BvnEngine(n=n, w=w)
     results = []
 
     async def bench(ctx):
@@ -51,10 +48,7 @@ def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
                             "done": ctx.get(dut.done), "cycles": t0, "first": first})
             await ctx.tick()
 
-    sim = Simulator(m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_sync(bench, dut=dut)
     return results
 
 
@@ -126,9 +120,7 @@ def test_done_waits_for_the_final_step_to_be_taken():
     n, w = 4, 8
     matrix = np.diag([3, 5, 7, 9])           # one step: the identity, weight 3, then ...
     expect = decompose(matrix, "wavefront")
-    m = Module()
-    m.domains.sync = ClockDomain("sync")
-    m.submodules.dut = dut = BvnEngine(n=n, w=w)
+    dut = BvnEngine(n=n, w=w)
     seen = []
 
     async def bench(ctx):
@@ -157,10 +149,7 @@ def test_done_waits_for_the_final_step_to_be_taken():
             assert ctx.get(dut.done) and not ctx.get(dut.steps.valid)
             await ctx.tick()
 
-    sim = Simulator(m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_sync(bench, dut=dut)
     assert [s[:2] for s in seen] == [(list(p), wt) for p, wt in expect]
     assert seen[-1][2] and len(seen) == len(expect) > 1
 
@@ -172,9 +161,7 @@ def test_back_to_back_load_waits_for_the_final_step():
     n, w = 4, 8
     a = np.diag([3, 5, 7, 9])
     b = np.arange(1, n * n + 1).reshape(n, n)
-    m = Module()
-    m.domains.sync = ClockDomain("sync")
-    m.submodules.dut = dut = BvnEngine(n=n, w=w)
+    dut = BvnEngine(n=n, w=w)
     got = {"a": [], "b": []}
     log = {"refused": 0, "done_a": False}
 
@@ -219,10 +206,7 @@ def test_back_to_back_load_waits_for_the_final_step():
                 break
             await ctx.tick()
 
-    sim = Simulator(m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_sync(bench, dut=dut)
     assert log["refused"] == 6 and log["done_a"]
     for name, mat in (("a", a), ("b", b)):
         expect = decompose(mat, "wavefront")

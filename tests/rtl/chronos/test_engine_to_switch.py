@@ -5,12 +5,12 @@ that the model's decomposition names for that slot, and nowhere else."""
 
 import numpy as np
 import pytest
-from amaranth.hdl import ClockDomain, Module
+from amaranth.hdl import Module
 from amaranth.lib import wiring
-from amaranth.sim import Simulator
 
-from models.chronos.bvn import decompose
 from cosim.codec import encode_row
+from cosim.pysim import run_sync
+from models.chronos.bvn import decompose
 from rtl.chronos.bvn import BvnEngine
 from rtl.chronos.slot_layout import TAG_BITS, word_layout
 from rtl.chronos.slot_switch import SlotSwitch
@@ -50,7 +50,6 @@ def test_switch_plays_the_engines_schedule(seed):
     slots = [list(p) for p, wt in expect for _ in range(int(wt))]   # slot -> permutation
 
     m = Module()
-    m.domains.sync = ClockDomain("sync")
     m.submodules.engine = engine = BvnEngine(n=N, w=W)
     m.submodules.switch = switch = SlotSwitch(n=N, d=D, depth=64, hold_bits=W)
     wiring.connect(m, engine.steps, switch.schedule)
@@ -92,10 +91,7 @@ def test_switch_plays_the_engines_schedule(seed):
             seen["delivered"] += sum(x is not None for x in got)
             seen["slots"].add(s)
 
-    sim = Simulator(m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_sync(bench, top=m)
     # Two rounds of the whole stack were played, every slot carried words.
     assert len(seen["slots"]) >= 2 * len(slots)
     assert seen["delivered"] >= 2 * len(slots) * (PERIOD - GUARD)

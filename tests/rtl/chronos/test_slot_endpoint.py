@@ -4,9 +4,8 @@ phase (G - m) mod T with the right slot tag, the missed-pulse flag, and no windo
 configuration is bad."""
 
 import pytest
-from amaranth.hdl import ClockDomain, Module
-from amaranth.sim import Simulator
 
+from cosim.pysim import run_sync
 from rtl.chronos.slot_endpoint import SlotEndpoint
 
 
@@ -15,9 +14,6 @@ def run(period, guard, echo_after, cycles, *, drop=(), bad_from=None):
     slots in ``drop`` suppressed); the echo ``echo_after`` cycles after the ping. Returns a
     trace of per-cycle dicts."""
     dut = SlotEndpoint(d=8)
-    m = Module()
-    m.domains.sync = ClockDomain("sync")
-    m.submodules.dut = dut
     trace = []
 
     async def bench(ctx):
@@ -43,10 +39,7 @@ def run(period, guard, echo_after, cycles, *, drop=(), bad_from=None):
                           "tx_data": ctx.get(dut.tx.data), "slot": slot, "phase": phase})
             await ctx.tick()
 
-    sim = Simulator(m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_sync(bench, dut=dut)
     return trace
 
 

@@ -3,25 +3,14 @@ the model's (random stacks, malformed ones included), the slot master under run-
 changes, and the crossbar's delivery rule."""
 
 import pytest
-from amaranth.hdl import ClockDomain, Module
-from amaranth.sim import Simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosim.codec import encode_step
+from cosim.pysim import run_sync
 from models.chronos.slot_switch import StackLoader as ModelLoader
 from rtl._util import not_elaborated
 from rtl.chronos.slot_switch import Crossbar, SlotMaster, SlotSwitch, StackLoader
-
-
-def simulate(dut, bench):
-    m = Module()
-    m.domains.sync = ClockDomain("sync")
-    m.submodules.dut = dut
-    sim = Simulator(m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
 
 
 @st.composite
@@ -66,7 +55,7 @@ def test_stack_loader_agrees_with_the_model(case):
                 got = [int(e.dest[i]) if e.connected >> i & 1 else -1 for i in range(n)]
                 assert (got, int(e.hold)) == (perm, hold)
 
-    simulate(dut, bench)
+    run_sync(bench, dut=dut)
 
 
 def test_loading_refused_while_enabled():
@@ -85,7 +74,7 @@ def test_loading_refused_while_enabled():
         await ctx.tick()
         assert ctx.get(dut.entries) == 1
 
-    simulate(dut, bench)
+    run_sync(bench, dut=dut)
 
 
 def test_slot_master_ends_a_slot_when_the_period_drops_below_its_phase():
@@ -103,7 +92,7 @@ def test_slot_master_ends_a_slot_when_the_period_drops_below_its_phase():
             await ctx.tick()
             trace.append((ctx.get(dut.slot), ctx.get(dut.phase), ctx.get(dut.sync)))
 
-    simulate(dut, bench)
+    run_sync(bench, dut=dut)
     assert trace[0] == (0, 0, 1) and trace[19] == (0, 19, 0) and trace[20] == (1, 0, 1)
     assert trace[29] == (1, 9, 0) and trace[30] == (2, 0, 1)
     assert max(p for _, p, _ in trace[30:]) == 4
@@ -124,7 +113,7 @@ def test_slot_master_bad_configuration(period, guard):
             assert ctx.get(dut.config_error) and not ctx.get(dut.running)
             assert not ctx.get(dut.sync) and not ctx.get(dut.accept)
 
-    simulate(dut, bench)
+    run_sync(bench, dut=dut)
 
 
 def test_crossbar_delivers_only_accepted_tagged_connected_words():
@@ -156,7 +145,7 @@ def test_crossbar_delivers_only_accepted_tagged_connected_words():
         await ctx.tick()
         assert ctx.get(dut.late) == 0
 
-    simulate(dut, bench)
+    run_sync(bench, dut=dut)
 
 
 @pytest.mark.parametrize("kw", [{"n": 1, "d": 8, "depth": 4, "hold_bits": 4},

@@ -3,13 +3,13 @@ plus its interface and parameter validation."""
 
 import numpy as np
 import pytest
-from amaranth.hdl import ClockDomain, Module
+from amaranth.hdl import ClockDomain
 from amaranth.lib import wiring
-from amaranth.sim import Simulator
 
+from cosim.pysim import run_sync
 from models.chronos.wwfa import WavefrontArbiter as Model
-from rtl.chronos.wwfa import WavefrontArbiter
 from rtl._util import not_elaborated
+from rtl.chronos.wwfa import WavefrontArbiter
 
 
 def to_int(m):
@@ -23,9 +23,8 @@ def to_matrix(v, n):
 def simulate(n, matrices, reset_at=()):
     """Drive ``matrices`` one per cycle; return the grants after each edge and the priority
     before it. ``reset_at``: cycles during which reset is asserted."""
-    m = Module()
-    m.domains.sync = cd = ClockDomain("sync")
-    m.submodules.dut = dut = WavefrontArbiter(n=n)
+    cd = ClockDomain("sync")
+    dut = WavefrontArbiter(n=n)
     out = []
 
     async def bench(ctx):
@@ -36,10 +35,7 @@ def simulate(n, matrices, reset_at=()):
             await ctx.tick()
             out.append((p, to_matrix(ctx.get(dut.grants), n)))
 
-    sim = Simulator(m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_sync(bench, domain=cd, dut=dut)
     return out
 
 
