@@ -1,0 +1,72 @@
+"""Cycle-level network simulator: input-queued VC routers, credits, virtual cut-through.
+
+One router model, written twice: :mod:`.reference` (plain Python objects, the readable
+definition) and :mod:`.kernel` (flat arrays under numba, the fast one); the tests hold them
+equal event for event. The router RTL is held to the same contract.
+
+Router
+======
+P ports (port 0 local, see :mod:`.network`), V virtual channels per input port, B flits of
+buffer per VC. A packet is ``length`` flits; flit 0 is the head, the last the tail.
+
+- **Virtual cut-through**: a head is allocated an output VC only when that VC is free (no
+  other packet holds it) and its credit count (free downstream slots) is at least the
+  packet's length, so a packet never blocks across two routers. The output VC stays held
+  until the tail leaves.
+- **Credits**: one per buffer slot. Sending a flit takes a credit of the output VC; the
+  flit's slot, freed when it leaves the downstream buffer, returns as a credit after the
+  link's delay. Invariants: 0 <= credits <= B.
+- **Route computation**: ``route_port/route_vc_lo/route_vc_hi[router, row, dst]``
+  (row = input VC, 0 at the local port). The head takes the lowest free VC of the range
+  with room for the packet.
+- **VC allocation** (heads only): each output VC grants one requesting input VC, round
+  robin over requesters numbered p·V + v, starting after the last winner. A head routed to
+  the local port (ejection) needs no VC and is allocated at once.
+- **Switch allocation**, separable, input first: each input port picks up to ``width``
+  (its link's lanes) of its VCs that are allocated, have a flit ready and a credit,
+  round robin from after its last granted VC; each output port grants up to ``width`` of
+  those requests, round robin over input ports from after its last granted port (an input
+  port's VCs in their stage-one order). A VC moves at most one flit per cycle, so a link of
+  width k carries up to k flits a cycle from k different VCs.
+- **Source**: an unbounded FIFO queue per chip (see :mod:`.traffic`). Each cycle the source
+  writes up to ``width[r, 0]`` flits into the local input port; a new packet starts on the
+  next local VC (round robin) with room for all of it.
+
+Pipeline (the contract)
+=======================
+Cycle t, every router, in this order: (1) credits due at t are added; (2) the source
+writes; (3) VC allocation; (4) switch allocation and traversal. A flit written into a
+buffer in cycle t (by a link or the source) is *ready* in cycle t + 1. A head is
+VC-allocated in a cycle >= ready and switch-allocated in a later cycle; body flits are
+switch-allocated once ready. A flit that traverses the switch in cycle t on a link of delay
+d is written into the downstream buffer in cycle t + d (ready t + d + 1); the credit for the
+slot it left returns upstream in cycle t + d' (d' the delay of the link it arrived on) and
+can be used by that cycle's allocation. An output VC freed by a tail in cycle t can be
+allocated in cycle t + 1. Ejection happens at switch traversal; a packet's latency is the
+cycle its tail is ejected minus the cycle it was created (source queueing included).
+
+Head flit over one hop, delay-1 links (the body follows one cycle apart)::
+
+    cycle      t        t+1       t+2          t+3       t+4       t+5
+    router A   written  VA        SA+ST  --link-->
+    router B                               written   VA        SA+ST ...
+    credit A<-B (slot left at t+2 returns to A's upstream at t+2+d)
+
+So a packet of L flits over H router-to-router hops at zero load takes
+``2(H + 1) + H·d + (L - 1)`` cycles from creation to tail ejection (2 per router, d per
+link, L - 1 to serialise the body).
+
+Checks (``check=True``): credits never negative or above B, a VC's flits arrive whole
+packets in order (head, body..., tail), flits conserved (injected = ejected + buffered)
+every ``check_every`` cycles. Always on: the deadlock watchdog (no flit moves for
+``watchdog`` cycles while flits are in the network) stops the run with the cycle and the
+blocked channels.
+"""
+
+from .network import Network, NetworkError, check_deadlock_free, mesh, railx, torus
+from .sim import DeadlockError, InvariantError, Result, Simulator, simulate
+from .traffic import PATTERNS, Traffic, TrafficError, load_trace
+
+__all__ = ["Network", "NetworkError", "mesh", "torus", "railx", "check_deadlock_free",
+           "Simulator", "simulate", "Result", "DeadlockError", "InvariantError", "Traffic",
+           "TrafficError", "PATTERNS", "load_trace"]

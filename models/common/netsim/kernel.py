@@ -1,0 +1,327 @@
+"""The compiled simulation kernel: :mod:`.reference`'s cycle, on flat arrays, under numba.
+
+Same contract as the reference (see :mod:`models.common.netsim` for the pipeline); the
+tests run both on random small networks and compare every injection and switch traversal.
+Speed comes from skipping idle routers (no buffered flit, no pending credit, no packet due at
+the source) and from keeping every per-cycle decision in integer arrays.
+
+State is a dict of arrays built by :func:`models.common.netsim.sim.new_state`; scalars live
+in ``cfg`` (int64) and ``ctr`` (int64 counters, indices below).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .traffic import MODE_TRACE, destination, gap, uniform
+
+# cfg indices
+C_VCS, C_BUF, C_LEN, C_MODE, C_SEED, C_CHECK, C_WATCHDOG, C_EVERY, C_LOGCAP, C_W0, C_W1 = \
+    range(11)
+# ctr indices
+(K_INJ, K_EJ, K_LAST, K_WIN_EJ, K_MEAS_DONE, K_LAT_SUM, K_LOG, K_STATUS, K_E0, K_E1, K_E2,
+ K_E3, K_PKT_INJ, K_PKT_DONE, K_FREE, K_MEAS_INJ, K_LAT_MAX) = range(17)
+# status codes
+OK, DEADLOCK, CONSERVATION, CREDIT, CONTIGUITY, CAPACITY, LOGFULL = range(7)
+EV_INJECT, EV_SWITCH = 0, 1
+INF = np.int64(1) << 62
+
+
+@numba.njit(cache=True)
+def _log(ev, ctr, cap, t, kind, r, p, v, op, ov, tag, seq):
+    i = ctr[K_LOG]
+    if i >= cap:
+        ctr[K_STATUS] = LOGFULL
+        return
+    ev[i, 0], ev[i, 1], ev[i, 2], ev[i, 3], ev[i, 4] = t, kind, r, p, v
+    ev[i, 5], ev[i, 6], ev[i, 7], ev[i, 8] = op, ov, tag, seq
+    ctr[K_LOG] = i + 1
+
+
+@numba.njit(cache=True)
+def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
+    """(creation time, stream) of the packet at the head of chip r's source queue."""
+    if mode == MODE_TRACE:
+        if tr_ptr[r] < tr_end[r]:
+            return tr[tr_ptr[r], 0], 0
+        return INF, 0
+    best, bs = INF, 0
+    for s in range(nxt.shape[1]):
+        if nxt[r, s] < best:
+            best, bs = nxt[r, s], s
+    return best, bs
+
+
+@numba.njit(cache=True)
+def run(t0, t1, cfg, fcfg, ctr,
+        nbr, nbr_port, width, delay, route_port, vlo, vhi,
+        b_pkt, b_seq, b_ready, b_head, b_cnt, occ,
+        in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
+        va_ptr, sa_in, sa_out, last_pkt, last_seq,
+        pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
+        nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
+        tr, tr_ptr, tr_end, perm, hot, hist, ev):
+    """Simulate cycles t0 .. t1-1. Returns the cycle it stopped at (t1, or the cycle an
+    invariant failed; ``ctr[K_STATUS]`` says which)."""
+    R, P = nbr.shape
+    V, B, L = cfg[C_VCS], cfg[C_BUF], cfg[C_LEN]
+    mode, seed, check = cfg[C_MODE], cfg[C_SEED], cfg[C_CHECK]
+    watchdog, every, logcap = cfg[C_WATCHDOG], cfg[C_EVERY], cfg[C_LOGCAP]
+    w0, w1 = cfg[C_W0], cfg[C_W1]
+    q, hot_frac = fcfg[0], fcfg[1]
+    D1 = cred_ring.shape[2]
+    H = hist.shape[0]
+    PV = P * V
+    logging = logcap > 0
+    # scratch
+    req_q = np.empty(PV, np.int64)          # VA: requester per output VC (index op*V+ov)
+    req_pri = np.empty(PV, np.int64)
+    c_p = np.empty(PV, np.int64)             # SA stage-1 winners
+    c_v = np.empty(PV, np.int64)
+    c_op = np.empty(PV, np.int64)
+    c_ok = np.empty(PV, np.bool_)
+    first = np.zeros(P, np.int64)            # SA: port p's winners are c_p[first[p]:+count[p]]
+    count = np.zeros(P, np.int64)
+    out_done = np.zeros(P, np.int64)         # output arbitrated at SA visit number stamp
+    stamp = 0
+    n_chips = R
+    for t in range(t0, t1):
+        slot = t % D1
+        for r in range(R):
+            if occ[r] == 0 and pend[r] == 0 and inj_vc[r] < 0 and srcn[r] > t:
+                continue
+            # 1. credits that arrive this cycle
+            if pend[r] > 0:
+                for p in range(1, P):
+                    for v in range(V):
+                        c = cred_ring[r, p, slot, v]
+                        if c:
+                            credits[r, p, v] += c
+                            pend[r] -= c
+                            cred_ring[r, p, slot, v] = 0
+                            if check and credits[r, p, v] > B:
+                                ctr[K_STATUS] = CREDIT
+                                ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
+                                    r, p, v, credits[r, p, v]
+                                return t
+            # 2. injection: up to width[r, 0] flits from the source queue
+            budget = width[r, 0]
+            while budget > 0:
+                if inj_vc[r] < 0:
+                    tc, s = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)
+                    if tc > t:
+                        break
+                    if mode == MODE_TRACE:
+                        i = tr_ptr[r]
+                        dst, ln = tr[i, 2], tr[i, 3]
+                    else:
+                        k = sk[r]
+                        dst = destination(mode, perm, hot, hot_frac, n_chips, r,
+                                          uniform(seed, r, k, -1), uniform(seed, r, k, -2))
+                        ln = L
+                    vv = -1
+                    for i in range(V):
+                        v = (inj_ptr[r] + i) % V
+                        if B - b_cnt[r, 0, v] >= ln:
+                            vv = v
+                            break
+                    if vv < 0:
+                        break
+                    top = ctr[K_FREE]
+                    if top == 0:
+                        ctr[K_STATUS] = CAPACITY
+                        return t
+                    ctr[K_FREE] = top - 1
+                    slot_id = free[top - 1]
+                    pk_src[slot_id], pk_dst[slot_id], pk_len[slot_id] = r, dst, ln
+                    pk_create[slot_id] = tc
+                    pk_tag[slot_id] = (r << 32) | sk[r]
+                    sk[r] += 1
+                    if mode == MODE_TRACE:
+                        tr_ptr[r] += 1
+                    else:
+                        j = sj[r, s] + 1
+                        sj[r, s] = j
+                        nxt[r, s] += gap(uniform(seed, r, s, j), q)
+                    srcn[r] = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)[0]
+                    if w0 <= tc < w1:
+                        ctr[K_MEAS_INJ] += 1
+                    ctr[K_PKT_INJ] += 1
+                    inj_vc[r], inj_slot[r], inj_done[r] = vv, slot_id, 0
+                    inj_ptr[r] = (vv + 1) % V
+                v, sid = inj_vc[r], inj_slot[r]
+                j = (b_head[r, 0, v] + b_cnt[r, 0, v]) % B
+                b_pkt[r, 0, v, j], b_seq[r, 0, v, j], b_ready[r, 0, v, j] = sid, inj_done[r], t + 1
+                b_cnt[r, 0, v] += 1
+                occ[r] += 1
+                ctr[K_INJ] += 1
+                ctr[K_LAST] = t
+                if logging:
+                    _log(ev, ctr, logcap, t, EV_INJECT, r, 0, v, -1, -1, pk_tag[sid],
+                         inj_done[r])
+                inj_done[r] += 1
+                budget -= 1
+                if inj_done[r] == pk_len[sid]:
+                    inj_vc[r] = -1
+            if occ[r] == 0:
+                continue
+            # 3. route computation + VC allocation for heads that arrived in an earlier cycle
+            nreq = 0
+            for p in range(P):
+                for v in range(V):
+                    if in_state[r, p, v] != 0 or b_cnt[r, p, v] == 0:
+                        continue
+                    h = b_head[r, p, v]
+                    if b_ready[r, p, v, h] > t:
+                        continue
+                    sid = b_pkt[r, p, v, h]
+                    row = v if p > 0 else 0
+                    dst = pk_dst[sid]
+                    op = route_port[r, row, dst]
+                    if op == 0:
+                        in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, 0, 0
+                        in_vat[r, p, v] = t
+                        continue
+                    if op < 0:
+                        continue
+                    ln = pk_len[sid]
+                    for ov in range(vlo[r, row, dst], vhi[r, row, dst] + 1):
+                        if not out_busy[r, op, ov] and credits[r, op, ov] >= ln:
+                            o = op * V + ov
+                            qq = p * V + v
+                            pri = (qq - va_ptr[r, op, ov]) % PV
+                            if nreq == 0:
+                                for i in range(PV):
+                                    req_q[i] = -1
+                            nreq += 1
+                            if req_q[o] < 0 or pri < req_pri[o]:
+                                req_q[o], req_pri[o] = qq, pri
+                            break
+            if nreq > 0:
+                for o in range(PV):
+                    qq = req_q[o]
+                    if qq < 0:
+                        continue
+                    op, ov = o // V, o % V
+                    p, v = qq // V, qq % V
+                    out_busy[r, op, ov] = True
+                    in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, op, ov
+                    in_vat[r, p, v] = t
+                    va_ptr[r, op, ov] = (qq + 1) % PV
+            # 4. switch allocation (input first, then output) and traversal
+            nc = 0
+            for p in range(P):
+                first[p], count[p] = nc, 0
+                w_in = width[r, p]
+                if w_in <= 0:
+                    continue
+                for i in range(V):
+                    v = (sa_in[r, p] + i) % V
+                    if in_state[r, p, v] != 1 or in_vat[r, p, v] >= t or b_cnt[r, p, v] == 0:
+                        continue
+                    if b_ready[r, p, v, b_head[r, p, v]] > t:
+                        continue
+                    op = in_op[r, p, v]
+                    if op > 0 and credits[r, op, in_ov[r, p, v]] <= 0:
+                        continue
+                    c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
+                    nc += 1
+                    count[p] += 1
+                    if count[p] == w_in:
+                        break
+            if nc == 0:
+                continue
+            stamp += 1
+            for c in range(nc):
+                op = c_op[c]
+                if out_done[op] == stamp:        # this output is arbitrated already
+                    continue
+                out_done[op] = stamp
+                w_out = width[r, op]
+                granted, lastp = 0, -1
+                for i in range(P):
+                    p = (sa_out[r, op] + i) % P
+                    for cc in range(first[p], first[p] + count[p]):
+                        if c_op[cc] == op and granted < w_out:
+                            c_ok[cc] = True
+                            granted += 1
+                            lastp = p
+                if lastp >= 0:
+                    sa_out[r, op] = (lastp + 1) % P
+            for c in range(nc):
+                if not c_ok[c]:
+                    continue
+                p, v, op = c_p[c], c_v[c], c_op[c]
+                sa_in[r, p] = (v + 1) % V      # the last granted VC of p wins (c is in order)
+                ov = in_ov[r, p, v]
+                h = b_head[r, p, v]
+                sid, seq = b_pkt[r, p, v, h], b_seq[r, p, v, h]
+                b_head[r, p, v] = (h + 1) % B
+                b_cnt[r, p, v] -= 1
+                occ[r] -= 1
+                ctr[K_LAST] = t
+                if logging:
+                    _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk_tag[sid], seq)
+                if p > 0:
+                    u, up = nbr[r, p], nbr_port[r, p]
+                    cred_ring[u, up, (t + delay[r, p]) % D1, v] += 1
+                    pend[u] += 1
+                tail = seq == pk_len[sid] - 1
+                if op == 0:
+                    ctr[K_EJ] += 1
+                    if w0 <= t < w1:
+                        ctr[K_WIN_EJ] += 1
+                    if tail:
+                        ctr[K_PKT_DONE] += 1
+                        tc = pk_create[sid]
+                        if w0 <= tc < w1:
+                            lat = t - tc
+                            ctr[K_MEAS_DONE] += 1
+                            ctr[K_LAT_SUM] += lat
+                            if lat > ctr[K_LAT_MAX]:
+                                ctr[K_LAT_MAX] = lat
+                            hist[min(lat, H - 1)] += 1
+                        free[ctr[K_FREE]] = sid
+                        ctr[K_FREE] += 1
+                else:
+                    s, sq = nbr[r, op], nbr_port[r, op]
+                    j = (b_head[s, sq, ov] + b_cnt[s, sq, ov]) % B
+                    if check:
+                        if b_cnt[s, sq, ov] >= B or credits[r, op, ov] <= 0:
+                            ctr[K_STATUS] = CREDIT
+                            ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
+                                r, op, ov, credits[r, op, ov]
+                            return t
+                        lp, ls = last_pkt[s, sq, ov], last_seq[s, sq, ov]
+                        ok = (seq == 0 and (lp < 0 or ls == pk_len[lp] - 1)) or \
+                            (sid == lp and seq == ls + 1)
+                        if not ok:
+                            ctr[K_STATUS] = CONTIGUITY
+                            ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = s, sq, ov, pk_tag[sid]
+                            return t
+                        last_pkt[s, sq, ov], last_seq[s, sq, ov] = sid, seq
+                    b_pkt[s, sq, ov, j], b_seq[s, sq, ov, j] = sid, seq
+                    b_ready[s, sq, ov, j] = t + delay[r, op] + 1
+                    b_cnt[s, sq, ov] += 1
+                    occ[s] += 1
+                    credits[r, op, ov] -= 1
+                    if tail:
+                        out_busy[r, op, ov] = False
+                if tail:
+                    in_state[r, p, v] = 0
+        # end of cycle: invariants and the watchdog
+        if check and (t + 1) % every == 0:
+            total = 0
+            for r in range(R):
+                total += occ[r]
+            if total != ctr[K_INJ] - ctr[K_EJ]:
+                ctr[K_STATUS] = CONSERVATION
+                ctr[K_E0], ctr[K_E1], ctr[K_E2] = ctr[K_INJ], ctr[K_EJ], total
+                return t
+        if ctr[K_INJ] > ctr[K_EJ] and t - ctr[K_LAST] > watchdog:
+            ctr[K_STATUS] = DEADLOCK
+            return t
+        if ctr[K_STATUS] != OK:
+            return t
+    return t1

@@ -1,0 +1,231 @@
+"""The reference step: the router model of :mod:`models.common.netsim`, written for reading.
+
+Objects instead of arrays, one phase at a time over all routers (the kernel instead does
+all phases of one router before the next; the contract makes the two orders equal, and the
+tests hold them to it). Slow: for tests and for reading, not for experiments.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from .network import LOCAL, Network
+from .traffic import MODE_TRACE, Traffic, destination, gap, uniform_py
+
+__all__ = ["ReferenceNetwork"]
+
+
+@dataclass
+class Packet:
+    tag: int
+    dst: int
+    length: int
+    created: int
+
+
+@dataclass
+class Flit:
+    packet: Packet
+    seq: int
+    ready: int                       # first cycle it may take part in allocation
+
+    @property
+    def head(self) -> bool:
+        return self.seq == 0
+
+    @property
+    def tail(self) -> bool:
+        return self.seq == self.packet.length - 1
+
+
+@dataclass
+class InputVC:
+    flits: deque = field(default_factory=deque)
+    out: tuple[int, int] | None = None   # (output port, output VC) once VC-allocated
+    allocated_at: int = -1
+
+
+class Router:
+    def __init__(self, ports: int, vcs: int, credits: list[int]) -> None:
+        self.inputs = [[InputVC() for _ in range(vcs)] for _ in range(ports)]
+        self.held = [[False] * vcs for _ in range(ports)]       # output VC held by a packet
+        self.credits = [[c] * vcs for c in credits]
+        self.va_next = [[0] * vcs for _ in range(ports)]         # requester to start after
+        self.sa_in_next = [0] * ports
+        self.sa_out_next = [0] * ports
+
+
+class ReferenceNetwork:
+    """Same constructor arguments as :class:`.sim.Simulator` (no checks, no measurement);
+    :meth:`step` simulates one cycle and appends to :attr:`events` the rows
+    :meth:`.sim.Simulator.events` documents."""
+
+    def __init__(self, net: Network, traffic: Traffic, *, rate: float = 0.0,
+                 buffer: int = 16, length: int = 4, seed: int = 1) -> None:
+        self.net, self.traffic, self.B, self.L, self.seed = net, traffic, buffer, length, seed
+        self.V, self.P, self.W = net.vcs, net.ports, net.inject_width
+        self.q = rate / (self.W * length) if traffic.mode != MODE_TRACE else 0.0
+        self.routers = [Router(self.P, self.V, [buffer if net.nbr[r, p] >= 0 and p else 0
+                                                for p in range(self.P)])
+                        for r in range(net.routers)]
+        self.credit_due: dict[int, list] = {}
+        self.t = 0
+        self.events: list[tuple] = []
+        # source queues: per chip, each stream's next (creation time, index); trace rows
+        self.streams = [[[gap.py_func(uniform_py(seed, r, s, 0), self.q) - 1, 0]
+                         for s in range(self.W)] if self.q > 0 else [] for r in range(net.routers)]
+        self.trace = [deque() for _ in range(net.routers)]
+        if traffic.mode == MODE_TRACE:
+            for cyc, src, dst, flits in traffic.trace:
+                self.trace[src].append((int(cyc), int(dst), int(flits)))
+        self.sent = [0] * net.routers
+        self.writing: list = [None] * net.routers       # (local VC, packet, flits written)
+        self.inj_next = [0] * net.routers
+        self.ejected: list[tuple[int, Packet]] = []     # (cycle, packet) per delivered packet
+
+    # -- the source --------------------------------------------------------------------------
+    def _queue_head(self, r: int):
+        if self.traffic.mode == MODE_TRACE:
+            return (self.trace[r][0][0], 0) if self.trace[r] else None
+        if not self.streams[r]:
+            return None
+        s = min(range(self.W), key=lambda i: (self.streams[r][i][0], i))
+        return self.streams[r][s][0], s
+
+    def _new_packet(self, r: int, created: int, stream: int) -> Packet:
+        k = self.sent[r]
+        if self.traffic.mode == MODE_TRACE:
+            _, dst, length = self.trace[r].popleft()
+        else:
+            tr = self.traffic
+            dst = int(destination.py_func(tr.mode, tr.perm, tr.hot, tr.hot_frac, tr.n, r,
+                                          uniform_py(self.seed, r, k, -1),
+                                          uniform_py(self.seed, r, k, -2)))
+            length = self.L
+            st = self.streams[r][stream]
+            st[1] += 1
+            st[0] += gap.py_func(uniform_py(self.seed, r, stream, st[1]), self.q)
+        self.sent[r] = k + 1
+        return Packet((r << 32) | k, dst, length, created)
+
+    def _inject(self, r: int, t: int) -> None:
+        local = self.routers[r].inputs[LOCAL]
+        budget = self.W
+        while budget:
+            if self.writing[r] is None:
+                head = self._queue_head(r)
+                if head is None or head[0] > t:
+                    return
+                length = self.trace[r][0][2] if self.traffic.mode == MODE_TRACE else self.L
+                order = [(self.inj_next[r] + i) % self.V for i in range(self.V)]
+                room = [v for v in order if self.B - len(local[v].flits) >= length]
+                if not room:
+                    return
+                v = room[0]
+                self.writing[r] = [v, self._new_packet(r, head[0], head[1]), 0]
+                self.inj_next[r] = (v + 1) % self.V
+            v, pkt, done = self.writing[r]
+            local[v].flits.append(Flit(pkt, done, t + 1))
+            self.events.append((t, 0, r, 0, v, -1, -1, pkt.tag, done))
+            self.writing[r][2] = done + 1
+            budget -= 1
+            if done + 1 == pkt.length:
+                self.writing[r] = None
+
+    # -- one cycle -------------------------------------------------------------------------
+    def step(self) -> None:
+        t, net = self.t, self.net
+        for r, p, v in self.credit_due.pop(t, []):                     # (1) credits
+            self.routers[r].credits[p][v] += 1
+        for r in range(net.routers):                                   # (2) sources
+            self._inject(r, t)
+        for r, router in enumerate(self.routers):                      # (3) VC allocation
+            self._allocate_vcs(r, router, t)
+        for r, router in enumerate(self.routers):                      # (4) switch
+            self._switch(r, router, t)
+        self.t += 1
+
+    def _allocate_vcs(self, r: int, router: Router, t: int) -> None:
+        net, V = self.net, self.V
+        requests: dict[tuple[int, int], list[int]] = {}
+        for p in range(self.P):
+            for v, ivc in enumerate(router.inputs[p]):
+                if ivc.out is not None or not ivc.flits or ivc.flits[0].ready > t:
+                    continue
+                pkt = ivc.flits[0].packet
+                row = v if p != LOCAL else 0
+                op = int(net.route_port[r, row, pkt.dst])
+                if op == LOCAL:
+                    ivc.out, ivc.allocated_at = (LOCAL, 0), t
+                    continue
+                for ov in range(net.route_vc_lo[r, row, pkt.dst],
+                                net.route_vc_hi[r, row, pkt.dst] + 1):
+                    if not router.held[op][ov] and router.credits[op][ov] >= pkt.length:
+                        requests.setdefault((op, ov), []).append(p * V + v)
+                        break
+        n = self.P * V
+        for (op, ov), who in requests.items():
+            start = router.va_next[op][ov]
+            winner = min(who, key=lambda x: (x - start) % n)
+            p, v = divmod(winner, V)
+            router.held[op][ov] = True
+            router.inputs[p][v].out, router.inputs[p][v].allocated_at = (op, ov), t
+            router.va_next[op][ov] = (winner + 1) % n
+
+    def _switch(self, r: int, router: Router, t: int) -> None:
+        net, V = self.net, self.V
+        winners = []                                   # stage 1, per input port in order
+        for p in range(self.P):
+            lanes = int(net.width[r, p])
+            picked = []
+            for i in range(V):
+                v = (router.sa_in_next[p] + i) % V
+                ivc = router.inputs[p][v]
+                if (ivc.out is None or ivc.allocated_at >= t or not ivc.flits
+                        or ivc.flits[0].ready > t):
+                    continue
+                op, ov = ivc.out
+                if op != LOCAL and router.credits[op][ov] <= 0:
+                    continue
+                picked.append((p, v, op))
+                if len(picked) == lanes:
+                    break
+            winners.append(picked)
+        granted = set()
+        for op in sorted({w[2] for picked in winners for w in picked}):   # stage 2
+            lanes, last = int(net.width[r, op]), None
+            for i in range(self.P):
+                p = (router.sa_out_next[op] + i) % self.P
+                for w in winners[p]:
+                    if w[2] == op and lanes:
+                        granted.add(w)
+                        lanes -= 1
+                        last = p
+            if last is not None:
+                router.sa_out_next[op] = (last + 1) % self.P
+        for picked in winners:                                           # traversal
+            for p, v, op in picked:
+                if (p, v, op) not in granted:
+                    continue
+                router.sa_in_next[p] = (v + 1) % V
+                ivc = router.inputs[p][v]
+                _, ov = ivc.out
+                flit = ivc.flits.popleft()
+                self.events.append((t, 1, r, p, v, op, ov, flit.packet.tag, flit.seq))
+                if p != LOCAL:
+                    up, up_port = int(net.nbr[r, p]), int(net.nbr_port[r, p])
+                    self.credit_due.setdefault(t + int(net.delay[r, p]), []).append(
+                        (up, up_port, v))
+                if op == LOCAL:
+                    if flit.tail:
+                        self.ejected.append((t, flit.packet))
+                else:
+                    down, port = int(net.nbr[r, op]), int(net.nbr_port[r, op])
+                    flit.ready = t + int(net.delay[r, op]) + 1
+                    self.routers[down].inputs[port][ov].flits.append(flit)
+                    router.credits[op][ov] -= 1
+                    if flit.tail:
+                        router.held[op][ov] = False
+                if flit.tail:
+                    ivc.out = None

@@ -1,0 +1,297 @@
+"""The simulator's API: :class:`Simulator` (state + the compiled kernel), measurement per
+RailX Table 5 (warm-up, measurement window, drain of the measured packets) and
+:class:`Result`.
+
+    >>> net = mesh(8)
+    >>> res = simulate(net, "uniform", rate=0.2, seed=1)     # doctest: +SKIP
+    >>> res.accepted, res.latency_mean                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+
+import numba
+import numpy as np
+
+from . import kernel as K
+from .network import Network, NetworkError, check_deadlock_free
+from .traffic import MODE_TRACE, Traffic, gap, uniform
+
+__all__ = ["Simulator", "simulate", "Result", "DeadlockError", "InvariantError",
+           "HIST_BINS"]
+
+HIST_BINS = 1 << 17
+
+
+class InvariantError(RuntimeError):
+    """A simulator invariant failed (credits, contiguity, conservation)."""
+
+
+class DeadlockError(RuntimeError):
+    """No flit moved for ``watchdog`` cycles while flits were in the network."""
+
+
+@dataclass
+class Result:
+    """One simulated point. Throughputs in flits/cycle/chip, latencies in cycles."""
+
+    network: str
+    traffic: str
+    rate: float
+    offered: float
+    accepted: float
+    latency_mean: float
+    latency_p50: float
+    latency_p99: float
+    latency_max: int
+    measured_packets: int
+    delivered_packets: int
+    saturated: bool
+    cycles: int
+    seconds: float
+    router_cycles_per_s: float
+    seed: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _percentile(hist: np.ndarray, frac: float) -> float:
+    total = hist.sum()
+    if total == 0:
+        return math.nan
+    return float(np.searchsorted(np.cumsum(hist), math.ceil(frac * total)))
+
+
+@numba.njit(cache=True)
+def _count_queued(nxt, sj, seed, q, w0, w1):
+    """Packets not yet injected whose creation time falls in [w0, w1)."""
+    total = 0
+    for r in range(nxt.shape[0]):
+        for s in range(nxt.shape[1]):
+            tc, j = nxt[r, s], sj[r, s]
+            while tc < w1:
+                if tc >= w0:
+                    total += 1
+                j += 1
+                tc += gap(uniform(seed, r, s, j), q)
+    return total
+
+
+class Simulator:
+    """A network, its state, and the traffic that drives it.
+
+    ``buffer`` B flits per VC (Table 5: 16), ``length`` flits per packet (Table 5: 4),
+    ``rate`` flits/cycle/chip in (0, injection width]. ``check`` turns on the invariant
+    checks (every ``check_every`` cycles for conservation); ``watchdog`` cycles without a
+    moving flit stop the run. ``force`` simulates a routing whose channel dependency graph
+    has a cycle (refused otherwise). ``log`` > 0 records up to that many events
+    (injections and switch traversals) for :meth:`events`.
+    """
+
+    def __init__(self, net: Network, traffic: Traffic, *, rate: float = 0.0, buffer: int = 16,
+                 length: int = 4, seed: int = 1, check: bool = False, check_every: int = 1,
+                 watchdog: int = 2000, force: bool = False, log: int = 0) -> None:
+        self.net, self.traffic, self.seed = net, traffic, int(seed)
+        V, W = net.vcs, net.inject_width
+        for name, v, low in (("buffer", buffer, 1), ("length", length, 1),
+                             ("watchdog", watchdog, 10), ("check_every", check_every, 1)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low:
+                raise NetworkError(f"{name} must be an integer >= {low}, not {v!r}")
+        if V < net.vcs_needed:
+            raise NetworkError(f"{net.name}: {net.routing} routing needs {net.vcs_needed} "
+                               f"VCs, not {V}")
+        longest = length if traffic.mode != MODE_TRACE else \
+            int(traffic.trace[:, 3].max(initial=1))
+        if buffer < longest:
+            raise NetworkError(f"virtual cut-through needs a VC buffer of at least one packet: "
+                               f"buffer {buffer} < {longest} flits")
+        if traffic.n != net.routers:
+            raise NetworkError(f"traffic is for {traffic.n} chips, the network has "
+                               f"{net.routers}")
+        if traffic.mode != MODE_TRACE:
+            if not isinstance(rate, (int, float)) or not 0 < rate <= W:
+                raise NetworkError(f"rate must be in (0, {W}] flits/cycle/chip (the injection "
+                                   f"width), not {rate!r}")
+        if not force:
+            cycle = check_deadlock_free(net, V)
+            if cycle is not None:
+                hops = " -> ".join(f"r{a[0]}.p{a[1]}.vc{a[2]}" for a, _ in cycle[:6])
+                raise NetworkError(f"{net.name}: the routing can deadlock (channel dependency "
+                                   f"cycle {hops}{' ...' if len(cycle) > 6 else ''}); "
+                                   f"pass force to simulate it anyway")
+        self.rate, self.length, self.buffer = float(rate), int(length), int(buffer)
+        self.t = 0
+        self.q = self.rate / (W * length) if traffic.mode != MODE_TRACE else 0.0
+        R, P = net.nbr.shape
+        D1 = int(net.delay.max()) + 1
+        cap = R * P * V * buffer + R
+        st = {
+            "b_pkt": np.zeros((R, P, V, buffer), np.int32),
+            "b_seq": np.zeros((R, P, V, buffer), np.int16),
+            "b_ready": np.zeros((R, P, V, buffer), np.int64),
+            "b_head": np.zeros((R, P, V), np.int32), "b_cnt": np.zeros((R, P, V), np.int32),
+            "occ": np.zeros(R, np.int32),
+            "in_state": np.zeros((R, P, V), np.int8), "in_op": np.zeros((R, P, V), np.int8),
+            "in_ov": np.zeros((R, P, V), np.int8), "in_vat": np.zeros((R, P, V), np.int64),
+            "out_busy": np.zeros((R, P, V), np.bool_),
+            "credits": np.where(net.nbr[:, :, None] >= 0, buffer, 0).astype(np.int32)
+            * np.ones((1, 1, V), np.int32),
+            "cred_ring": np.zeros((R, P, D1, V), np.int32), "pend": np.zeros(R, np.int32),
+            "va_ptr": np.zeros((R, P, V), np.int32), "sa_in": np.zeros((R, P), np.int32),
+            "sa_out": np.zeros((R, P), np.int32),
+            "last_pkt": np.full((R, P, V), -1, np.int32),
+            "last_seq": np.full((R, P, V), -1, np.int32),
+            "pk_src": np.zeros(cap, np.int32), "pk_dst": np.zeros(cap, np.int32),
+            "pk_len": np.zeros(cap, np.int32), "pk_create": np.zeros(cap, np.int64),
+            "pk_tag": np.zeros(cap, np.int64),
+            "free": np.arange(cap, dtype=np.int32)[::-1].copy(),
+        }
+        st["credits"][:, 0, :] = 0
+        nxt = np.zeros((R, W), np.int64)
+        for r in range(R):
+            for s in range(W):
+                nxt[r, s] = gap(uniform(self.seed, r, s, 0), self.q) - 1 if self.q > 0 \
+                    else K.INF
+        tr = traffic.trace if traffic.mode == MODE_TRACE else np.zeros((0, 4), np.int64)
+        starts = np.searchsorted(tr[:, 1], np.arange(R + 1)) if len(tr) else \
+            np.zeros(R + 1, np.int64)
+        st.update(nxt=nxt, sj=np.zeros((R, W), np.int64), sk=np.zeros(R, np.int64),
+                  srcn=np.zeros(R, np.int64), inj_vc=np.full(R, -1, np.int32),
+                  inj_slot=np.zeros(R, np.int32), inj_done=np.zeros(R, np.int32),
+                  inj_ptr=np.zeros(R, np.int32), tr=tr, tr_ptr=starts[:-1].astype(np.int64),
+                  tr_end=starts[1:].astype(np.int64), perm=traffic.perm, hot=traffic.hot,
+                  hist=np.zeros(HIST_BINS, np.int64),
+                  ev=np.zeros((max(log, 1), 9), np.int64))
+        for r in range(R):
+            st["srcn"][r] = K._source_head(r, traffic.mode, nxt, tr, st["tr_ptr"],
+                                           st["tr_end"])[0]
+        self.state = st
+        self.cfg = np.zeros(11, np.int64)
+        self.cfg[[K.C_VCS, K.C_BUF, K.C_LEN, K.C_MODE, K.C_SEED, K.C_CHECK, K.C_WATCHDOG,
+                  K.C_EVERY, K.C_LOGCAP]] = [V, buffer, length, traffic.mode, self.seed,
+                                             int(check), watchdog, check_every, log]
+        self.cfg[K.C_W0], self.cfg[K.C_W1] = K.INF, K.INF
+        self.fcfg = np.array([self.q, traffic.hot_frac], np.float64)
+        self.ctr = np.zeros(17, np.int64)
+        self.ctr[K.K_FREE] = cap
+
+    # -- running --------------------------------------------------------------------------
+    def _args(self):
+        n, s = self.net, self.state
+        return (self.cfg, self.fcfg, self.ctr, n.nbr, n.nbr_port, n.width, n.delay,
+                n.route_port, n.route_vc_lo, n.route_vc_hi,
+                s["b_pkt"], s["b_seq"], s["b_ready"], s["b_head"], s["b_cnt"], s["occ"],
+                s["in_state"], s["in_op"], s["in_ov"], s["in_vat"], s["out_busy"],
+                s["credits"], s["cred_ring"], s["pend"], s["va_ptr"], s["sa_in"],
+                s["sa_out"], s["last_pkt"], s["last_seq"], s["pk_src"], s["pk_dst"],
+                s["pk_len"], s["pk_create"], s["pk_tag"], s["free"], s["nxt"], s["sj"],
+                s["sk"], s["srcn"], s["inj_vc"], s["inj_slot"], s["inj_done"], s["inj_ptr"],
+                s["tr"], s["tr_ptr"], s["tr_end"], s["perm"], s["hot"], s["hist"], s["ev"])
+
+    def advance(self, cycles: int) -> None:
+        """Simulate ``cycles`` more cycles; raise on a failed invariant or a deadlock."""
+        stop = K.run(self.t, self.t + cycles, *self._args())
+        self.t = stop if self.ctr[K.K_STATUS] != K.OK else self.t + cycles
+        self._raise()
+
+    def _raise(self) -> None:
+        status, c = int(self.ctr[K.K_STATUS]), self.ctr
+        if status == K.OK:
+            return
+        at = f"cycle {self.t}"
+        if status == K.DEADLOCK:
+            raise DeadlockError(f"{self.net.name}: deadlock at {at}: no flit moved for "
+                                f"{self.cfg[K.C_WATCHDOG]} cycles with "
+                                f"{c[K.K_INJ] - c[K.K_EJ]} flits in the network; blocked: "
+                                f"{self.blocked()}")
+        if status == K.CREDIT:
+            raise InvariantError(f"{at}: credit count {c[K.K_E3]} of router {c[K.K_E0]} "
+                                 f"output {c[K.K_E1]} VC {c[K.K_E2]} outside 0..{self.buffer}"
+                                 f" (or a flit sent into a full buffer)")
+        if status == K.CONTIGUITY:
+            raise InvariantError(f"{at}: router {c[K.K_E0]} input {c[K.K_E1]} VC {c[K.K_E2]} "
+                                 f"received a flit of packet {c[K.K_E3]:#x} out of order "
+                                 f"(interleaved with another packet or a flit lost)")
+        if status == K.CONSERVATION:
+            raise InvariantError(f"{at}: flits not conserved: injected {c[K.K_E0]} != ejected "
+                                 f"{c[K.K_E1]} + buffered {c[K.K_E2]}")
+        if status == K.CAPACITY:
+            raise InvariantError(f"{at}: more packets in flight than buffer slots")
+        if status == K.LOGFULL:
+            raise InvariantError(f"{at}: the event log is full ({self.cfg[K.C_LOGCAP]})")
+
+    def blocked(self, limit: int = 6) -> str:
+        """The input VCs holding flits, with the output VC each waits for (deadlock report)."""
+        s, out = self.state, []
+        for r, p, v in zip(*np.nonzero(s["b_cnt"])):
+            if s["in_state"][r, p, v]:
+                op, ov = int(s["in_op"][r, p, v]), int(s["in_ov"][r, p, v])
+                want = f"output {op} VC {ov} (credits {s['credits'][r, op, ov]})"
+            else:
+                sid = s["b_pkt"][r, p, v, s["b_head"][r, p, v]]
+                want = f"a VC towards chip {s['pk_dst'][sid]}"
+            out.append(f"router {r} input {p} VC {v} waits for {want}")
+        more = f" and {len(out) - limit} more" if len(out) > limit else ""
+        return "; ".join(out[:limit]) + more
+
+    def events(self) -> np.ndarray:
+        """Logged events, rows (cycle, kind 0 inject / 1 switch, router, in port, in VC, out
+        port, out VC, packet tag = src << 32 | k, flit), sorted."""
+        ev = self.state["ev"][:self.ctr[K.K_LOG]]
+        return ev[np.lexsort(ev.T[::-1])]
+
+    # -- measurement ----------------------------------------------------------------------
+    def measure(self, warmup: int = 5000, window: int = 10000, drain: int = 20000,
+                progress=None) -> Result:
+        """RailX Table 5: ``warmup`` cycles, a ``window`` of measured cycles (throughput:
+        flits ejected in it; latency: packets created in it), then up to ``drain`` more
+        cycles until every measured packet is delivered (else ``saturated``)."""
+        start = time.perf_counter()
+        w0, w1 = self.t + warmup, self.t + warmup + window
+        self.cfg[K.C_W0], self.cfg[K.C_W1] = w0, w1
+        t_begin = self.t
+        for stop in range(t_begin, w1, 1000):
+            self.advance(min(1000, w1 - self.t))
+            if progress:
+                progress(self.t - t_begin)
+        st, c = self.state, self.ctr
+        if self.traffic.mode == MODE_TRACE:
+            created = int(((st["tr"][:, 0] >= w0) & (st["tr"][:, 0] < w1)).sum())
+        else:
+            created = int(c[K.K_MEAS_INJ]) + _count_queued(st["nxt"], st["sj"], self.seed,
+                                                            self.q, w0, w1)
+        drained = 0
+        while c[K.K_MEAS_DONE] < created and drained < drain:
+            step = min(500, drain - drained)
+            self.advance(step)
+            drained += step
+        hist = st["hist"]
+        done = int(c[K.K_MEAS_DONE])
+        seconds = time.perf_counter() - start
+        cycles = self.t - t_begin
+        n = self.net.routers
+        return Result(
+            network=self.net.name, traffic=self.traffic.pattern, rate=self.rate,
+            offered=created * self.length / (window * n) if self.traffic.mode != MODE_TRACE
+            else float(st["tr"][(st["tr"][:, 0] >= w0) & (st["tr"][:, 0] < w1), 3].sum())
+            / (window * n),
+            accepted=int(c[K.K_WIN_EJ]) / (window * n),
+            latency_mean=int(c[K.K_LAT_SUM]) / done if done else math.nan,
+            latency_p50=_percentile(hist, 0.5), latency_p99=_percentile(hist, 0.99),
+            latency_max=int(c[K.K_LAT_MAX]), measured_packets=created,
+            delivered_packets=done, saturated=done < created, cycles=cycles,
+            seconds=round(seconds, 3),
+            router_cycles_per_s=round(n * cycles / seconds, 1) if seconds else 0.0,
+            seed=self.seed)
+
+
+def simulate(net: Network, traffic: str | Traffic = "uniform", rate: float = 0.1, *,
+             warmup: int = 5000, window: int = 10000, drain: int = 20000, **kwargs) -> Result:
+    """Build a :class:`Simulator` and measure one point."""
+    if isinstance(traffic, str):
+        traffic = Traffic.make(traffic, net.coords, net.grid)
+    return Simulator(net, traffic, rate=rate, **kwargs).measure(warmup, window, drain)

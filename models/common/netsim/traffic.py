@@ -1,0 +1,183 @@
+"""Traffic for the network simulator: synthetic patterns, Bernoulli injection, traces.
+
+Randomness is counter-based (splitmix64 of the seed and a key), so every random draw is a
+pure function of *which* draw it is, not of the order the simulator happens to make them:
+the reference step and the compiled kernel see the same packets, and a sweep point gives the
+same result on any worker.
+
+Injection (per chip, ``rate`` flits/cycle, packets of ``length`` flits, injection width W):
+W independent Bernoulli streams, each creating a packet in a cycle with probability
+q = rate / (W · length). Stream s's j-th packet is created ``gap`` cycles after its previous
+one, ``gap = 1 + floor(log(1 - u) / log(1 - q))`` with u = :func:`uniform` (seed, chip, s, j)
+(the first: ``gap - 1`` cycles after cycle 0), the geometric law of a Bernoulli process. The
+streams feed one unbounded FIFO source queue in creation order (ties: lower stream first), so
+the queue never needs storing: its head is the earliest of the W next creation times.
+The k-th packet a chip sends goes to ``destination(k)`` of the pattern, drawn with
+u = :func:`uniform` (seed, chip, k, -1).
+
+A trace is a list of (cycle, src, dst, flits) rows; ``load_trace`` reads one from CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba
+import numpy as np
+
+__all__ = ["Traffic", "PATTERNS", "uniform", "uniform_py", "load_trace", "TrafficError"]
+
+PATTERNS = ("uniform", "transpose", "bitcomp", "hotspot", "permutation", "trace")
+MODE_UNIFORM, MODE_PERM, MODE_HOTSPOT, MODE_TRACE = 0, 1, 2, 3
+_MASK = (1 << 64) - 1
+
+
+class TrafficError(ValueError):
+    """A traffic pattern, trace or rate that cannot be simulated."""
+
+
+def _mix_py(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
+def uniform_py(seed: int, a: int, b: int, c: int) -> float:
+    """The reference definition: a uniform double in [0, 1) keyed by (seed, a, b, c)."""
+    h = _mix_py((seed & _MASK) ^ _mix_py((a & _MASK) ^ _mix_py((b & _MASK) ^ _mix_py(c & _MASK))))
+    return (h >> 11) * 2.0 ** -53
+
+
+@numba.njit(cache=True, inline="always")
+def _mix(x):
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@numba.njit(cache=True)
+def uniform(seed, a, b, c):
+    """:func:`uniform_py`, compiled (equal bit for bit; tested)."""
+    h = _mix(np.uint64(seed) ^ _mix(np.uint64(a) ^ _mix(np.uint64(b) ^ _mix(np.uint64(c)))))
+    return float(h >> np.uint64(11)) * 1.1102230246251565e-16
+
+
+@numba.njit(cache=True)
+def gap(u, q):
+    """Cycles to the next Bernoulli(q) success."""
+    if q >= 1.0:
+        return 1
+    return 1 + int(math.floor(math.log1p(-u) / math.log1p(-q)))
+
+
+@numba.njit(cache=True)
+def destination(mode, perm, hot, hot_frac, n, src, u, u2):
+    """The destination of a packet from ``src`` drawn with the uniforms u, u2 (see
+    :class:`Traffic`)."""
+    if mode == MODE_PERM:
+        return perm[src]
+    if mode == MODE_HOTSPOT and u2 < hot_frac:
+        return hot[min(int(u * hot.shape[0]), hot.shape[0] - 1)]
+    j = min(int(u * (n - 1)), n - 2)
+    return j + 1 if j >= src else j
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """A traffic pattern over ``n`` chips with grid coordinates ``coords`` ((x, y) per chip,
+    on a ``grid`` of gx x gy).
+
+    - ``uniform``: every other chip equally likely (all-to-all).
+    - ``transpose``: (x, y) -> (y, x) on a square grid.
+    - ``bitcomp``: chip i -> ~i (n a power of two).
+    - ``hotspot``: a fraction ``hot_frac`` of packets to the ``hot`` chips, the rest uniform.
+    - ``permutation``: a random permutation of the chips (seeded by ``perm_seed``).
+    - ``trace``: the packets of ``trace`` (rows (cycle, src, dst, flits)); no rate.
+    """
+
+    pattern: str
+    n: int
+    perm: np.ndarray
+    hot: np.ndarray
+    hot_frac: float = 0.0
+    trace: np.ndarray | None = None
+
+    @property
+    def mode(self) -> int:
+        return {"uniform": MODE_UNIFORM, "hotspot": MODE_HOTSPOT,
+                "trace": MODE_TRACE}.get(self.pattern, MODE_PERM)
+
+    @classmethod
+    def make(cls, pattern: str, coords: np.ndarray, grid: tuple[int, int], *,
+             hot: tuple[int, ...] = (0,), hot_frac: float = 0.1, perm_seed: int = 1,
+             trace=None) -> Traffic:
+        n = len(coords)
+        if pattern not in PATTERNS:
+            raise TrafficError(f"unknown traffic {pattern!r}; choose one of "
+                               f"{', '.join(PATTERNS)}")
+        perm = np.arange(n, dtype=np.int64)
+        hot_arr = np.zeros(1, np.int64)
+        if pattern == "transpose":
+            if grid[0] != grid[1]:
+                raise TrafficError(f"transpose needs a square grid of chips, not "
+                                   f"{grid[0]} x {grid[1]}")
+            index = {tuple(map(int, xy)): i for i, xy in enumerate(coords)}
+            perm = np.array([index[(int(y), int(x))] for x, y in coords], np.int64)
+        elif pattern == "bitcomp":
+            if n & (n - 1):
+                raise TrafficError(f"bitcomp needs a power-of-two number of chips, not {n}")
+            perm = (n - 1) ^ np.arange(n, dtype=np.int64)
+        elif pattern == "permutation":
+            perm = np.random.default_rng(perm_seed).permutation(n).astype(np.int64)
+        elif pattern == "hotspot":
+            if not 0 < hot_frac <= 1:
+                raise TrafficError(f"hotspot fraction must be in (0, 1], not {hot_frac}")
+            hot_arr = np.array(hot, np.int64)
+            if not len(hot_arr) or hot_arr.min() < 0 or hot_arr.max() >= n:
+                raise TrafficError(f"hotspot chips must be in 0..{n - 1}, not {hot}")
+        elif pattern == "trace":
+            if trace is None:
+                raise TrafficError("traffic 'trace' needs a trace (--trace FILE)")
+            trace = check_trace(trace, n)
+        return cls(pattern, n, perm, hot_arr, float(hot_frac), trace)
+
+
+def check_trace(rows, n: int, where: str = "trace") -> np.ndarray:
+    """Rows (cycle, src, dst, flits) as an int64 array sorted by (src, cycle), validated."""
+    arr = np.asarray(rows, dtype=np.int64).reshape(-1, 4) if len(rows) else \
+        np.zeros((0, 4), np.int64)
+    for i, (t, s, d, f) in enumerate(arr):
+        if t < 0 or not 0 <= s < n or not 0 <= d < n or f < 1:
+            raise TrafficError(f"{where} row {i + 1}: ({t}, {s}, {d}, {f}) needs cycle >= 0, "
+                               f"src and dst in 0..{n - 1} and flits >= 1")
+    order = np.lexsort((np.arange(len(arr)), arr[:, 0], arr[:, 1]))
+    return arr[order]
+
+
+def load_trace(path: Path, n: int) -> np.ndarray:
+    """A CSV trace: header ``cycle,src,dst,flits`` then one packet per row."""
+    path = Path(path)
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+    except OSError as e:
+        raise TrafficError(f"cannot read trace {path}: {e.strerror}") from None
+    if not rows or [c.strip() for c in rows[0]] != ["cycle", "src", "dst", "flits"]:
+        raise TrafficError(f"{path}: the first line must be the header cycle,src,dst,flits")
+    out = []
+    for i, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        try:
+            if len(row) != 4:
+                raise ValueError
+            out.append([int(c) for c in row])
+        except ValueError:
+            raise TrafficError(f"{path} line {i}: expected 4 integers, got "
+                               f"{','.join(row)!r}") from None
+    return check_trace(out, n, where=str(path))
