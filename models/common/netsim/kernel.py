@@ -53,15 +53,15 @@ def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
     return best, bs
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def run(t0, t1, cfg, fcfg, ctr,
         nbr, nbr_port, width, delay, route_port, vlo, vhi,
-        b_pkt, b_seq, b_ready, b_head, b_cnt, occ,
+        b_pkt, b_seq, b_ready, b_head, b_cnt, occ, front_ready,
         in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
         va_ptr, sa_in, sa_out, last_pkt, last_seq,
         pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
-        tr, tr_ptr, tr_end, perm, hot, hist, ev):
+        tr, tr_ptr, tr_end, perm, hot, hist, ev, util):
     """Simulate cycles t0 .. t1-1. Returns the cycle it stopped at (t1, or the cycle an
     invariant failed; ``ctr[K_STATUS]`` says which)."""
     R, P = nbr.shape
@@ -70,7 +70,7 @@ def run(t0, t1, cfg, fcfg, ctr,
     watchdog, every, logcap = cfg[C_WATCHDOG], cfg[C_EVERY], cfg[C_LOGCAP]
     w0, w1 = cfg[C_W0], cfg[C_W1]
     q, hot_frac = fcfg[0], fcfg[1]
-    D1 = cred_ring.shape[2]
+    D1 = cred_ring.shape[1]
     H = hist.shape[0]
     PV = P * V
     logging = logcap > 0
@@ -81,8 +81,17 @@ def run(t0, t1, cfg, fcfg, ctr,
     c_v = np.empty(PV, np.int64)
     c_op = np.empty(PV, np.int64)
     c_ok = np.empty(PV, np.bool_)
-    first = np.zeros(P, np.int64)            # SA: port p's winners are c_p[first[p]:+count[p]]
-    count = np.zeros(P, np.int64)
+    elig = np.zeros((P, V), np.bool_)       # SA: VC may send a flit this cycle
+    ne = np.zeros(P, np.int64)               # eligible VCs per input port
+    best_pri = np.zeros(P, np.int64)         # SA: best offer per output this round
+    best_c = np.zeros(P, np.int64)
+    plist = np.zeros(P, np.int64)           # SA: input ports with an eligible VC
+    maxw = np.zeros(R, np.int64)             # SA rounds: the router's widest port
+    for r in range(R):
+        for p in range(P):
+            maxw[r] = max(maxw[r], width[r, p])
+    used = np.zeros(P, np.int64)             # SA: lanes used this cycle per output port
+    lanes_in = np.zeros(P, np.int64)         # and per input port
     out_done = np.zeros(P, np.int64)         # output arbitrated at SA visit number stamp
     stamp = 0
     n_chips = R
@@ -95,11 +104,11 @@ def run(t0, t1, cfg, fcfg, ctr,
             if pend[r] > 0:
                 for p in range(1, P):
                     for v in range(V):
-                        c = cred_ring[r, p, slot, v]
+                        c = cred_ring[r, slot, p, v]
                         if c:
                             credits[r, p, v] += c
                             pend[r] -= c
-                            cred_ring[r, p, slot, v] = 0
+                            cred_ring[r, slot, p, v] = 0
                             if check and credits[r, p, v] > B:
                                 ctr[K_STATUS] = CREDIT
                                 ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
@@ -153,6 +162,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                 v, sid = inj_vc[r], inj_slot[r]
                 j = (b_head[r, 0, v] + b_cnt[r, 0, v]) % B
                 b_pkt[r, 0, v, j], b_seq[r, 0, v, j], b_ready[r, 0, v, j] = sid, inj_done[r], t + 1
+                if b_cnt[r, 0, v] == 0:
+                    front_ready[r, 0, v] = t + 1
                 b_cnt[r, 0, v] += 1
                 occ[r] += 1
                 ctr[K_INJ] += 1
@@ -173,7 +184,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     if in_state[r, p, v] != 0 or b_cnt[r, p, v] == 0:
                         continue
                     h = b_head[r, p, v]
-                    if b_ready[r, p, v, h] > t:
+                    if front_ready[r, p, v] > t:
                         continue
                     sid = b_pkt[r, p, v, h]
                     row = v if p > 0 else 0
@@ -209,107 +220,129 @@ def run(t0, t1, cfg, fcfg, ctr,
                     in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, op, ov
                     in_vat[r, p, v] = t
                     va_ptr[r, op, ov] = (qq + 1) % PV
-            # 4. switch allocation (input first, then output) and traversal
-            nc = 0
+            # 4. switch allocation in rounds, as many as the router's widest port has lanes:
+            #    each round every port with a lane left wins at most one flit (input first,
+            #    then output)
+            npl = 0
             for p in range(P):
-                first[p], count[p] = nc, 0
-                w_in = width[r, p]
-                if w_in <= 0:
+                used[p], lanes_in[p], ne[p] = 0, 0, 0
+                if width[r, p] == 0:
                     continue
-                for i in range(V):
-                    v = (sa_in[r, p] + i) % V
-                    if in_state[r, p, v] != 1 or in_vat[r, p, v] >= t or b_cnt[r, p, v] == 0:
-                        continue
-                    if b_ready[r, p, v, b_head[r, p, v]] > t:
-                        continue
-                    op = in_op[r, p, v]
-                    if op > 0 and credits[r, op, in_ov[r, p, v]] <= 0:
-                        continue
-                    c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
-                    nc += 1
-                    count[p] += 1
-                    if count[p] == w_in:
-                        break
-            if nc == 0:
+                for v in range(V):
+                    e = in_state[r, p, v] == 1 and in_vat[r, p, v] < t and \
+                        b_cnt[r, p, v] > 0 and front_ready[r, p, v] <= t and \
+                        (in_op[r, p, v] == 0 or credits[r, in_op[r, p, v], in_ov[r, p, v]] > 0)
+                    elig[p, v] = e
+                    if e:
+                        ne[p] += 1
+                if ne[p]:
+                    plist[npl] = p
+                    npl += 1
+            if npl == 0:
                 continue
-            stamp += 1
-            for c in range(nc):
-                op = c_op[c]
-                if out_done[op] == stamp:        # this output is arbitrated already
-                    continue
-                out_done[op] = stamp
-                w_out = width[r, op]
-                granted, lastp = 0, -1
-                for i in range(P):
-                    p = (sa_out[r, op] + i) % P
-                    for cc in range(first[p], first[p] + count[p]):
-                        if c_op[cc] == op and granted < w_out:
-                            c_ok[cc] = True
-                            granted += 1
-                            lastp = p
-                if lastp >= 0:
-                    sa_out[r, op] = (lastp + 1) % P
-            for c in range(nc):
-                if not c_ok[c]:
-                    continue
-                p, v, op = c_p[c], c_v[c], c_op[c]
-                sa_in[r, p] = (v + 1) % V      # the last granted VC of p wins (c is in order)
-                ov = in_ov[r, p, v]
-                h = b_head[r, p, v]
-                sid, seq = b_pkt[r, p, v, h], b_seq[r, p, v, h]
-                b_head[r, p, v] = (h + 1) % B
-                b_cnt[r, p, v] -= 1
-                occ[r] -= 1
-                ctr[K_LAST] = t
-                if logging:
-                    _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk_tag[sid], seq)
-                if p > 0:
-                    u, up = nbr[r, p], nbr_port[r, p]
-                    cred_ring[u, up, (t + delay[r, p]) % D1, v] += 1
-                    pend[u] += 1
-                tail = seq == pk_len[sid] - 1
-                if op == 0:
-                    ctr[K_EJ] += 1
+            for lane in range(maxw[r]):
+                nc = 0
+                stamp += 1
+                for k in range(npl):
+                    p = plist[k]
+                    if ne[p] == 0 or lanes_in[p] >= width[r, p]:
+                        continue
+                    for i in range(V):
+                        v = (sa_in[r, p] + i) % V
+                        if not elig[p, v]:
+                            continue
+                        op = in_op[r, p, v]
+                        if used[op] >= width[r, op]:
+                            continue
+                        c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
+                        pri = (p - sa_out[r, op]) % P
+                        if out_done[op] != stamp or pri < best_pri[op]:
+                            out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
+                        nc += 1
+                        break
+                if nc == 0:
+                    break
+                for c in range(nc):
+                    op = c_op[c]
+                    if best_c[op] == c:
+                        c_ok[c] = True
+                        sa_out[r, op] = (c_p[c] + 1) % P
+                for c in range(nc):
+                    if not c_ok[c]:
+                        continue
+                    p, v, op = c_p[c], c_v[c], c_op[c]
+                    sa_in[r, p] = (v + 1) % V
+                    lanes_in[p] += 1
+                    used[op] += 1
+                    ov = in_ov[r, p, v]
+                    h = b_head[r, p, v]
+                    sid, seq = b_pkt[r, p, v, h], b_seq[r, p, v, h]
+                    b_head[r, p, v] = (h + 1) % B
+                    b_cnt[r, p, v] -= 1
+                    if b_cnt[r, p, v] > 0:
+                        front_ready[r, p, v] = b_ready[r, p, v, (h + 1) % B]
+                    occ[r] -= 1
+                    ctr[K_LAST] = t
+                    if logging:
+                        _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk_tag[sid], seq)
+                    if p > 0:
+                        u, up = nbr[r, p], nbr_port[r, p]
+                        cred_ring[u, (t + delay[r, p]) % D1, up, v] += 1
+                        pend[u] += 1
+                    tail = seq == pk_len[sid] - 1
                     if w0 <= t < w1:
-                        ctr[K_WIN_EJ] += 1
+                        util[r, op] += 1
+                    if op == 0:
+                        ctr[K_EJ] += 1
+                        if w0 <= t < w1:
+                            ctr[K_WIN_EJ] += 1
+                        if tail:
+                            ctr[K_PKT_DONE] += 1
+                            tc = pk_create[sid]
+                            if w0 <= tc < w1:
+                                lat = t - tc
+                                ctr[K_MEAS_DONE] += 1
+                                ctr[K_LAT_SUM] += lat
+                                if lat > ctr[K_LAT_MAX]:
+                                    ctr[K_LAT_MAX] = lat
+                                hist[min(lat, H - 1)] += 1
+                            free[ctr[K_FREE]] = sid
+                            ctr[K_FREE] += 1
+                    else:
+                        s, sq = nbr[r, op], nbr_port[r, op]
+                        j = (b_head[s, sq, ov] + b_cnt[s, sq, ov]) % B
+                        if check:
+                            if b_cnt[s, sq, ov] >= B or credits[r, op, ov] <= 0:
+                                ctr[K_STATUS] = CREDIT
+                                ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
+                                    r, op, ov, credits[r, op, ov]
+                                return t
+                            lp, ls = last_pkt[s, sq, ov], last_seq[s, sq, ov]
+                            ok = (seq == 0 and ls == -1) or (sid == lp and seq == ls + 1)
+                            if not ok:
+                                ctr[K_STATUS] = CONTIGUITY
+                                ctr[K_E0], ctr[K_E1], ctr[K_E2] = s, sq, ov
+                                ctr[K_E3] = pk_tag[sid]
+                                return t
+                            last_pkt[s, sq, ov] = sid
+                            last_seq[s, sq, ov] = -1 if tail else seq
+                        b_pkt[s, sq, ov, j], b_seq[s, sq, ov, j] = sid, seq
+                        b_ready[s, sq, ov, j] = t + delay[r, op] + 1
+                        if b_cnt[s, sq, ov] == 0:
+                            front_ready[s, sq, ov] = t + delay[r, op] + 1
+                        b_cnt[s, sq, ov] += 1
+                        occ[s] += 1
+                        credits[r, op, ov] -= 1
+                        if tail:
+                            out_busy[r, op, ov] = False
                     if tail:
-                        ctr[K_PKT_DONE] += 1
-                        tc = pk_create[sid]
-                        if w0 <= tc < w1:
-                            lat = t - tc
-                            ctr[K_MEAS_DONE] += 1
-                            ctr[K_LAT_SUM] += lat
-                            if lat > ctr[K_LAT_MAX]:
-                                ctr[K_LAT_MAX] = lat
-                            hist[min(lat, H - 1)] += 1
-                        free[ctr[K_FREE]] = sid
-                        ctr[K_FREE] += 1
-                else:
-                    s, sq = nbr[r, op], nbr_port[r, op]
-                    j = (b_head[s, sq, ov] + b_cnt[s, sq, ov]) % B
-                    if check:
-                        if b_cnt[s, sq, ov] >= B or credits[r, op, ov] <= 0:
-                            ctr[K_STATUS] = CREDIT
-                            ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
-                                r, op, ov, credits[r, op, ov]
-                            return t
-                        lp, ls = last_pkt[s, sq, ov], last_seq[s, sq, ov]
-                        ok = (seq == 0 and (lp < 0 or ls == pk_len[lp] - 1)) or \
-                            (sid == lp and seq == ls + 1)
-                        if not ok:
-                            ctr[K_STATUS] = CONTIGUITY
-                            ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = s, sq, ov, pk_tag[sid]
-                            return t
-                        last_pkt[s, sq, ov], last_seq[s, sq, ov] = sid, seq
-                    b_pkt[s, sq, ov, j], b_seq[s, sq, ov, j] = sid, seq
-                    b_ready[s, sq, ov, j] = t + delay[r, op] + 1
-                    b_cnt[s, sq, ov] += 1
-                    occ[s] += 1
-                    credits[r, op, ov] -= 1
-                    if tail:
-                        out_busy[r, op, ov] = False
-                if tail:
-                    in_state[r, p, v] = 0
+                        in_state[r, p, v] = 0
+                    e = not tail and b_cnt[r, p, v] > 0 and \
+                        front_ready[r, p, v] <= t and \
+                        (op == 0 or credits[r, op, ov] > 0)
+                    if elig[p, v] and not e:
+                        elig[p, v] = False
+                        ne[p] -= 1
         # end of cycle: invariants and the watchdog
         if check and (t + 1) % every == 0:
             total = 0

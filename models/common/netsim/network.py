@@ -244,9 +244,10 @@ def railx(topo, *, vcs: int | None = None, routing: str = "minimal", mesh_width:
     hyperx = len(topo.dims) == 2 and all(len(d) == 1 and d[0].kind == "alltoall"
                                          for d in topo.dims)
     rt = MinimalRouting(topo, vcs="algorithm1" if hyperx else "hops")
-    vcs = rt.num_vcs if vcs is None else _int("VCs", vcs, 1, 16)
-    if vcs < rt.num_vcs:
-        raise NetworkError(f"{topo.name}: {rt.vcs!r} routing needs {rt.num_vcs} VCs, not {vcs}")
+    vcs = rt.num_vcs if vcs is None else _int("VCs", vcs, 1, 64)
+    if vcs < rt.num_vcs or vcs % rt.num_vcs:
+        raise NetworkError(f"{topo.name}: {rt.vcs!r} routing needs {rt.num_vcs} VC classes, "
+                           f"so VCs must be a multiple of {rt.num_vcs}, not {vcs}")
     n = topo.num_chips
     rails = {}
     for i, ln in enumerate(topo.links):
@@ -286,12 +287,14 @@ def railx(topo, *, vcs: int | None = None, routing: str = "minimal", mesh_width:
 def _railx_tables(topo, rt, vcs: int, link_port: dict):
     """Tables equal to ``rt.route``: inside the destination node dimension-order mesh
     routing; elsewhere mesh routing towards the nearest chip with a link to the next node of
-    the dimension-ordered shortest path, then that link (see models.railx.routing)."""
+    the dimension-ordered shortest path, then that link (see models.railx.routing).
+    The routing's VC *classes* each get vcs / rt.num_vcs consecutive VCs (any of them)."""
     n, m = topo.num_chips, topo.system.m
     per = m * m
+    width = vcs // rt.num_vcs
     port = np.full((n, vcs, n), -1, np.int8)
-    lo = np.zeros((n, vcs, n), np.int8)
-    rows = np.arange(vcs)
+    cls = np.zeros((n, vcs, n), np.int16)
+    rows = np.arange(vcs) // width                      # class of the input VC
     algo1 = rt.vcs == "algorithm1"
 
     def mesh_port(a, b):
@@ -306,7 +309,7 @@ def _railx_tables(topo, rt, vcs: int, link_port: dict):
         base = c - c % per
         for d in range(base, base + per):                 # destination in this node
             port[c, :, d] = LOCAL if d == c else mesh_port(c, d)
-            lo[c, :, d] = 0 if d == c else (2 if algo1 else rows)
+            cls[c, :, d] = 0 if d == c else (2 if algo1 else rows)
         for gx in range(topo.nodes[0]):
             for gy in range(topo.nodes[1]):
                 goal = (gx, gy)
@@ -317,17 +320,21 @@ def _railx_tables(topo, rt, vcs: int, link_port: dict):
                 optical = c == local
                 p = link_port[(link, c)] if optical else mesh_port(c, local)
                 if algo1:
-                    v = (1 if nxt[0] != here[0] else 2) if optical else \
+                    k = (1 if nxt[0] != here[0] else 2) if optical else \
                         rt._phase_vc(here, goal)
                 else:
-                    v = rows + 1 if optical else rows
+                    k = rows + 1 if optical else rows
                 g0 = topo.chip_id(gx, gy, 0, 0)
                 port[c, :, g0:g0 + per] = p
-                lo[c, :, g0:g0 + per] = np.broadcast_to(np.asarray(v).reshape(-1, 1)
-                                                        if np.ndim(v) else v, (vcs, per))
+                cls[c, :, g0:g0 + per] = np.broadcast_to(np.asarray(k).reshape(-1, 1)
+                                                         if np.ndim(k) else k, (vcs, per))
+    lo = cls * width
     bad = (lo >= vcs) & (port > LOCAL)
-    port[bad] = -1                                        # VC beyond the last: unreachable row
-    return port, lo, lo.copy()
+    port[bad] = -1                                        # class beyond the last: unreachable
+    lo[port == LOCAL] = 0
+    lo = np.minimum(lo, vcs - 1).astype(np.int8)
+    hi = np.where(port == LOCAL, 0, np.minimum(lo + width - 1, vcs - 1)).astype(np.int8)
+    return port, lo, hi
 
 
 # -- deadlock freedom -------------------------------------------------------------------------

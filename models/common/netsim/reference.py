@@ -174,58 +174,64 @@ class ReferenceNetwork:
             router.va_next[op][ov] = (winner + 1) % n
 
     def _switch(self, r: int, router: Router, t: int) -> None:
+        """Switch allocation and traversal in rounds, as many as the router's widest port
+        has lanes. In each round every port with a lane left takes part: each input port
+        offers one VC (round robin) whose output has a lane left, each output grants one
+        input port (round robin); a granted flit crosses at once, so the same VC may win
+        again in the next round."""
         net, V = self.net, self.V
-        winners = []                                   # stage 1, per input port in order
-        for p in range(self.P):
-            lanes = int(net.width[r, p])
-            picked = []
-            for i in range(V):
-                v = (router.sa_in_next[p] + i) % V
-                ivc = router.inputs[p][v]
-                if (ivc.out is None or ivc.allocated_at >= t or not ivc.flits
-                        or ivc.flits[0].ready > t):
+        width = [int(w) for w in net.width[r]]
+        sent_in = [0] * self.P
+        sent_out = [0] * self.P
+        for _ in range(max(width)):
+            offers = {}                                            # input port -> (v, op)
+            for p in range(self.P):
+                if sent_in[p] >= width[p]:
                     continue
-                op, ov = ivc.out
-                if op != LOCAL and router.credits[op][ov] <= 0:
-                    continue
-                picked.append((p, v, op))
-                if len(picked) == lanes:
+                for i in range(V):
+                    v = (router.sa_in_next[p] + i) % V
+                    ivc = router.inputs[p][v]
+                    if (ivc.out is None or ivc.allocated_at >= t or not ivc.flits
+                            or ivc.flits[0].ready > t):
+                        continue
+                    op, ov = ivc.out
+                    if sent_out[op] >= width[op] or op != LOCAL and router.credits[op][ov] <= 0:
+                        continue
+                    offers[p] = (v, op)
                     break
-            winners.append(picked)
-        granted = set()
-        for op in sorted({w[2] for picked in winners for w in picked}):   # stage 2
-            lanes, last = int(net.width[r, op]), None
-            for i in range(self.P):
-                p = (router.sa_out_next[op] + i) % self.P
-                for w in winners[p]:
-                    if w[2] == op and lanes:
-                        granted.add(w)
-                        lanes -= 1
-                        last = p
-            if last is not None:
-                router.sa_out_next[op] = (last + 1) % self.P
-        for picked in winners:                                           # traversal
-            for p, v, op in picked:
-                if (p, v, op) not in granted:
-                    continue
+            if not offers:
+                return
+            grants = []
+            for op in sorted({op for _, op in offers.values()}):
+                start = router.sa_out_next[op]
+                p = min((p for p, (_, o) in offers.items() if o == op),
+                        key=lambda p: (p - start) % self.P)
+                router.sa_out_next[op] = (p + 1) % self.P
+                grants.append((p, offers[p][0]))
+            for p, v in sorted(grants):
                 router.sa_in_next[p] = (v + 1) % V
-                ivc = router.inputs[p][v]
-                _, ov = ivc.out
-                flit = ivc.flits.popleft()
-                self.events.append((t, 1, r, p, v, op, ov, flit.packet.tag, flit.seq))
-                if p != LOCAL:
-                    up, up_port = int(net.nbr[r, p]), int(net.nbr_port[r, p])
-                    self.credit_due.setdefault(t + int(net.delay[r, p]), []).append(
-                        (up, up_port, v))
-                if op == LOCAL:
-                    if flit.tail:
-                        self.ejected.append((t, flit.packet))
-                else:
-                    down, port = int(net.nbr[r, op]), int(net.nbr_port[r, op])
-                    flit.ready = t + int(net.delay[r, op]) + 1
-                    self.routers[down].inputs[port][ov].flits.append(flit)
-                    router.credits[op][ov] -= 1
-                    if flit.tail:
-                        router.held[op][ov] = False
-                if flit.tail:
-                    ivc.out = None
+                sent_in[p] += 1
+                sent_out[offers[p][1]] += 1
+                self._traverse(r, router, p, v, t)
+
+    def _traverse(self, r: int, router: Router, p: int, v: int, t: int) -> None:
+        net = self.net
+        ivc = router.inputs[p][v]
+        op, ov = ivc.out
+        flit = ivc.flits.popleft()
+        self.events.append((t, 1, r, p, v, op, ov, flit.packet.tag, flit.seq))
+        if p != LOCAL:
+            up, up_port = int(net.nbr[r, p]), int(net.nbr_port[r, p])
+            self.credit_due.setdefault(t + int(net.delay[r, p]), []).append((up, up_port, v))
+        if op == LOCAL:
+            if flit.tail:
+                self.ejected.append((t, flit.packet))
+        else:
+            down, port = int(net.nbr[r, op]), int(net.nbr_port[r, op])
+            flit.ready = t + int(net.delay[r, op]) + 1
+            self.routers[down].inputs[port][ov].flits.append(flit)
+            router.credits[op][ov] -= 1
+            if flit.tail:
+                router.held[op][ov] = False
+        if flit.tail:
+            ivc.out = None

@@ -132,7 +132,8 @@ class Simulator:
         st = {
             "b_pkt": np.zeros((R, P, V, buffer), np.int32),
             "b_seq": np.zeros((R, P, V, buffer), np.int16),
-            "b_ready": np.zeros((R, P, V, buffer), np.int64),
+            "b_ready": np.zeros((R, P, V, buffer), np.int32),
+            "front_ready": np.zeros((R, P, V), np.int32),
             "b_head": np.zeros((R, P, V), np.int32), "b_cnt": np.zeros((R, P, V), np.int32),
             "occ": np.zeros(R, np.int32),
             "in_state": np.zeros((R, P, V), np.int8), "in_op": np.zeros((R, P, V), np.int8),
@@ -140,7 +141,7 @@ class Simulator:
             "out_busy": np.zeros((R, P, V), np.bool_),
             "credits": np.where(net.nbr[:, :, None] >= 0, buffer, 0).astype(np.int32)
             * np.ones((1, 1, V), np.int32),
-            "cred_ring": np.zeros((R, P, D1, V), np.int32), "pend": np.zeros(R, np.int32),
+            "cred_ring": np.zeros((R, D1, P, V), np.int32), "pend": np.zeros(R, np.int32),
             "va_ptr": np.zeros((R, P, V), np.int32), "sa_in": np.zeros((R, P), np.int32),
             "sa_out": np.zeros((R, P), np.int32),
             "last_pkt": np.full((R, P, V), -1, np.int32),
@@ -165,7 +166,7 @@ class Simulator:
                   inj_ptr=np.zeros(R, np.int32), tr=tr, tr_ptr=starts[:-1].astype(np.int64),
                   tr_end=starts[1:].astype(np.int64), perm=traffic.perm, hot=traffic.hot,
                   hist=np.zeros(HIST_BINS, np.int64),
-                  ev=np.zeros((max(log, 1), 9), np.int64))
+                  ev=np.zeros((max(log, 1), 9), np.int64), util=np.zeros((R, P), np.int64))
         for r in range(R):
             st["srcn"][r] = K._source_head(r, traffic.mode, nxt, tr, st["tr_ptr"],
                                            st["tr_end"])[0]
@@ -184,13 +185,13 @@ class Simulator:
         n, s = self.net, self.state
         return (self.cfg, self.fcfg, self.ctr, n.nbr, n.nbr_port, n.width, n.delay,
                 n.route_port, n.route_vc_lo, n.route_vc_hi,
-                s["b_pkt"], s["b_seq"], s["b_ready"], s["b_head"], s["b_cnt"], s["occ"],
+                s["b_pkt"], s["b_seq"], s["b_ready"], s["b_head"], s["b_cnt"], s["occ"], s["front_ready"],
                 s["in_state"], s["in_op"], s["in_ov"], s["in_vat"], s["out_busy"],
                 s["credits"], s["cred_ring"], s["pend"], s["va_ptr"], s["sa_in"],
                 s["sa_out"], s["last_pkt"], s["last_seq"], s["pk_src"], s["pk_dst"],
                 s["pk_len"], s["pk_create"], s["pk_tag"], s["free"], s["nxt"], s["sj"],
                 s["sk"], s["srcn"], s["inj_vc"], s["inj_slot"], s["inj_done"], s["inj_ptr"],
-                s["tr"], s["tr_ptr"], s["tr_end"], s["perm"], s["hot"], s["hist"], s["ev"])
+                s["tr"], s["tr_ptr"], s["tr_end"], s["perm"], s["hot"], s["hist"], s["ev"], s["util"])
 
     def advance(self, cycles: int) -> None:
         """Simulate ``cycles`` more cycles; raise on a failed invariant or a deadlock."""
