@@ -19,7 +19,7 @@ WAVES ?= 0
 SEED  ?= 1
 JOBS  ?= auto
 
-.PHONY: all verilog cosim test synth bench reproduce clean distclean venv
+.PHONY: all verilog cosim test synth bench reproduce netsim clean distclean venv
 
 all: verilog cosim
 
@@ -45,6 +45,9 @@ synth: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m scripts.bench $(ARGS)
+
+netsim: $(STAMP)
+	$(PY) -m scripts.netsim $(ARGS)
 
 reproduce: $(STAMP)
 	$(PY) -m scripts.reproduce --readme README.md $(ARGS)

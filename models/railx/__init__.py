@@ -10,6 +10,7 @@ switches wired into rail rings.
 - :mod:`.cost`: parts-based cost of Table 6 (§6.2, A.7).
 - :mod:`.availability`: Algorithm 2, Fig 17, multi-job packing (§6.6, A.5).
 - :mod:`.allocation`: DP/CP split (eq 10-11, Fig 16), dynamic CP/EP reallocation (§5.2).
+- :mod:`.fig14`: all-to-all throughput by cycle-level simulation (Fig 14, Table 5).
 - :mod:`.experiments`: the paper's numbers and figures from the above.
 """
 
@@ -50,7 +51,30 @@ def reproduce(quick: bool = False) -> list[Record]:
     records += ex.allocation_records(_cached("fig16", _fig16))
     records += ex.availability_records(_cached(("avail", quick),
                                                lambda: ex.availability_data(quick)))
+    records += fig14_records(quick)
     return records
+
+
+NETSIM_DIR = Path(__file__).resolve().parents[2] / "build" / "netsim"
+
+
+def _fig14(quick: bool) -> dict:
+    from . import fig14
+    return _cached(("fig14", quick), lambda: fig14.run(NETSIM_DIR, quick=quick,
+                                                       progress=not quick))
+
+
+def fig14_records(quick: bool = False) -> list[Record]:
+    """Fig 14 from cycle-level simulation (:mod:`.fig14`); the k = 2 channel-load bound of
+    the routing tables is computed alongside."""
+    from models.common.netsim.network import channel_load_bound
+    from models.common.netsim.sweep import build
+
+    from . import fig14
+    bound = _cached("fig14_bound", lambda: channel_load_bound(
+        build({k: v for k, v in fig14.spec("2D-HyperX 9x9", 2).items()
+               if k not in ("buffer", "length")})))
+    return fig14.records(_fig14(quick), bound)
 
 
 def _fig16():
@@ -59,11 +83,16 @@ def _fig16():
 
 
 def figures(out_dir: Path, quick: bool = False) -> list[Path]:
-    """railx_fig15_allreduce.png, railx_fig16_allocation.png, railx_fig17_availability.png."""
+    """railx_fig14a_alltoall.png, railx_fig14b_mesh_bandwidth.png, railx_fig15_allreduce.png,
+    railx_fig16_allocation.png, railx_fig17_availability.png."""
     from . import experiments as ex
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    from . import fig14
+    curves = _fig14(quick)
     return [
+        fig14.plot_a(curves, out_dir / "railx_fig14a_alltoall.png"),
+        fig14.plot_b(curves, out_dir / "railx_fig14b_mesh_bandwidth.png"),
         ex.plot_fig15(_cached("fig15", ex.fig15), out_dir / "railx_fig15_allreduce.png"),
         ex.plot_fig16(_cached("fig16", _fig16), out_dir / "railx_fig16_allocation.png"),
         ex.plot_fig17(_cached(("avail", quick), lambda: ex.availability_data(quick)),

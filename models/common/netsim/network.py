@@ -29,11 +29,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import networkx as nx
 import numba
 import numpy as np
 
 __all__ = ["Network", "mesh", "torus", "railx", "NetworkError", "check_deadlock_free",
+           "channel_load_bound",
            "LOCAL", "EAST", "WEST", "NORTH", "SOUTH", "FIRST_RAIL"]
 
 LOCAL, EAST, WEST, NORTH, SOUTH, FIRST_RAIL = 0, 1, 2, 3, 4, 5
@@ -337,6 +337,35 @@ def _railx_tables(topo, rt, vcs: int, link_port: dict):
     return port, lo, hi
 
 
+@numba.njit(cache=True)
+def _channel_loads(nbr, route_port, lo):
+    n = nbr.shape[0]
+    load = np.zeros(nbr.shape, np.int64)
+    for s in range(n):
+        for d in range(n):
+            if s == d:
+                continue
+            r, row = s, 0
+            for _ in range(4 * n + 4):
+                p = route_port[r, row, d]
+                if p < 0:
+                    break
+                load[r, p] += 1
+                if p == 0:
+                    break
+                r, row = nbr[r, p], lo[r, row, d]
+    return load
+
+
+def channel_load_bound(net: Network) -> float:
+    """Uniform-traffic throughput bound of ``net``'s tables (flits/cycle/chip): every chip
+    sends 1/(N-1) of its rate to each other chip along its table route; the busiest channel,
+    per flit/cycle of its width, bounds the rate (ejection included)."""
+    load = _channel_loads(net.nbr, net.route_port, net.route_vc_lo) / (net.routers - 1)
+    width = np.where(net.width > 0, net.width, 1)
+    return float(1 / (load / width).max())
+
+
 # -- deadlock freedom -------------------------------------------------------------------------
 
 @numba.njit(cache=True)
@@ -372,18 +401,82 @@ def _dependencies(nbr, nbr_port, route_port, lo, hi):
     return dep
 
 
+@numba.njit(cache=True)
+def _find_cycle(dep, nbr, nbr_port):
+    """A cycle of the channel dependency graph (node = output channel r * P * V + q * V + w)
+    as an array of nodes, or an empty array if it is acyclic (Kahn's algorithm, then a walk
+    inside what is left)."""
+    n, P, V = dep.shape[0], dep.shape[1], dep.shape[2]
+    nodes = n * P * V
+    idx = np.nonzero(dep)
+    m = idx[0].shape[0]
+    src = np.empty(m, np.int64)
+    dst = np.empty(m, np.int64)
+    for e in range(m):
+        r, p, v, q, w = idx[0][e], idx[1][e], idx[2][e], idx[3][e], idx[4][e]
+        src[e] = (nbr[r, p] * P + nbr_port[r, p]) * V + v
+        dst[e] = (r * P + q) * V + w
+    order = np.argsort(src)
+    src, dst = src[order], dst[order]
+    start = np.searchsorted(src, np.arange(nodes + 1))
+    indeg = np.zeros(nodes, np.int64)
+    for e in range(m):
+        indeg[dst[e]] += 1
+    stack = np.empty(nodes, np.int64)
+    top = 0
+    for x in range(nodes):
+        if indeg[x] == 0:
+            stack[top] = x
+            top += 1
+    removed = np.zeros(nodes, np.bool_)
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        removed[x] = True
+        for e in range(start[x], start[x + 1]):
+            indeg[dst[e]] -= 1
+            if indeg[dst[e]] == 0:
+                stack[top] = dst[e]
+                top += 1
+    left = -1
+    for x in range(nodes):
+        if not removed[x]:
+            left = x
+            break
+    if left < 0:
+        return np.empty(0, np.int64)
+    # every node left has a predecessor left; walk backwards until a node repeats
+    pred = np.full(nodes, -1, np.int64)
+    for e in range(m):
+        if not removed[src[e]] and not removed[dst[e]]:
+            pred[dst[e]] = src[e]
+    seen = np.full(nodes, -1, np.int64)
+    x, i = left, 0
+    while seen[x] < 0:
+        seen[x] = i
+        x = pred[x]
+        i += 1
+    cyc = [x]
+    y = pred[x]
+    while y != x:
+        cyc.append(y)
+        y = pred[y]
+    out = np.empty(len(cyc), np.int64)
+    for j in range(len(cyc)):
+        out[j] = cyc[len(cyc) - 1 - j]
+    return out
+
+
 def check_deadlock_free(net: Network, vcs: int) -> list | None:
     """None if the channel dependency graph of ``net``'s tables restricted to ``vcs`` VCs is
     acyclic (Dally & Seitz: deterministic routing is then deadlock free); otherwise one
-    dependency cycle as a list of (router, output port, VC)."""
+    dependency cycle as a list of (router, output port, VC) channels."""
     lo = np.minimum(net.route_vc_lo, vcs - 1)
     hi = np.minimum(net.route_vc_hi, vcs - 1)
-    dep = _dependencies(net.nbr, net.nbr_port, net.route_port[:, :vcs], lo[:, :vcs], hi[:, :vcs])
-    g = nx.DiGraph()
-    for r, p, v, q, w in zip(*np.nonzero(dep)):
-        up = int(net.nbr[r, p])
-        g.add_edge((up, int(net.nbr_port[r, p]), int(v)), (int(r), int(q), int(w)))
-    try:
-        return nx.find_cycle(g)
-    except nx.NetworkXNoCycle:
+    dep = _dependencies(net.nbr, net.nbr_port, net.route_port[:, :vcs], lo[:, :vcs],
+                        hi[:, :vcs])
+    cyc = _find_cycle(dep, net.nbr, net.nbr_port)
+    if not len(cyc):
         return None
+    P = net.ports
+    return [(int(x) // (P * vcs), int(x) // vcs % P, int(x) % vcs) for x in cyc]

@@ -117,9 +117,12 @@ class Simulator:
                 raise NetworkError(f"rate must be in (0, {W}] flits/cycle/chip (the injection "
                                    f"width), not {rate!r}")
         if not force:
-            cycle = check_deadlock_free(net, V)
+            checked = net.__dict__.setdefault("_cdg_cycle", {})
+            if V not in checked:
+                checked[V] = check_deadlock_free(net, V)
+            cycle = checked[V]
             if cycle is not None:
-                hops = " -> ".join(f"r{a[0]}.p{a[1]}.vc{a[2]}" for a, _ in cycle[:6])
+                hops = " -> ".join(f"router {r} port {p} VC {v}" for r, p, v in cycle[:6])
                 raise NetworkError(f"{net.name}: the routing can deadlock (channel dependency "
                                    f"cycle {hops}{' ...' if len(cycle) > 6 else ''}); "
                                    f"pass force to simulate it anyway")
@@ -266,6 +269,8 @@ class Simulator:
             created = int(c[K.K_MEAS_INJ]) + _count_queued(st["nxt"], st["sj"], self.seed,
                                                             self.q, w0, w1)
         drained = 0
+        if int(c[K.K_WIN_EJ]) < 0.9 * created * self.length:
+            drain = 0          # unstable: the source queues grow, the drain would not end
         while c[K.K_MEAS_DONE] < created and drained < drain:
             step = min(500, drain - drained)
             self.advance(step)

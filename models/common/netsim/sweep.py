@@ -1,0 +1,168 @@
+"""Sweeps: many simulated points (topology x k x traffic x rate x seed), in parallel.
+
+A point is a plain dict (JSON): the network spec (:func:`build`), the traffic, the rate, the
+seed and the measurement lengths. Points run on local processes (``workers``) or, given a
+``scheduler`` address, on an existing Dask distributed cluster; every finished point is
+appended to a JSON-lines log at once, so a killed sweep keeps what it finished and a rerun
+with the same log skips those points (resume).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from .network import Network, NetworkError, mesh, railx, torus
+from .sim import Simulator
+from .traffic import Traffic, load_trace
+
+__all__ = ["build", "TOPOLOGIES", "run_point", "sweep", "key", "point", "saturation"]
+
+TOPOLOGIES = ("mesh", "torus", "hyperx", "railx-torus", "dragonfly")
+MEASURE = {"warmup": 5000, "window": 10000, "drain": 20000}
+# Part of every point's identity: bump when the router model changes, so a sweep log never
+# mixes results of two models.
+MODEL_VERSION = 1
+
+
+def key(p: dict) -> str:
+    """The identity of a point (its parameters, canonical JSON)."""
+    return json.dumps({k: v for k, v in sorted(p.items())}, sort_keys=True)
+
+
+def point(spec: dict, traffic: str, rate: float, seed: int = 1, **measure) -> dict:
+    return {"net": dict(spec), "traffic": traffic, "rate": round(float(rate), 6),
+            "seed": int(seed), "model": MODEL_VERSION, **{**MEASURE, **measure}}
+
+
+@functools.lru_cache(maxsize=8)
+def _build(spec_json: str) -> Network:
+    spec = json.loads(spec_json)
+    topo = spec.get("topology")
+    sim_keys = {"topology", "buffer", "length", "trace", "force", "hot", "hot_frac"}
+    kw = {k: v for k, v in spec.items() if k not in sim_keys}
+    if topo in ("mesh", "torus"):
+        known = {"k", "vcs", "width", "delay", "inject"}
+        _known(kw, known, topo)
+        return (mesh if topo == "mesh" else torus)(kw.pop("k", 8), **kw)
+    if topo in ("hyperx", "railx-torus", "dragonfly"):
+        from models.railx import RailX, dragonfly, hyperx_2d, torus_2d
+        _known(kw, {"m", "n", "R", "side", "groups", "group_size", "vcs", "mesh_width",
+                    "mesh_delay", "rail_width", "rail_delay", "inject"}, topo)
+        try:
+            system = RailX(kw.pop("m", 4), kw.pop("n", 2), kw.pop("R", 18))
+            if topo == "hyperx":
+                t = hyperx_2d(system, kw.pop("side", None))
+            elif topo == "railx-torus":
+                t = torus_2d(system, kw.pop("side", None))
+            else:
+                t = dragonfly(system, kw.pop("groups", None), kw.pop("group_size", None))
+        except (TypeError, ValueError) as e:
+            raise NetworkError(str(e)) from None
+        return railx(t, **kw)
+    raise NetworkError(f"unknown topology {topo!r}; choose one of {', '.join(TOPOLOGIES)}")
+
+
+def _known(kw: dict, known: set, topo: str) -> None:
+    extra = sorted(set(kw) - known)
+    if extra:
+        raise NetworkError(f"{topo}: unknown parameter(s) {', '.join(extra)} (known: "
+                           f"{', '.join(sorted(known))})")
+
+
+def build(spec: dict) -> Network:
+    """The network of a spec: ``{"topology": "mesh", "k": 8, "vcs": 2}``, ``{"topology":
+    "hyperx", "m": 4, "n": 2, "R": 18, "mesh_width": 2, "vcs": 6}``, ..."""
+    return _build(json.dumps(spec, sort_keys=True))
+
+
+def simulator(p: dict) -> Simulator:
+    """A :class:`Simulator` for point ``p`` (validates everything before anything runs)."""
+    spec = p["net"]
+    net = build(spec)
+    trace = None
+    if p["traffic"] == "trace":
+        trace = load_trace(Path(spec["trace"]), net.routers)
+    tr = Traffic.make(p["traffic"], net.coords, net.grid, trace=trace,
+                      hot=tuple(spec.get("hot", (0,))), hot_frac=spec.get("hot_frac", 0.1))
+    return Simulator(net, tr, rate=p["rate"], buffer=spec.get("buffer", 16),
+                     length=spec.get("length", 4), seed=p["seed"],
+                     force=spec.get("force", False))
+
+
+def run_point(p: dict) -> dict:
+    """Simulate one point; the row written to the sweep log."""
+    sim = simulator(p)
+    res = sim.measure(p["warmup"], p["window"], p["drain"])
+    return {"point": p, "key": key(p), "max_throughput": sim.net.max_throughput,
+            "chips": sim.net.routers, **res.as_dict()}
+
+
+def load_log(path: Path) -> dict[str, dict]:
+    """Finished points of a sweep log, by key (a torn last line is ignored)."""
+    done = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+                done[row["key"]] = row
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+    return done
+
+
+def sweep(points: list[dict], log: Path, *, workers: int | None = None,
+          scheduler: str | None = None, progress: bool = True) -> list[dict]:
+    """Run every point not yet in ``log``; return the rows of all ``points`` in order."""
+    log = Path(log)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    done = load_log(log)
+    todo = [p for p in points if key(p) not in done]
+    if todo:
+        bar = _bar(len(points), len(points) - len(todo), progress)
+        with open(log, "a") as f:
+            for row in _execute(todo, workers, scheduler):
+                f.write(json.dumps(row) + "\n")
+                f.flush()
+                done[row["key"]] = row
+                bar.update(1)
+        bar.close()
+    return [done[key(p)] for p in points]
+
+
+def _bar(total: int, initial: int, enabled: bool):
+    from tqdm import tqdm
+    return tqdm(total=total, initial=initial, unit="point", disable=not enabled,
+                desc="netsim", leave=False)
+
+
+def _execute(todo: list[dict], workers: int | None, scheduler: str | None):
+    if scheduler:
+        from dask.distributed import Client, as_completed as dask_completed
+        with Client(scheduler) as client:
+            futures = client.map(run_point, todo, pure=False)
+            for fut in dask_completed(futures):
+                yield fut.result()
+        return
+    workers = workers or min(len(todo), os.cpu_count() or 1)
+    if workers <= 1 or len(todo) == 1:
+        for p in todo:
+            yield run_point(p)
+        return
+    with ProcessPoolExecutor(workers) as pool:
+        futures = [pool.submit(run_point, p) for p in todo]
+        for fut in as_completed(futures):
+            yield fut.result()
+
+
+def saturation(rows: list[dict], tolerance: float = 0.05) -> dict:
+    """Of one curve (rows of increasing rate): ``throughput`` = the highest accepted
+    throughput, ``rate`` = the highest offered rate still accepted within ``tolerance`` and
+    fully drained (the curve's last stable point)."""
+    best = max((r["accepted"] for r in rows), default=float("nan"))
+    stable = [r["rate"] for r in rows if not r["saturated"]
+              and r["accepted"] >= (1 - tolerance) * r["offered"]]
+    return {"throughput": best, "rate": max(stable) if stable else None}
