@@ -7,8 +7,9 @@ cycle, 5,000 cycles of warm-up and 10,000 measured.
 Algorithm 1's minimal routing at k = 2, beside the RailX 2D-Torus and Dragonfly of the same
 1,296 chips; (b) the HyperX at k = 1, 2, 3, 4.
 
-VCs: the paper gives no VC count. Algorithm 1 needs 3 VC classes; each class gets
-``VCS_PER_CLASS`` VCs here (the other topologies likewise per hop class).
+VCs: the paper gives no VC count. Algorithm 1 needs 3 VC classes (on the HyperX and on this
+Dragonfly, whose groups are joined all-to-all along X like a HyperX row); the 2D-Torus routes
+with one class per node hop (9). Each class gets ``VCS_PER_CLASS`` VCs here.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ SYSTEM = {"m": 4, "n": 2, "R": 18}
 # topology -> (spec, VC classes of its routing)
 TOPOLOGIES = {
     "2D-HyperX 9x9": ({"topology": "hyperx"}, 3),
-    "Dragonfly 9x9": ({"topology": "dragonfly", "groups": 9, "group_size": 9}, 4),
+    "Dragonfly 9x9": ({"topology": "dragonfly", "groups": 9, "group_size": 9}, 3),
     "2D-Torus 9x9": ({"topology": "railx-torus", "side": 9}, 9),
 }
 KS = (1, 2, 3, 4)

@@ -1,0 +1,276 @@
+"""The cycle-level network simulator: the compiled kernel equals the reference step event for
+event; the invariant checks and the deadlock watchdog fire on broken runs; textbook results
+(zero-load latency, bisection-limited saturation); tables equal the RailX routing; traffic."""
+
+import numpy as np
+import pytest
+
+from models.common.netsim import (DeadlockError, InvariantError, NetworkError, Simulator,
+                                  Traffic, TrafficError, load_trace, mesh, railx, simulate,
+                                  torus)
+from models.common.netsim import kernel as K
+from models.common.netsim.network import channel_load_bound, check_deadlock_free
+from models.common.netsim.reference import ReferenceNetwork
+from models.common.netsim.traffic import uniform, uniform_py
+from models.railx import MinimalRouting, RailX, dragonfly, hyperx_2d, torus_2d
+
+
+def reference_events(net, traffic, cycles, **kw):
+    ref = ReferenceNetwork(net, traffic, **kw)
+    for _ in range(cycles):
+        ref.step()
+    return np.array(sorted(ref.events), dtype=np.int64).reshape(-1, 9), ref
+
+
+def kernel_events(net, traffic, cycles, **kw):
+    sim = Simulator(net, traffic, check=True, log=400_000, **kw)
+    sim.advance(cycles)
+    return sim.events(), sim
+
+
+CASES = [
+    ("3x3 mesh, 2 VCs", lambda: mesh(3, vcs=2), "uniform", 0.6, 8, 3),
+    ("4x4 mesh, 2-flit links", lambda: mesh(4, vcs=3, width=2, inject=2, delay=2), "uniform",
+     1.6, 6, 4),
+    ("4x4 torus, dateline", lambda: torus(4, vcs=4), "transpose", 0.5, 5, 2),
+    ("4x4 mesh, hotspot", lambda: mesh(4, vcs=2), "hotspot", 0.5, 4, 4),
+    ("RailX HyperX 3x3 m=2", lambda: railx(hyperx_2d(RailX(2, 1, 8)), vcs=6), "uniform", 2.5,
+     8, 4),
+    ("RailX torus 3x3 m=2", lambda: railx(torus_2d(RailX(2, 1, 6))), "permutation", 1.5, 4, 4),
+    ("RailX dragonfly", lambda: railx(dragonfly(RailX(1, 2, 10), 5, 3), mesh_width=1),
+     "uniform", 1.0, 4, 2),
+]
+
+
+@pytest.mark.parametrize("name,make,pattern,rate,buffer,length", CASES,
+                         ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("seed", [1, 7])
+def test_kernel_equals_reference_event_for_event(name, make, pattern, rate, buffer, length,
+                                                 seed):
+    net = make()
+    tr = Traffic.make(pattern, net.coords, net.grid, hot=(5,), hot_frac=0.3, perm_seed=seed)
+    kw = dict(rate=rate, buffer=buffer, length=length, seed=seed)
+    a, sim = kernel_events(net, tr, 250, **kw)
+    b, _ = reference_events(net, tr, 250, **kw)
+    assert len(a) > 1000                                   # loaded, not idle
+    assert (a[:, 1] == K.EV_SWITCH).sum() > 500
+    assert a.shape == b.shape and (a == b).all()
+
+
+def test_kernel_equals_reference_on_a_trace_of_mixed_lengths():
+    net = mesh(4, vcs=2)
+    rng = np.random.default_rng(3)
+    rows = [(int(rng.integers(0, 120)), int(rng.integers(0, 16)), int(rng.integers(0, 16)),
+             int(rng.integers(1, 7))) for _ in range(300)]
+    tr = Traffic.make("trace", net.coords, net.grid, trace=rows)
+    a, sim = kernel_events(net, tr, 600, buffer=8, length=4)
+    b, ref = reference_events(net, tr, 600, buffer=8, length=4)
+    assert a.shape == b.shape and (a == b).all()
+    assert len(ref.ejected) == 300                         # every packet delivered
+    assert sim.ctr[K.K_PKT_DONE] == 300
+
+
+def packet_latencies(events):
+    """tag -> (creation cycle from the trace, tail ejection cycle) from the event log."""
+    ej = events[(events[:, 1] == K.EV_SWITCH) & (events[:, 5] == 0)]
+    return {int(tag): int(t) for t, tag in zip(ej[:, 0], ej[:, 7])}
+
+
+@pytest.mark.parametrize("width,delay,length", [(1, 1, 4), (2, 3, 5)])
+def test_zero_load_latency_equals_the_hop_count_formula(width, delay, length):
+    """Packets spaced far apart never meet: each takes 2 cycles per router, ``delay`` per
+    link and ceil(L / width) - 1 to serialise, from creation to tail ejection."""
+    k = 6
+    net = mesh(k, vcs=2, width=width, delay=delay, inject=width)
+    rng = np.random.default_rng(5)
+    pairs = [(int(s), int(d)) for s, d in rng.integers(0, k * k, size=(40, 2)) if s != d]
+    rows = [(i * 100, s, d, length) for i, (s, d) in enumerate(pairs)]
+    tr = Traffic.make("trace", net.coords, net.grid, trace=rows)
+    sim = Simulator(net, tr, buffer=8, length=length, check=True, log=100_000)
+    sim.advance(len(rows) * 100 + 100)
+    done = packet_latencies(sim.events())
+    serialise = -(-length // width) - 1       # a VC sends up to `width` flits a cycle
+    for i, (s, d) in enumerate(pairs):
+        hops = abs(s // k - d // k) + abs(s % k - d % k)
+        tag = (s << 32) | sum(1 for s2, _ in pairs[:i] if s2 == s)
+        assert done[tag] - i * 100 == 2 * (hops + 1) + hops * delay + serialise, (s, d)
+
+
+def test_uniform_saturation_of_an_8x8_mesh_is_near_the_bisection_bound():
+    net = mesh(8, vcs=4)
+    assert net.max_throughput == pytest.approx(0.5)        # 4 * k / k^2 with k = 8
+    low = simulate(net, "uniform", 0.1, warmup=500, window=1500, drain=3000, seed=2)
+    assert low.accepted == pytest.approx(0.1, rel=0.08) and not low.saturated
+    sat = simulate(net, "uniform", 0.7, warmup=1000, window=2000, drain=0, seed=2)
+    assert 0.7 * 0.5 <= sat.accepted <= 0.5 and sat.saturated
+    # transpose concentrates DOR traffic on the links next to the diagonal: at half the
+    # uniform bound it is already past saturation while uniform is stable
+    tp = simulate(net, "transpose", 0.25, warmup=1000, window=2000, drain=3000, seed=2)
+    un = simulate(net, "uniform", 0.25, warmup=1000, window=2000, drain=3000, seed=2)
+    assert tp.saturated and tp.accepted < 0.9 * tp.offered
+    assert not un.saturated and un.accepted == pytest.approx(un.offered, rel=0.05)
+
+
+def test_offered_load_and_latency_percentiles_are_measured():
+    res = simulate(mesh(4, vcs=2), "uniform", 0.3, warmup=300, window=3000, drain=3000)
+    assert res.offered == pytest.approx(0.3, rel=0.06)
+    assert res.delivered_packets == res.measured_packets > 500
+    assert res.latency_p50 <= res.latency_p99 <= res.latency_max
+    assert res.latency_p50 <= res.latency_mean * 1.5
+
+
+def loaded(net=None, **kw):
+    net = net or mesh(4, vcs=2)
+    sim = Simulator(net, Traffic.make("uniform", net.coords, net.grid), rate=0.45, buffer=8,
+                    check=True, **kw)
+    sim.advance(300)
+    return sim
+
+
+def test_credit_check_fires_on_a_corrupted_credit_count():
+    sim = loaded()
+    st = sim.state
+    # every output VC believes its downstream buffer is empty: the next returning credit
+    # overflows the count
+    st["credits"][sim.net.nbr >= 0] = sim.buffer
+    with pytest.raises(InvariantError, match="credit count 9 .* outside 0..8"):
+        sim.advance(200)
+
+
+def test_conservation_check_fires_on_a_lost_flit():
+    sim = loaded()
+    st = sim.state
+    r, p, v = (int(x[0]) for x in np.nonzero(st["b_cnt"][:, 1:, :] > 1))
+    p += 1
+    st["b_cnt"][r, p, v] -= 1                              # the buffer forgets its last flit
+    st["occ"][r] -= 1
+    with pytest.raises(InvariantError, match="flits not conserved"):
+        sim.advance(50)
+
+
+def test_contiguity_check_fires_on_reordered_flits():
+    sim = loaded()
+    st = sim.state
+    for r, v in zip(*np.nonzero(st["b_cnt"][:, 0, :] >= 2)):   # local port: never ejects
+        h = st["b_head"][r, 0, v]
+        i, j = h, (h + 1) % sim.buffer
+        if st["b_pkt"][r, 0, v, i] == st["b_pkt"][r, 0, v, j]:
+            st["b_seq"][r, 0, v, i], st["b_seq"][r, 0, v, j] = \
+                st["b_seq"][r, 0, v, j], st["b_seq"][r, 0, v, i]
+            break
+    else:
+        pytest.fail("no VC held two flits of one packet")
+    with pytest.raises(InvariantError, match="out of order"):
+        sim.advance(100)
+
+
+def test_cyclic_routing_is_refused_and_forced_it_deadlocks_with_a_report():
+    net = torus(4, vcs=1, dateline=False)
+    cycle = check_deadlock_free(net, 1)
+    assert cycle is not None and len(cycle) >= 4
+    tr = Traffic.make("uniform", net.coords, net.grid)
+    with pytest.raises(NetworkError, match="can deadlock .* pass force"):
+        Simulator(net, tr, rate=0.9)
+    sim = Simulator(net, tr, rate=0.9, buffer=4, force=True, watchdog=200)
+    with pytest.raises(DeadlockError, match=r"deadlock at cycle \d+: no flit moved for 200 "
+                                            r"cycles .* router \d+ input \d VC 0 waits for"):
+        sim.advance(20_000)
+    assert check_deadlock_free(torus(4, vcs=2), 2) is None
+    assert check_deadlock_free(mesh(4, vcs=1), 1) is None
+
+
+def test_railx_vc_classes_are_needed_and_acyclic():
+    net = railx(hyperx_2d(RailX(2, 1, 8)), vcs=3)
+    assert check_deadlock_free(net, 3) is None
+    assert check_deadlock_free(net, 1) is not None         # one VC: Fig 10's cycle
+    with pytest.raises(NetworkError, match="needs 3 VC classes"):
+        railx(hyperx_2d(RailX(2, 1, 8)), vcs=2)
+    with pytest.raises(NetworkError, match="'hops' routing needs 3 VC classes"):
+        railx(torus_2d(RailX(2, 1, 6)), vcs=4)          # d_o = 2 node hops: 3 classes
+
+
+@pytest.mark.parametrize("topo", [hyperx_2d(RailX(3, 1, 8), side=3),
+                                  torus_2d(RailX(2, 2, 8)), dragonfly(RailX(2, 1, 10), 5, 3)],
+                         ids=["hyperx", "torus", "dragonfly"])
+def test_railx_tables_follow_the_routing_function(topo):
+    net = railx(topo)
+    all_to_all = all(len(d) == 1 and d[0].kind == "alltoall" for d in topo.dims)
+    rt = MinimalRouting(topo, vcs="algorithm1" if all_to_all else "hops")
+    assert net.routing == f"minimal ({rt.vcs} VCs)"
+    rng = np.random.default_rng(0)
+    for s, d in rng.integers(0, topo.num_chips, size=(150, 2)):
+        s, d = int(s), int(d)
+        hops = net.hops(s, d)
+        if s == d:
+            assert hops == [(s, 0, 0)]
+            continue
+        route = rt.route(s, d)
+        assert len(hops) == len(route) + 1
+        for (r, p, vc), ((link, frm), want_vc) in zip(hops, route):
+            ln = topo.links[link]
+            assert r == frm and net.nbr[r, p] == (ln.v if frm == ln.u else ln.u)
+            assert vc == want_vc                            # one VC per class by default
+        assert hops[-1] == (d, 0, 0)
+
+
+def test_channel_load_bound_of_dor_on_a_mesh():
+    # uniform traffic on a k x k mesh under DOR: the middle links carry k^2/4 * k/2 ... per
+    # direction; the bound equals the bisection bound for even k
+    assert channel_load_bound(mesh(6, vcs=1)) == pytest.approx(4 * 6 / 36 * 35 / 36, rel=1e-9)
+
+
+def test_compiled_uniform_equals_the_reference_definition():
+    rng = np.random.default_rng(1)
+    for seed, a, b, c in rng.integers(-2, 2**40, size=(200, 4)):
+        assert uniform(int(seed), int(a), int(b), int(c)) == \
+            uniform_py(int(seed), int(a), int(b), int(c))
+
+
+def test_patterns():
+    net = mesh(4)
+    tp = Traffic.make("transpose", net.coords, net.grid)
+    assert all(tp.perm[x * 4 + y] == y * 4 + x for x in range(4) for y in range(4))
+    bc = Traffic.make("bitcomp", net.coords, net.grid)
+    assert list(bc.perm) == [15 - i for i in range(16)]
+    perm = Traffic.make("permutation", net.coords, net.grid, perm_seed=3).perm
+    assert sorted(perm) == list(range(16))
+    with pytest.raises(TrafficError, match="power-of-two"):
+        Traffic.make("bitcomp", mesh(3).coords, (3, 3))
+    with pytest.raises(TrafficError, match="unknown traffic 'zipf'"):
+        Traffic.make("zipf", net.coords, net.grid)
+
+
+def test_hotspot_sends_its_share_to_the_hot_chip():
+    net = mesh(4, vcs=2)
+    tr = Traffic.make("hotspot", net.coords, net.grid, hot=(6,), hot_frac=0.5)
+    sim = Simulator(net, tr, rate=0.1, log=200_000)
+    sim.advance(3000)
+    ev = sim.events()
+    ej = ev[(ev[:, 1] == K.EV_SWITCH) & (ev[:, 5] == 0) & (ev[:, 8] == 0)]
+    to_hot = (ej[:, 2] == 6).mean()
+    assert 0.45 < to_hot < 0.6                             # 50 % + 1/15 of the uniform rest
+
+
+@pytest.mark.parametrize("text,message", [
+    ("cycle,src,dst\n", "the first line must be the header"),
+    ("cycle,src,dst,flits\n1,2,3\n", "line 2: expected 4 integers"),
+    ("cycle,src,dst,flits\n1,2,x,4\n", "line 2: expected 4 integers"),
+    ("cycle,src,dst,flits\n0,1,2,4\n5,99,2,4\n", "row 2: .* src and dst in 0..15"),
+])
+def test_malformed_traces_are_named(tmp_path, text, message):
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    with pytest.raises(TrafficError, match=message):
+        load_trace(path, 16)
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(buffer=3), "buffer 3 < 4 flits"),
+    (dict(rate=1.5), r"rate must be in \(0, 1\]"),
+    (dict(rate=0), r"rate must be in \(0, 1\]"),
+])
+def test_bad_parameters(kw, message):
+    net = mesh(4)
+    args = {"rate": 0.2, **kw}
+    with pytest.raises(NetworkError, match=message):
+        Simulator(net, Traffic.make("uniform", net.coords, net.grid), **args)
