@@ -7,6 +7,9 @@ rates (and seeds, and internal bandwidths k), latency-throughput curves.
     python -m scripts.netsim ... --workers 2                    # local processes (default)
     python -m scripts.netsim ... --scheduler tcp://host:8786    # an existing Dask cluster
 
+A simulation that stops (the deadlock watchdog under --force, a failed invariant) prints one
+line and exits with 1; bad input exits with 2 before anything is written.
+
 Results: build/netsim/<name>.jsonl (one line per finished point; a rerun resumes),
 <name>.json (the curves and saturation points) and <name>.png (latency vs accepted).
 ``--k`` takes several values (``--k 1,2,3,4``): one curve each.
@@ -83,7 +86,7 @@ def plot(curves: dict[str, list[dict]], path: Path, title: str) -> Path:
 
 
 def main(argv=None) -> int:
-    from models.common.netsim import NetworkError, TrafficError
+    from models.common.netsim import DeadlockError, InvariantError, NetworkError, TrafficError
     from models.common.netsim.sweep import TOPOLOGIES, point, saturation, simulator, sweep
     from models.common.netsim.traffic import PATTERNS
 
@@ -116,7 +119,7 @@ def main(argv=None) -> int:
                     help="simulate a routing that can deadlock (the watchdog reports it)")
     ap.add_argument("--name", help="output name under build/netsim (default from the options)")
     ap.add_argument("--out", type=Path, default=OUT, help="output directory")
-    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar or banner")
     args = ap.parse_args(argv)
 
     ks = parse_list(args.k, int, "k") if args.k else [None]
@@ -152,10 +155,15 @@ def main(argv=None) -> int:
         ([f"k{','.join(map(str, ks))}"] if ks != [None] else []) +
         ([f"vcs{net0.vcs}"]))
     out = Path(args.out)
-    print(f"{net0.name}: {net0.routers} chips, {net0.vcs} VCs, routing {net0.routing}; "
-          f"{len(points)} points -> {out / name}.jsonl", file=sys.stderr)
-    rows = sweep(points, out / f"{name}.jsonl", workers=args.workers,
-                 scheduler=args.scheduler, progress=not args.quiet)
+    if not args.quiet:
+        print(f"{net0.name}: {net0.routers} chips, {net0.vcs} VCs, routing {net0.routing}; "
+              f"{len(points)} points -> {out / name}.jsonl", file=sys.stderr)
+    try:
+        rows = sweep(points, out / f"{name}.jsonl", workers=args.workers,
+                     scheduler=args.scheduler, progress=not args.quiet)
+    except (DeadlockError, InvariantError) as e:       # the simulation stopped: say why
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     curves: dict[str, list[dict]] = {}
     for p, row in zip(points, rows):
         curves.setdefault(labels[id(p)], []).append(row)

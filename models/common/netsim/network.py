@@ -72,6 +72,7 @@ class Network:
     routing: str = ""
     topology: object = field(default=None, repr=False)
     max_throughput: float | None = None
+    deadlock_hint: str = ""
 
     @property
     def routers(self) -> int:
@@ -198,20 +199,23 @@ def mesh(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int = 
 
 
 def torus(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int = 1,
-          dateline: bool = True) -> Network:
-    """k x k 2D torus, dimension-order routing with dateline VC classes (needs 2 VCs)."""
+          dateline: bool | None = None) -> Network:
+    """k x k 2D torus, dimension-order routing with dateline VC classes (2 VCs or more).
+    One VC (or ``dateline=False``) leaves the rings without a dateline, which can deadlock:
+    the simulator refuses it unless forced."""
     k = _int("torus side k", k, 3, 256)
     vcs = _int("VCs", vcs, 1, 16)
     _check_link(width, delay, "link")
     _int("injection width", inject, 1, 64)
-    arrs, coords = _grid(k, True, width, delay, inject)
+    dateline = vcs >= 2 if dateline is None else bool(dateline)
     if dateline and vcs < 2:
-        dateline_ok = False
-    else:
-        dateline_ok = dateline
-    tables = dor_tables(k, True, vcs, dateline_ok)
-    net = Network(f"{k}x{k} torus", *arrs, *tables, vcs_needed=2 if dateline else 1,
-                  grid=(k, k), coords=coords, routing="DOR+dateline" if dateline else "DOR")
+        raise NetworkError("DOR on a torus needs 2 VCs for the dateline, not 1")
+    arrs, coords = _grid(k, True, width, delay, inject)
+    tables = dor_tables(k, True, vcs, dateline)
+    net = Network(f"{k}x{k} torus", *arrs, *tables, vcs_needed=1, grid=(k, k), coords=coords,
+                  routing="DOR+dateline" if dateline else "DOR without dateline")
+    if not dateline:
+        net.deadlock_hint = "DOR on a torus needs 2 VCs (dateline classes) to be deadlock free"
     net.max_throughput = _mesh_bisection(k, True, width, inject)
     return net
 

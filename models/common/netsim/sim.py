@@ -123,9 +123,10 @@ class Simulator:
             cycle = checked[V]
             if cycle is not None:
                 hops = " -> ".join(f"router {r} port {p} VC {v}" for r, p, v in cycle[:6])
-                raise NetworkError(f"{net.name}: the routing can deadlock (channel dependency "
-                                   f"cycle {hops}{' ...' if len(cycle) > 6 else ''}); "
-                                   f"pass force to simulate it anyway")
+                hint = f"{net.deadlock_hint}; " if net.deadlock_hint else ""
+                raise NetworkError(f"{net.name}: the routing can deadlock ({hint}channel "
+                                   f"dependency cycle {hops}{' ...' if len(cycle) > 6 else ''})"
+                                   f"; pass force to simulate it anyway")
         self.rate, self.length, self.buffer = float(rate), int(length), int(buffer)
         self.t = 0
         self.q = self.rate / (W * length) if traffic.mode != MODE_TRACE else 0.0

@@ -123,7 +123,9 @@ def sweep(points: list[dict], log: Path, *, workers: int | None = None,
     todo = [p for p in points if key(p) not in done]
     if todo:
         bar = _bar(len(points), len(points) - len(todo), progress)
-        with open(log, "a") as f:
+        with open(log, "a+") as f:
+            if f.tell() and (f.seek(f.tell() - 1) or True) and f.read(1) != "\n":
+                f.write("\n")                 # a killed run left a torn last line: end it
             for row in _execute(todo, workers, scheduler):
                 f.write(json.dumps(row) + "\n")
                 f.flush()

@@ -165,7 +165,7 @@ def test_contiguity_check_fires_on_reordered_flits():
 
 
 def test_cyclic_routing_is_refused_and_forced_it_deadlocks_with_a_report():
-    net = torus(4, vcs=1, dateline=False)
+    net = torus(4, vcs=1)                                  # no dateline with one VC
     cycle = check_deadlock_free(net, 1)
     assert cycle is not None and len(cycle) >= 4
     tr = Traffic.make("uniform", net.coords, net.grid)
