@@ -12,7 +12,13 @@ engine (build/bench/bvn_engine.json): clock cycles per decomposition of the BvN 
 (Verilator) for N = 16, 32, 64 on MoE matrices, in microseconds at 1 GHz and at the ECP5 Fmax
 of the last ``make synth``; baseline: the golden model in software, same matrices.
 
-    python -m scripts.bench [--only wwfa|bvn|engine] [--n 64] [--cycles 20000] [--bvn-n 16 64]
+netsim (build/bench/netsim.json): router-cycles/s of the compiled network simulator on 8x8
+and 16x16 meshes (DOR, 2 and 4 VCs, uniform at 0.1 and near saturation) and the 1,296-chip
+RailX 2D-HyperX at 0.6; baseline: the plain-Python reference step, same run.
+
+fig14b (build/bench/fig14b.json): wall time of the full Fig 14(b) sweep on local processes.
+
+    python -m scripts.bench [--only wwfa|bvn|engine|netsim|fig14b] [--n 64] [--cycles 20000]
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -263,10 +270,93 @@ def run_bvn(args) -> str:
                         "10x target (fast)", "fast vs exact", "fast vs wavefront",
                         "permutations f/e/w", "makespan / LB f/e/w"], rows))
 
+def _netsim_point(net, rate: float, warmup: int, window: int) -> dict:
+    from models.common.netsim import simulate
+    simulate(net, "uniform", rate, warmup=20, window=20, drain=0)        # compiled, loaded
+    res = simulate(net, "uniform", rate, warmup=warmup, window=window, drain=0)
+    return {"network": net.name, "vcs": net.vcs, "rate": rate, "accepted": res.accepted,
+            "router_cycles_per_s": res.router_cycles_per_s}
+
+
+def _reference_rate(net, rate: float, cycles: int) -> float:
+    from models.common.netsim import Traffic
+    from models.common.netsim.reference import ReferenceNetwork
+    ref = ReferenceNetwork(net, Traffic.make("uniform", net.coords, net.grid), rate=rate)
+    for _ in range(200):                                                 # warm the network
+        ref.step()
+    start = time.perf_counter()
+    for _ in range(cycles):
+        ref.step()
+    return net.routers * cycles / (time.perf_counter() - start)
+
+
+def run_netsim(args) -> str:
+    """Router-cycles per second of the compiled kernel, single process, against the plain
+    Python reference step on the same network in the same run."""
+    from models.common.netsim import mesh
+    from models.common.netsim.sweep import build
+    from models.railx import fig14
+    rows, out = [], {"points": []}
+    for k, sat in ((8, 0.38), (16, 0.21)):
+        for vcs in (2, 4):
+            net = mesh(k, vcs=vcs)
+            for rate in (0.1, sat):
+                pt = _netsim_point(net, rate, 2000, args.netsim_cycles)
+                out["points"].append(pt)
+                print(f"    {net.name} {vcs} VCs rate {rate}: "
+                      f"{pt['router_cycles_per_s'] / 1e6:.2f} M router-cycles/s", flush=True)
+    hx = build({k: v for k, v in fig14.spec("2D-HyperX 9x9", 2).items()
+                if k not in ("buffer", "length")})
+    pt = _netsim_point(hx, 0.6, 2000, args.netsim_cycles // 2)
+    out["points"].append(pt)
+    net = mesh(8, vcs=2)
+    ref = _reference_rate(net, 0.3, args.reference_cycles)
+    kern = _netsim_point(net, 0.3, 2000, args.netsim_cycles)["router_cycles_per_s"]
+    out["reference"] = {"network": net.name, "rate": 0.3, "reference_router_cycles_per_s":
+                        round(ref, 1), "kernel_router_cycles_per_s": kern,
+                        "speedup": round(kern / ref, 1)}
+    for p in out["points"]:
+        rows.append([p["network"], p["vcs"], p["rate"], f"{p['accepted']:.3f}",
+                     f"{p['router_cycles_per_s'] / 1e6:.2f}"])
+    write_json(BUILD / "bench" / "netsim.json", out)
+    r = out["reference"]
+    return ("## Network simulator (build/bench/netsim.json)\n\n"
+            f"Uniform traffic, {args.netsim_cycles:,} measured cycles after 2,000 of warm-up, "
+            "one process. Kernel against the plain-Python reference step on "
+            f"{r['network']} at rate {r['rate']}: {r['kernel_router_cycles_per_s'] / 1e6:.2f} M "
+            f"vs {r['reference_router_cycles_per_s'] / 1e3:.1f} k router-cycles/s "
+            f"({r['speedup']:,}x).\n\n"
+            + md_table(["network", "VCs", "rate", "accepted", "M router-cycles/s"], rows))
+
+
+def run_fig14b(args) -> str:
+    """Wall time of the full Fig 14(b) sweep (4 k x 10 rates, 15,000 cycles each plus the
+    drain of stable points) on local processes, into a fresh log."""
+    import tempfile
+
+    from models.railx import fig14
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        points = fig14.run(Path(tmp), quick=False, workers=args.workers, progress=True,
+                           only_b=True)
+        wall = time.perf_counter() - start
+    n = sum(len(v) for v in points.values())
+    cycles = sum(r["cycles"] for v in points.values() for r in v)
+    chips = next(iter(points.values()))[0]["chips"]
+    out = {"points": n, "seconds": round(wall, 1), "workers": args.workers or os.cpu_count(),
+           "router_cycles": cycles * chips,
+           "router_cycles_per_s": round(cycles * chips / wall, 1)}
+    write_json(BUILD / "bench" / "fig14b.json", out)
+    return ("## Fig 14(b) sweep (build/bench/fig14b.json)\n\n"
+            f"{n} points (k = 1..4 x 10 rates) of the 1,296-chip 2D-HyperX, 15,000 cycles each "
+            f"plus drains: {wall / 60:.1f} minutes on {out['workers']} processes "
+            f"({out['router_cycles_per_s'] / 1e6:.2f} M router-cycles/s in all).\n")
+
 
 def main(argv=None) -> int:
     parser = Parser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("wwfa", "bvn", "engine"), action="append",
+    parser.add_argument("--only", choices=("wwfa", "bvn", "engine", "netsim", "fig14b"),
+                        action="append",
                         help="run only this benchmark (repeatable; default: all)")
     parser.add_argument("--n", type=int, default=64, help="arbiter size (default 64)")
     parser.add_argument("--cycles", type=int, default=20_000,
@@ -281,7 +371,14 @@ def main(argv=None) -> int:
                         help="BvN engine sizes (default 16 32 64; 4..64)")
     parser.add_argument("--engine-matrices", type=int, default=20,
                         help="MoE matrices per engine size (default 20)")
+    parser.add_argument("--netsim-cycles", type=int, default=10_000,
+                        help="measured cycles per network-simulator point (default 10000)")
+    parser.add_argument("--reference-cycles", type=int, default=100,
+                        help="cycles of the reference step to time (default 100)")
+    parser.add_argument("--workers", type=int, help="processes for the Fig 14(b) sweep")
     args = parser.parse_args(argv)
+    if args.netsim_cycles < 100 or args.reference_cycles < 10:
+        parser.error("--netsim-cycles must be >= 100 and --reference-cycles >= 10")
     from models.chronos.wwfa import _check_n
     try:
         _check_n(args.n)
@@ -293,8 +390,9 @@ def main(argv=None) -> int:
         parser.error("--bvn-n values must be in 2..1024 and --bvn-matrices >= 1")
     if any(n < 4 or n > 64 for n in args.engine_n) or args.engine_matrices < 1:
         parser.error("--engine-n values must be in 4..64 and --engine-matrices >= 1")
-    only = args.only or ["wwfa", "bvn", "engine"]
-    runners = {"wwfa": run_wwfa, "bvn": run_bvn, "engine": run_engine}
+    only = args.only or ["wwfa", "bvn", "engine", "netsim", "fig14b"]
+    runners = {"wwfa": run_wwfa, "bvn": run_bvn, "engine": run_engine, "netsim": run_netsim,
+               "fig14b": run_fig14b}
     sections = [runners[name](args) for name in only]
     m = machine()
     text = (f"# Benchmarks\n\nMachine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, "

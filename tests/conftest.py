@@ -20,6 +20,8 @@ def cosim_seed(request):
 
 def _cost(item) -> int:
     """Rough CPU seconds of a test: the co-simulations and the large lint runs dominate."""
+    if item.originalname == "test_reproduce_report_from_the_real_packages":
+        return 120        # every model's quick run, the 1,296-chip Fig 14 simulation among them
     spec = getattr(item, "callspec", None)
     if spec is None:
         return 0

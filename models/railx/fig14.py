@@ -43,13 +43,14 @@ def spec(name: str, k: int) -> dict:
 
 
 def run(out_dir: Path, quick: bool = False, workers: int | None = None,
-        progress: bool = False) -> dict:
+        progress: bool = False, only_b: bool = False) -> dict:
     """Simulate every point (resuming from ``out_dir``'s logs); returns
-    ``{(topology, k): [row per rate]}``. Quick: the HyperX only, two rates, short windows."""
+    ``{(topology, k): [row per rate]}``. Quick: the HyperX only, two rates, short windows.
+    ``only_b``: Fig 14(b)'s curves only."""
     from models.common.netsim.sweep import point, sweep
     cfg = QUICK if quick else FULL
     curves = [("2D-HyperX 9x9", k) for k in KS if not quick or k != 3]
-    if not quick:
+    if not quick and not only_b:
         curves += [(name, 2) for name in TOPOLOGIES if name != "2D-HyperX 9x9"]
     points, owner = [], []
     for name, k in curves:
