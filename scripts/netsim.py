@@ -62,31 +62,9 @@ def spec_of(args, k: int | None) -> dict:
     return spec
 
 
-def plot(curves: dict[str, list[dict]], path: Path, title: str) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for label, rows in curves.items():
-        rows = [r for r in rows if not r["saturated"]]
-        ax.plot([r["accepted"] for r in rows], [r["latency_mean"] for r in rows], "o-", ms=3,
-                label=label)
-    ax.set_xlabel("accepted throughput (flits/cycle/chip)")
-    ax.set_ylabel("mean packet latency (cycles)")
-    ax.set_yscale("log")
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
-
-
 def main(argv=None) -> int:
     from models.common.netsim import DeadlockError, InvariantError, NetworkError, TrafficError
+    from models.common.netsim.plot import latency_curves
     from models.common.netsim.sweep import TOPOLOGIES, point, saturation, simulator, sweep
     from models.common.netsim.traffic import PATTERNS
 
@@ -181,8 +159,9 @@ def main(argv=None) -> int:
         table.append([label, "saturation", "", f"{sat['throughput']:.3f}", "", "", "",
                       f"last stable rate {sat['rate']}", ""])
     write_json(out / f"{name}.json", summary)
-    png = plot({k: v["points"] for k, v in summary["curves"].items()}, out / f"{name}.png",
-               f"{net0.name}, {args.traffic} (max {net0.max_throughput:.2f} flits/cycle/chip)")
+    png = latency_curves({k: v["points"] for k, v in summary["curves"].items()},
+                         out / f"{name}.png", f"{net0.name}, {args.traffic} (theoretical "
+                         f"maximum {net0.max_throughput:.2f} flits/cycle/chip)")
     text = md_table(["curve", "rate", "offered", "accepted", "mean lat", "p50", "p99",
                      "unstable", "M router-cycles/s"], table)
     atomic_write(out / f"{name}.md", text)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 
 from models.common.records import Record
 
@@ -107,26 +106,8 @@ def records(curves: dict, bound_k2: float | None = None) -> list[Record]:
 
 
 def _plot(curves: dict, keys: list, labels: list, title: str, path: Path) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for key, label in zip(keys, labels):
-        rows = curves[key]
-        stable = [r for r in rows if not r["saturated"]]
-        line, = ax.plot([r["accepted"] for r in stable], [r["latency_mean"] for r in stable],
-                        "o-", ms=3, label=f"{label} (sat. {_sat(rows):.2f})")
-        ax.axvline(rows[0]["max_throughput"], color=line.get_color(), ls=":", lw=1)
-    ax.set_xlabel("accepted throughput (flits/cycle/chip); dotted: theoretical maximum")
-    ax.set_ylabel("mean packet latency (cycles)")
-    ax.set_yscale("log")
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    from models.common.netsim.plot import latency_curves
+    return latency_curves({label: curves[key] for key, label in zip(keys, labels)}, path, title)
 
 
 def plot_a(curves: dict, path: Path) -> Path:
