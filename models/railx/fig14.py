@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from models.common.records import Record
 
 __all__ = ["TOPOLOGIES", "run", "records", "plot_a", "plot_b"]
