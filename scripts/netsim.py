@@ -59,6 +59,8 @@ def spec_of(args, k: int | None) -> dict:
         spec["trace"] = str(Path(args.trace).resolve())
     if args.force:
         spec["force"] = True
+    if args.allocator != "separable":
+        spec["allocator"] = args.allocator
     return spec
 
 
@@ -83,6 +85,9 @@ def main(argv=None) -> int:
     ap.add_argument("--inject", type=int, help="injection width (default: RailX 4n, mesh 1)")
     ap.add_argument("--buffer", type=int, default=16, help="flits per VC (Table 5: 16)")
     ap.add_argument("--length", type=int, default=4, help="flits per packet (Table 5: 4)")
+    ap.add_argument("--allocator", choices=("separable", "wavefront"), default="separable",
+                    help="switch allocator: separable round robin, or the wrapped wave-front "
+                         "arbiter over ports")
     ap.add_argument("--traffic", choices=PATTERNS, default="uniform")
     ap.add_argument("--trace", help="CSV trace (cycle,src,dst,flits) for --traffic trace")
     ap.add_argument("--rates", default="0.1:1.0:0.1", help="flits/cycle/chip: a:b:step or list")

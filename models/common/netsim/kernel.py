@@ -17,8 +17,8 @@ import numpy as np
 from .traffic import MODE_TRACE, destination, gap, uniform
 
 # cfg indices
-C_VCS, C_BUF, C_LEN, C_MODE, C_SEED, C_CHECK, C_WATCHDOG, C_EVERY, C_LOGCAP, C_W0, C_W1 = \
-    range(11)
+(C_VCS, C_BUF, C_LEN, C_MODE, C_SEED, C_CHECK, C_WATCHDOG, C_EVERY, C_LOGCAP, C_W0, C_W1,
+ C_ALLOC) = range(12)
 # ctr indices
 (K_INJ, K_EJ, K_LAST, K_WIN_EJ, K_MEAS_DONE, K_LAT_SUM, K_LOG, K_STATUS, K_E0, K_E1, K_E2,
  K_E3, K_PKT_INJ, K_PKT_DONE, K_FREE, K_MEAS_INJ, K_LAT_MAX) = range(17)
@@ -61,7 +61,7 @@ def run(t0, t1, cfg, fcfg, ctr,
         va_ptr, sa_in, sa_out, last_pkt, last_seq,
         pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
-        tr, tr_ptr, tr_end, perm, hot, hist, ev, util):
+        tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio):
     """Simulate cycles t0 .. t1-1. Returns the cycle it stopped at (t1, or the cycle an
     invariant failed; ``ctr[K_STATUS]`` says which)."""
     R, P = nbr.shape
@@ -69,7 +69,7 @@ def run(t0, t1, cfg, fcfg, ctr,
     mode, seed, check = cfg[C_MODE], cfg[C_SEED], cfg[C_CHECK]
     watchdog, every, logcap = cfg[C_WATCHDOG], cfg[C_EVERY], cfg[C_LOGCAP]
     w0, w1 = cfg[C_W0], cfg[C_W1]
-    q, hot_frac = fcfg[0], fcfg[1]
+    q_inject, hot_frac = fcfg[0], fcfg[1]
     D1 = cred_ring.shape[1]
     H = hist.shape[0]
     PV = P * V
@@ -90,6 +90,10 @@ def run(t0, t1, cfg, fcfg, ctr,
     for r in range(R):
         for p in range(P):
             maxw[r] = max(maxw[r], width[r, p])
+    wf_v = np.full((P, P), -1, np.int64)     # wavefront SA: VC of input p requesting q
+    wf_row = np.zeros(P, np.bool_)
+    wf_col = np.zeros(P, np.bool_)
+    wavefront = cfg[C_ALLOC] == 1
     used = np.zeros(P, np.int64)             # SA: lanes used this cycle per output port
     lanes_in = np.zeros(P, np.int64)         # and per input port
     out_done = np.zeros(P, np.int64)         # output arbitrated at SA visit number stamp
@@ -152,7 +156,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     else:
                         j = sj[r, s] + 1
                         sj[r, s] = j
-                        nxt[r, s] += gap(uniform(seed, r, s, j), q)
+                        nxt[r, s] += gap(uniform(seed, r, s, j), q_inject)
                     srcn[r] = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)[0]
                     if w0 <= tc < w1:
                         ctr[K_MEAS_INJ] += 1
@@ -243,30 +247,71 @@ def run(t0, t1, cfg, fcfg, ctr,
             for lane in range(maxw[r]):
                 nc = 0
                 stamp += 1
-                for k in range(npl):
-                    p = plist[k]
-                    if ne[p] == 0 or lanes_in[p] >= width[r, p]:
-                        continue
-                    for i in range(V):
-                        v = (sa_in[r, p] + i) % V
-                        if not elig[p, v]:
+                if wavefront:
+                    # requests: input port x output port, each with its first eligible VC in
+                    # round-robin order; the wrapped wave-front arbiter grants a matching
+                    for k in range(npl):
+                        p = plist[k]
+                        for oq in range(P):
+                            wf_v[p, oq] = -1
+                        if ne[p] == 0 or lanes_in[p] >= width[r, p]:
                             continue
-                        op = in_op[r, p, v]
-                        if used[op] >= width[r, op]:
-                            continue
-                        c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
-                        pri = (p - sa_out[r, op]) % P
-                        if out_done[op] != stamp or pri < best_pri[op]:
-                            out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
-                        nc += 1
+                        for i in range(V):
+                            v = (sa_in[r, p] + i) % V
+                            if elig[p, v]:
+                                op = in_op[r, p, v]
+                                if used[op] < width[r, op] and wf_v[p, op] < 0:
+                                    wf_v[p, op] = v
+                    for oq in range(P):
+                        wf_col[oq] = False
+                    for k in range(npl):
+                        wf_row[plist[k]] = False
+                    prio = wf_prio[r]
+                    for d in range(P):
+                        diag = (prio + d) % P
+                        for k in range(npl):
+                            p = plist[k]
+                            oq = (diag - p) % P
+                            if not wf_row[p] and not wf_col[oq] and wf_v[p, oq] >= 0:
+                                wf_row[p], wf_col[oq] = True, True
+                                c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, wf_v[p, oq], oq, True
+                                nc += 1
+                    wf_prio[r] = (prio + 1) % P
+                    if nc == 0:
                         break
-                if nc == 0:
-                    break
-                for c in range(nc):
-                    op = c_op[c]
-                    if best_c[op] == c:
-                        c_ok[c] = True
-                        sa_out[r, op] = (c_p[c] + 1) % P
+                    # grants in input-port order, as the separable allocator traverses them
+                    for i in range(1, nc):
+                        j = i
+                        while j > 0 and c_p[j - 1] > c_p[j]:
+                            c_p[j - 1], c_p[j] = c_p[j], c_p[j - 1]
+                            c_v[j - 1], c_v[j] = c_v[j], c_v[j - 1]
+                            c_op[j - 1], c_op[j] = c_op[j], c_op[j - 1]
+                            j -= 1
+                else:
+                    for k in range(npl):
+                        p = plist[k]
+                        if ne[p] == 0 or lanes_in[p] >= width[r, p]:
+                            continue
+                        for i in range(V):
+                            v = (sa_in[r, p] + i) % V
+                            if not elig[p, v]:
+                                continue
+                            op = in_op[r, p, v]
+                            if used[op] >= width[r, op]:
+                                continue
+                            c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
+                            pri = (p - sa_out[r, op]) % P
+                            if out_done[op] != stamp or pri < best_pri[op]:
+                                out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
+                            nc += 1
+                            break
+                    if nc == 0:
+                        break
+                    for c in range(nc):
+                        op = c_op[c]
+                        if best_c[op] == c:
+                            c_ok[c] = True
+                            sa_out[r, op] = (c_p[c] + 1) % P
                 for c in range(nc):
                     if not c_ok[c]:
                         continue

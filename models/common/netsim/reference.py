@@ -62,7 +62,8 @@ class ReferenceNetwork:
     :meth:`.sim.Simulator.events` documents."""
 
     def __init__(self, net: Network, traffic: Traffic, *, rate: float = 0.0,
-                 buffer: int = 16, length: int = 4, seed: int = 1) -> None:
+                 buffer: int = 16, length: int = 4, seed: int = 1,
+                 allocator: str = "separable") -> None:
         self.net, self.traffic, self.B, self.L, self.seed = net, traffic, buffer, length, seed
         self.V, self.P, self.W = net.vcs, net.ports, net.inject_width
         self.q = rate / (self.W * length) if traffic.mode != MODE_TRACE else 0.0
@@ -83,6 +84,10 @@ class ReferenceNetwork:
         self.writing: list = [None] * net.routers       # (local VC, packet, flits written)
         self.inj_next = [0] * net.routers
         self.ejected: list[tuple[int, Packet]] = []     # (cycle, packet) per delivered packet
+        self.wavefront = None
+        if allocator == "wavefront":                    # one arbiter per router
+            from models.chronos.wwfa import WavefrontArbiter
+            self.wavefront = [WavefrontArbiter(self.P) for _ in range(net.routers)]
 
     # -- the source --------------------------------------------------------------------------
     def _queue_head(self, r: int):
@@ -183,36 +188,72 @@ class ReferenceNetwork:
         width = [int(w) for w in net.width[r]]
         sent_in = [0] * self.P
         sent_out = [0] * self.P
+
+        def ready(p, v):
+            ivc = router.inputs[p][v]
+            if (ivc.out is None or ivc.allocated_at >= t or not ivc.flits
+                    or ivc.flits[0].ready > t):
+                return None
+            op, ov = ivc.out
+            if op != LOCAL and router.credits[op][ov] <= 0:
+                return None
+            return op
+
+        if self.wavefront and not any(ready(p, v) is not None for p in range(self.P)
+                                      if width[p] for v in range(V)):
+            return
         for _ in range(max(width)):
-            offers = {}                                            # input port -> (v, op)
-            for p in range(self.P):
-                if sent_in[p] >= width[p]:
-                    continue
-                for i in range(V):
-                    v = (router.sa_in_next[p] + i) % V
-                    ivc = router.inputs[p][v]
-                    if (ivc.out is None or ivc.allocated_at >= t or not ivc.flits
-                            or ivc.flits[0].ready > t):
-                        continue
-                    op, ov = ivc.out
-                    if sent_out[op] >= width[op] or op != LOCAL and router.credits[op][ov] <= 0:
-                        continue
-                    offers[p] = (v, op)
-                    break
-            if not offers:
+            if self.wavefront:
+                grants = self._wavefront_round(r, router, width, sent_in, sent_out, ready)
+            else:
+                grants = self._separable_round(router, width, sent_in, sent_out, ready)
+            if not grants:
                 return
-            grants = []
-            for op in sorted({op for _, op in offers.values()}):
-                start = router.sa_out_next[op]
-                p = min((p for p, (_, o) in offers.items() if o == op),
-                        key=lambda p: (p - start) % self.P)
-                router.sa_out_next[op] = (p + 1) % self.P
-                grants.append((p, offers[p][0]))
             for p, v in sorted(grants):
                 router.sa_in_next[p] = (v + 1) % V
                 sent_in[p] += 1
-                sent_out[offers[p][1]] += 1
+                sent_out[router.inputs[p][v].out[0]] += 1
                 self._traverse(r, router, p, v, t)
+
+    def _separable_round(self, router, width, sent_in, sent_out, ready):
+        """Each input port offers its first ready VC (round robin) whose output has a lane
+        left; each output grants one offering port, round robin."""
+        offers = {}                                                # input port -> (v, op)
+        for p in range(self.P):
+            if sent_in[p] >= width[p]:
+                continue
+            for i in range(self.V):
+                v = (router.sa_in_next[p] + i) % self.V
+                op = ready(p, v)
+                if op is not None and sent_out[op] < width[op]:
+                    offers[p] = (v, op)
+                    break
+        grants = []
+        for op in sorted({op for _, op in offers.values()}):
+            start = router.sa_out_next[op]
+            p = min((p for p, (_, o) in offers.items() if o == op),
+                    key=lambda p: (p - start) % self.P)
+            router.sa_out_next[op] = (p + 1) % self.P
+            grants.append((p, offers[p][0]))
+        return grants
+
+    def _wavefront_round(self, r, router, width, sent_in, sent_out, ready):
+        """Input port x output port requests (each with the port's first ready VC towards
+        that output, round robin) through the router's wrapped wave-front arbiter."""
+        import numpy as np
+        req = np.zeros((self.P, self.P), dtype=bool)
+        first = {}
+        for p in range(self.P):
+            if sent_in[p] >= width[p]:
+                continue
+            for i in range(self.V):
+                v = (router.sa_in_next[p] + i) % self.V
+                op = ready(p, v)
+                if op is not None and sent_out[op] < width[op] and (p, op) not in first:
+                    first[(p, op)] = v
+                    req[p, op] = True
+        grant = self.wavefront[r].arbitrate(req)
+        return [(int(p), first[(int(p), int(q))]) for p, q in zip(*np.nonzero(grant))]
 
     def _traverse(self, r: int, router: Router, p: int, v: int, t: int) -> None:
         net = self.net

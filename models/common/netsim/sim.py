@@ -89,18 +89,25 @@ class Simulator:
     checks (every ``check_every`` cycles for conservation); ``watchdog`` cycles without a
     moving flit stop the run. ``force`` simulates a routing whose channel dependency graph
     has a cycle (refused otherwise). ``log`` > 0 records up to that many events
-    (injections and switch traversals) for :meth:`events`.
+    (injections and switch traversals) for :meth:`events`. ``allocator``: "separable" (round
+    robin, input first) or "wavefront" (the wrapped wave-front arbiter over input x output
+    ports, priority diagonal advancing by one per arbitration, each input's VC by round robin).
     """
 
     def __init__(self, net: Network, traffic: Traffic, *, rate: float = 0.0, buffer: int = 16,
                  length: int = 4, seed: int = 1, check: bool = False, check_every: int = 1,
-                 watchdog: int = 2000, force: bool = False, log: int = 0) -> None:
+                 watchdog: int = 2000, force: bool = False, log: int = 0,
+                 allocator: str = "separable") -> None:
         self.net, self.traffic, self.seed = net, traffic, int(seed)
         V, W = net.vcs, net.inject_width
         for name, v, low in (("buffer", buffer, 1), ("length", length, 1),
                              ("watchdog", watchdog, 10), ("check_every", check_every, 1)):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low:
                 raise NetworkError(f"{name} must be an integer >= {low}, not {v!r}")
+        if allocator not in ("separable", "wavefront"):
+            raise NetworkError(f"allocator must be 'separable' or 'wavefront', not "
+                               f"{allocator!r}")
+        self.allocator = allocator
         if V < net.vcs_needed:
             raise NetworkError(f"{net.name}: {net.routing} routing needs {net.vcs_needed} "
                                f"VCs, not {V}")
@@ -170,12 +177,13 @@ class Simulator:
                   inj_ptr=np.zeros(R, np.int32), tr=tr, tr_ptr=starts[:-1].astype(np.int64),
                   tr_end=starts[1:].astype(np.int64), perm=traffic.perm, hot=traffic.hot,
                   hist=np.zeros(HIST_BINS, np.int64),
-                  ev=np.zeros((max(log, 1), 9), np.int64), util=np.zeros((R, P), np.int64))
+                  ev=np.zeros((max(log, 1), 9), np.int64), util=np.zeros((R, P), np.int64), wf_prio=np.zeros(R, np.int64))
         for r in range(R):
             st["srcn"][r] = K._source_head(r, traffic.mode, nxt, tr, st["tr_ptr"],
                                            st["tr_end"])[0]
         self.state = st
-        self.cfg = np.zeros(11, np.int64)
+        self.cfg = np.zeros(12, np.int64)
+        self.cfg[K.C_ALLOC] = 1 if allocator == "wavefront" else 0
         self.cfg[[K.C_VCS, K.C_BUF, K.C_LEN, K.C_MODE, K.C_SEED, K.C_CHECK, K.C_WATCHDOG,
                   K.C_EVERY, K.C_LOGCAP]] = [V, buffer, length, traffic.mode, self.seed,
                                              int(check), watchdog, check_every, log]
@@ -195,7 +203,7 @@ class Simulator:
                 s["sa_out"], s["last_pkt"], s["last_seq"], s["pk_src"], s["pk_dst"],
                 s["pk_len"], s["pk_create"], s["pk_tag"], s["free"], s["nxt"], s["sj"],
                 s["sk"], s["srcn"], s["inj_vc"], s["inj_slot"], s["inj_done"], s["inj_ptr"],
-                s["tr"], s["tr_ptr"], s["tr_end"], s["perm"], s["hot"], s["hist"], s["ev"], s["util"])
+                s["tr"], s["tr_ptr"], s["tr_end"], s["perm"], s["hot"], s["hist"], s["ev"], s["util"], s["wf_prio"])
 
     def advance(self, cycles: int) -> None:
         """Simulate ``cycles`` more cycles; raise on a failed invariant or a deadlock."""

@@ -42,7 +42,8 @@ def point(spec: dict, traffic: str, rate: float, seed: int = 1, **measure) -> di
 def _build(spec_json: str) -> Network:
     spec = json.loads(spec_json)
     topo = spec.get("topology")
-    sim_keys = {"topology", "buffer", "length", "trace", "force", "hot", "hot_frac"}
+    sim_keys = {"topology", "buffer", "length", "trace", "force", "hot", "hot_frac",
+                "allocator"}
     kw = {k: v for k, v in spec.items() if k not in sim_keys}
     if topo in ("mesh", "torus"):
         known = {"k", "vcs", "width", "delay", "inject"}
@@ -90,7 +91,8 @@ def simulator(p: dict) -> Simulator:
                       hot=tuple(spec.get("hot", (0,))), hot_frac=spec.get("hot_frac", 0.1))
     return Simulator(net, tr, rate=p["rate"], buffer=spec.get("buffer", 16),
                      length=spec.get("length", 4), seed=p["seed"],
-                     force=spec.get("force", False))
+                     force=spec.get("force", False),
+                     allocator=spec.get("allocator", "separable"))
 
 
 def run_point(p: dict) -> dict:

@@ -48,7 +48,8 @@ def _mix_py(x: int) -> int:
 
 def uniform_py(seed: int, a: int, b: int, c: int) -> float:
     """The reference definition: a uniform double in [0, 1) keyed by (seed, a, b, c)."""
-    h = _mix_py((seed & _MASK) ^ _mix_py((a & _MASK) ^ _mix_py((b & _MASK) ^ _mix_py(c & _MASK))))
+    seed, a, b, c = (int(x) & _MASK for x in (seed, a, b, c))
+    h = _mix_py(seed ^ _mix_py(a ^ _mix_py(b ^ _mix_py(c))))
     return (h >> 11) * 2.0 ** -53
 
 

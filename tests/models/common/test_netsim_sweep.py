@@ -70,12 +70,14 @@ def netsim(*args, out):
 
 def test_command_line_writes_curves(tmp_path):
     proc = netsim("--topology", "mesh", "--side", "4", "--rates", "0.1:0.3:0.1",
+                  "--allocator", "wavefront",
                   "--warmup", "200", "--window", "500", "--drain", "500", "--name", "m",
                   out=tmp_path)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "m.json").read_text())
     rows = summary["curves"]["mesh"]["points"]
     assert [r["rate"] for r in rows] == [0.1, 0.2, 0.3]
+    assert rows[0]["point"]["net"]["allocator"] == "wavefront"
     assert summary["max_throughput"] == pytest.approx(1.0)
     assert (tmp_path / "m.png").stat().st_size > 5000
     assert len((tmp_path / "m.jsonl").read_text().splitlines()) == 3
