@@ -287,3 +287,13 @@ def test_bad_parameters(kw, message):
     args = {"rate": 0.2, **kw}
     with pytest.raises(NetworkError, match=message):
         Simulator(net, Traffic.make("uniform", net.coords, net.grid), **args)
+
+
+def test_a_dimension_split_railx_topology_simulates_deadlock_free():
+    from models.railx import Dim, split
+    topo = split(RailX(2, 2, 12), [Dim("torus", 2, 2), Dim("alltoall", 3, 2)],
+                 [Dim("torus", 3, 2)])
+    net = railx(topo, vcs=None)
+    assert net.vcs == net.vcs_needed and check_deadlock_free(net, net.vcs) is None
+    res = simulate(net, "uniform", 0.3, warmup=300, window=1000, drain=3000, check=True)
+    assert res.delivered_packets == res.measured_packets > 300
