@@ -43,8 +43,9 @@ def parse_list(text: str, kind, what: str) -> list:
 
 def spec_of(args, k: int | None) -> dict:
     if args.topology in ("mesh", "torus"):
-        spec = {"topology": args.topology, "k": args.side or 8, "vcs": args.vcs or 2,
-                "inject": args.inject or 1}
+        spec = {"topology": args.topology, "k": 8 if args.side is None else args.side,
+                "vcs": 2 if args.vcs is None else args.vcs,
+                "inject": 1 if args.inject is None else args.inject}
         if k is not None:
             spec["width"] = k
     else:

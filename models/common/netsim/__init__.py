@@ -22,12 +22,17 @@ buffer per VC. A packet is ``length`` flits; flit 0 is the head, the last the ta
 - **VC allocation** (heads only): each output VC grants one requesting input VC, round
   robin over requesters numbered p·V + v, starting after the last winner. A head routed to
   the local port (ejection) needs no VC and is allocated at once.
-- **Switch allocation**, separable, input first: each input port picks up to ``width``
-  (its link's lanes) of its VCs that are allocated, have a flit ready and a credit,
-  round robin from after its last granted VC; each output port grants up to ``width`` of
-  those requests, round robin over input ports from after its last granted port (an input
-  port's VCs in their stage-one order). A VC moves at most one flit per cycle, so a link of
-  width k carries up to k flits a cycle from k different VCs.
+- **Switch allocation**, in rounds, as many as the router's widest port has lanes (a link
+  of width k is k lanes; the local port's width is the injection width). In every round each
+  port with a lane left wins at most one flit: separable, input first, each input port offers
+  its first VC (round robin from after its last granted VC) that is allocated, has a flit
+  ready and a credit, and whose output has a lane left; each output grants one offering input
+  port (round robin from after its last granted port). A granted flit crosses at once, so the
+  same VC can win again in the next round: a VC sends up to k flits a cycle on a k-wide
+  path. ``allocator="wavefront"`` replaces each round's allocation by the wrapped wave-front
+  arbiter (:mod:`models.chronos.wwfa`) over input x output ports (each request carrying the
+  port's first ready VC towards that output, round robin), its priority diagonal advancing by
+  one per round.
 - **Source**: an unbounded FIFO queue per chip (see :mod:`.traffic`). Each cycle the source
   writes up to ``width[r, 0]`` flits into the local input port; a new packet starts on the
   next local VC (round robin) with room for all of it.
@@ -53,8 +58,8 @@ Head flit over one hop, delay-1 links (the body follows one cycle apart)::
     credit A<-B (slot left at t+2 returns to A's upstream at t+2+d)
 
 So a packet of L flits over H router-to-router hops at zero load takes
-``2(H + 1) + H·d + (L - 1)`` cycles from creation to tail ejection (2 per router, d per
-link, L - 1 to serialise the body).
+``2(H + 1) + H·d + ceil(L / k) - 1`` cycles from creation to tail ejection (2 per router, d
+per link, the rest to serialise the body k flits a cycle on k-wide links and injection).
 
 Checks (``check=True``): credits never negative or above B, a VC's flits arrive whole
 packets in order (head, body..., tail), flits conserved (injected = ejected + buffered)

@@ -186,7 +186,7 @@ def dor_tables(k: int, wrap: bool, vcs: int, dateline: bool = True):
 def mesh(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int = 1
          ) -> Network:
     """k x k 2D mesh, dimension-order routing (deadlock free on one VC)."""
-    k = _int("mesh side k", k, 2, 256)
+    k = _int("mesh side k", k, 2, 64)
     vcs = _int("VCs", vcs, 1, 16)
     _check_link(width, delay, "link")
     _int("injection width", inject, 1, 64)
@@ -203,7 +203,7 @@ def torus(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int =
     """k x k 2D torus, dimension-order routing with dateline VC classes (2 VCs or more).
     One VC (or ``dateline=False``) leaves the rings without a dateline, which can deadlock:
     the simulator refuses it unless forced."""
-    k = _int("torus side k", k, 3, 256)
+    k = _int("torus side k", k, 3, 64)
     vcs = _int("VCs", vcs, 1, 16)
     _check_link(width, delay, "link")
     _int("injection width", inject, 1, 64)
@@ -379,6 +379,7 @@ def _dependencies(nbr, nbr_port, route_port, lo, hi):
     n, vcs, _ = route_port.shape
     ports = nbr.shape[1]
     dep = np.zeros((n, ports, vcs, ports, vcs), np.bool_)
+    missing = np.full(3, -1, np.int64)       # a reachable state without a route
     seen = np.zeros((n, ports, vcs), np.bool_)
     stack = np.empty((n * ports * vcs + n, 3), np.int64)
     for d in range(n):
@@ -392,6 +393,8 @@ def _dependencies(nbr, nbr_port, route_port, lo, hi):
             r, p, v = stack[top, 0], stack[top, 1], stack[top, 2]
             row = v if p > 0 else 0
             q = route_port[r, row, d]
+            if q < 0 and missing[0] < 0:
+                missing[0], missing[1], missing[2] = r, v, d
             if q <= 0:
                 continue
             for w in range(lo[r, row, d], hi[r, row, d] + 1):
@@ -402,7 +405,7 @@ def _dependencies(nbr, nbr_port, route_port, lo, hi):
                     seen[u, pu, w] = True
                     stack[top, 0], stack[top, 1], stack[top, 2] = u, pu, w
                     top += 1
-    return dep
+    return dep, missing
 
 
 @numba.njit(cache=True)
@@ -474,11 +477,16 @@ def _find_cycle(dep, nbr, nbr_port):
 def check_deadlock_free(net: Network, vcs: int) -> list | None:
     """None if the channel dependency graph of ``net``'s tables restricted to ``vcs`` VCs is
     acyclic (Dally & Seitz: deterministic routing is then deadlock free); otherwise one
-    dependency cycle as a list of (router, output port, VC) channels."""
+    dependency cycle as a list of (router, output port, VC) channels. Raises NetworkError if
+    a reachable state has no table entry."""
     lo = np.minimum(net.route_vc_lo, vcs - 1)
     hi = np.minimum(net.route_vc_hi, vcs - 1)
-    dep = _dependencies(net.nbr, net.nbr_port, net.route_port[:, :vcs], lo[:, :vcs],
-                        hi[:, :vcs])
+    dep, missing = _dependencies(net.nbr, net.nbr_port, net.route_port[:, :vcs],
+                                 lo[:, :vcs], hi[:, :vcs])
+    if missing[0] >= 0:
+        r, v, d = (int(x) for x in missing)
+        raise NetworkError(f"{net.name}: a packet for chip {d} can reach router {r} on VC {v}, "
+                           f"where the routing table has no entry")
     cyc = _find_cycle(dep, net.nbr, net.nbr_port)
     if not len(cyc):
         return None

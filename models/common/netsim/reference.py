@@ -164,6 +164,8 @@ class ReferenceNetwork:
                 if op == LOCAL:
                     ivc.out, ivc.allocated_at = (LOCAL, 0), t
                     continue
+                if op < 0:                    # no route (the simulator refuses such tables)
+                    continue
                 for ov in range(net.route_vc_lo[r, row, pkt.dst],
                                 net.route_vc_hi[r, row, pkt.dst] + 1):
                     if not router.held[op][ov] and router.credits[op][ov] >= pkt.length:

@@ -98,7 +98,11 @@ class Simulator:
                  length: int = 4, seed: int = 1, check: bool = False, check_every: int = 1,
                  watchdog: int = 2000, force: bool = False, log: int = 0,
                  allocator: str = "separable") -> None:
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or \
+                not 0 <= seed < 2 ** 62:
+            raise NetworkError(f"seed must be an integer in 0..2^62 - 1, not {seed!r}")
         self.net, self.traffic, self.seed = net, traffic, int(seed)
+        self.measured = False
         V, W = net.vcs, net.inject_width
         for name, v, low in (("buffer", buffer, 1), ("length", length, 1),
                              ("watchdog", watchdog, 10), ("check_every", check_every, 1)):
@@ -263,6 +267,10 @@ class Simulator:
         """RailX Table 5: ``warmup`` cycles, a ``window`` of measured cycles (throughput:
         flits ejected in it; latency: packets created in it), then up to ``drain`` more
         cycles until every measured packet is delivered (else ``saturated``)."""
+        if self.measured:
+            raise NetworkError("measure() runs once per Simulator: its counters describe one "
+                               "window (build a new Simulator for the next point)")
+        self.measured = True
         start = time.perf_counter()
         w0, w1 = self.t + warmup, self.t + warmup + window
         self.cfg[K.C_W0], self.cfg[K.C_W1] = w0, w1
@@ -273,12 +281,15 @@ class Simulator:
                 progress(self.t - t_begin)
         st, c = self.state, self.ctr
         if self.traffic.mode == MODE_TRACE:
-            created = int(((st["tr"][:, 0] >= w0) & (st["tr"][:, 0] < w1)).sum())
+            in_window = (st["tr"][:, 0] >= w0) & (st["tr"][:, 0] < w1)
+            created = int(in_window.sum())
+            created_flits = int(st["tr"][in_window, 3].sum())
         else:
             created = int(c[K.K_MEAS_INJ]) + _count_queued(st["nxt"], st["sj"], self.seed,
                                                             self.q, w0, w1)
+            created_flits = created * self.length
         drained = 0
-        if int(c[K.K_WIN_EJ]) < 0.9 * created * self.length:
+        if int(c[K.K_WIN_EJ]) < 0.9 * created_flits:
             drain = 0          # unstable: the source queues grow, the drain would not end
         while c[K.K_MEAS_DONE] < created and drained < drain:
             step = min(500, drain - drained)
@@ -291,9 +302,7 @@ class Simulator:
         n = self.net.routers
         return Result(
             network=self.net.name, traffic=self.traffic.pattern, rate=self.rate,
-            offered=created * self.length / (window * n) if self.traffic.mode != MODE_TRACE
-            else float(st["tr"][(st["tr"][:, 0] >= w0) & (st["tr"][:, 0] < w1), 3].sum())
-            / (window * n),
+            offered=created_flits / (window * n),
             accepted=int(c[K.K_WIN_EJ]) / (window * n),
             latency_mean=int(c[K.K_LAT_SUM]) / done if done else math.nan,
             latency_p50=_percentile(hist, 0.5), latency_p99=_percentile(hist, 0.99),

@@ -156,10 +156,13 @@ def _execute(todo: list[dict], workers: int | None, scheduler: str | None):
         for p in todo:
             yield run_point(p)
         return
-    with ProcessPoolExecutor(workers) as pool:
+    pool = ProcessPoolExecutor(workers)
+    try:
         futures = [pool.submit(run_point, p) for p in todo]
         for fut in as_completed(futures):
             yield fut.result()
+    finally:                  # on an error (or an interrupt) do not wait for the rest
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def saturation(rows: list[dict], tolerance: float = 0.05) -> dict:

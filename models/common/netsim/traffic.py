@@ -150,8 +150,13 @@ class Traffic:
 
 def check_trace(rows, n: int, where: str = "trace") -> np.ndarray:
     """Rows (cycle, src, dst, flits) as an int64 array sorted by (src, cycle), validated."""
-    arr = np.asarray(rows, dtype=np.int64).reshape(-1, 4) if len(rows) else \
-        np.zeros((0, 4), np.int64)
+    try:
+        arr = np.asarray(rows, dtype=np.int64) if len(rows) else np.zeros((0, 4), np.int64)
+    except (OverflowError, ValueError, TypeError):
+        raise TrafficError(f"{where}: every row must be 4 integers (cycle, src, dst, flits) "
+                           f"within 64 bits") from None
+    if arr.ndim != 2 or arr.shape[1] != 4:
+        raise TrafficError(f"{where}: every row must be 4 integers (cycle, src, dst, flits)")
     for i, (t, s, d, f) in enumerate(arr):
         if t < 0 or not 0 <= s < n or not 0 <= d < n or f < 1:
             raise TrafficError(f"{where} row {i + 1}: ({t}, {s}, {d}, {f}) needs cycle >= 0, "
@@ -164,10 +169,12 @@ def load_trace(path: Path, n: int) -> np.ndarray:
     """A CSV trace: header ``cycle,src,dst,flits`` then one packet per row."""
     path = Path(path)
     try:
-        with open(path, newline="") as f:
+        with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))
     except OSError as e:
         raise TrafficError(f"cannot read trace {path}: {e.strerror}") from None
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise TrafficError(f"{path}: not a CSV text file ({e.__class__.__name__})") from None
     if not rows or [c.strip() for c in rows[0]] != ["cycle", "src", "dst", "flits"]:
         raise TrafficError(f"{path}: the first line must be the header cycle,src,dst,flits")
     out = []
@@ -178,6 +185,8 @@ def load_trace(path: Path, n: int) -> np.ndarray:
             if len(row) != 4:
                 raise ValueError
             out.append([int(c) for c in row])
+            if any(not -2 ** 62 < x < 2 ** 62 for x in out[-1]):
+                raise ValueError
         except ValueError:
             raise TrafficError(f"{path} line {i}: expected 4 integers, got "
                                f"{','.join(row)!r}") from None

@@ -48,7 +48,7 @@ def test_dask_local_cluster_gives_the_local_results(tmp_path):
     import distributed
     pts = points()[:2]
     local = S.sweep(pts, tmp_path / "local.jsonl", workers=1, progress=False)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         remote = S.sweep(pts, tmp_path / "dask.jsonl", scheduler=cluster.scheduler_address,
                          progress=False)
@@ -94,6 +94,8 @@ def test_command_line_writes_curves(tmp_path):
     (["--traffic", "zipf"], "argument --traffic: invalid choice: 'zipf'"),
     (["--topology", "mesh", "--traffic", "trace"], "--traffic trace needs --trace FILE"),
     (["--topology", "mesh", "--warmup", "-1"], "--warmup must be >= 0"),
+    (["--topology", "mesh", "--seed", "99999999999999999999"], "seed must be an integer"),
+    (["--topology", "mesh", "--vcs", "0"], "VCs must be in 1..16, not 0"),
 ])
 def test_command_line_bad_input_is_one_line_and_writes_nothing(tmp_path, args, message):
     proc = netsim(*args, out=tmp_path / "out")
