@@ -217,10 +217,9 @@ class ReferenceNetwork:
                 sent_out[router.inputs[p][v].out[0]] += 1
                 self._traverse(r, router, p, v, t)
 
-    def _separable_round(self, router, width, sent_in, sent_out, ready):
-        """Each input port offers its first ready VC (round robin) whose output has a lane
-        left; each output grants one offering port, round robin."""
-        offers = {}                                                # input port -> (v, op)
+    def _requests(self, router, width, sent_in, sent_out, ready):
+        """(input port, VC, output port) of every ready VC, ports with a lane left, each
+        port's VCs in round-robin order from after its last granted VC."""
         for p in range(self.P):
             if sent_in[p] >= width[p]:
                 continue
@@ -228,8 +227,14 @@ class ReferenceNetwork:
                 v = (router.sa_in_next[p] + i) % self.V
                 op = ready(p, v)
                 if op is not None and sent_out[op] < width[op]:
-                    offers[p] = (v, op)
-                    break
+                    yield p, v, op
+
+    def _separable_round(self, router, width, sent_in, sent_out, ready):
+        """Each input port offers its first request; each output grants one offering port,
+        round robin."""
+        offers = {}                                                # input port -> (v, op)
+        for p, v, op in self._requests(router, width, sent_in, sent_out, ready):
+            offers.setdefault(p, (v, op))
         grants = []
         for op in sorted({op for _, op in offers.values()}):
             start = router.sa_out_next[op]
@@ -240,20 +245,15 @@ class ReferenceNetwork:
         return grants
 
     def _wavefront_round(self, r, router, width, sent_in, sent_out, ready):
-        """Input port x output port requests (each with the port's first ready VC towards
-        that output, round robin) through the router's wrapped wave-front arbiter."""
+        """Input port x output port requests (each with the port's first request towards that
+        output) through the router's wrapped wave-front arbiter."""
         import numpy as np
         req = np.zeros((self.P, self.P), dtype=bool)
         first = {}
-        for p in range(self.P):
-            if sent_in[p] >= width[p]:
-                continue
-            for i in range(self.V):
-                v = (router.sa_in_next[p] + i) % self.V
-                op = ready(p, v)
-                if op is not None and sent_out[op] < width[op] and (p, op) not in first:
-                    first[(p, op)] = v
-                    req[p, op] = True
+        for p, v, op in self._requests(router, width, sent_in, sent_out, ready):
+            if (p, op) not in first:
+                first[(p, op)] = v
+                req[p, op] = True
         grant = self.wavefront[r].arbitrate(req)
         return [(int(p), first[(int(p), int(q))]) for p, q in zip(*np.nonzero(grant))]
 
