@@ -16,8 +16,10 @@ def latency_curves(curves: dict[str, list[dict]], path: Path, title: str,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    plotted = 0
     for label, rows in curves.items():
-        stable = [r for r in rows if not r["saturated"]]
+        stable = [r for r in rows if not r["saturated"] and r["latency_mean"] > 0]
+        plotted += len(stable)
         sat = max(r["accepted"] for r in rows)
         line, = ax.plot([r["accepted"] for r in stable], [r["latency_mean"] for r in stable],
                         "o-", ms=3, label=f"{label} (saturation {sat:.2f})")
@@ -26,7 +28,11 @@ def latency_curves(curves: dict[str, list[dict]], path: Path, title: str,
     ax.set_xlabel("accepted throughput (flits/cycle/chip)" +
                   ("; dotted: theoretical maximum" if max_lines else ""))
     ax.set_ylabel("mean packet latency (cycles)")
-    ax.set_yscale("log")
+    if plotted:
+        ax.set_yscale("log")
+    else:  # every point saturated (short runs): keep the legend, say why the plot is empty
+        ax.text(0.5, 0.5, "no stable point: every offered rate is past saturation",
+                ha="center", va="center", transform=ax.transAxes, fontsize=9)
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

@@ -116,3 +116,17 @@ def test_command_line_bad_trace_and_forced_deadlock(tmp_path):
     assert proc.returncode == 1 and proc.stderr.startswith("error: 4x4 torus: deadlock at "
                                                            "cycle"), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_curve_plot_when_every_point_is_saturated(tmp_path):
+    # short quick runs can leave every point past saturation: no line to draw on a log
+    # axis, but the figure must still be written (it once raised inside matplotlib)
+    from models.common.netsim.plot import latency_curves
+    sat = [{"accepted": a, "saturated": True, "latency_mean": None, "max_throughput": 0.5}
+           for a in (0.3, 0.31)]
+    ok = [{"accepted": 0.1, "saturated": False, "latency_mean": 20.0, "max_throughput": 1.0},
+          {"accepted": 0.2, "saturated": False, "latency_mean": 35.0, "max_throughput": 1.0}]
+    for name, curves in (("all", {"a": sat, "b": sat}), ("mixed", {"a": sat, "b": ok})):
+        out = latency_curves(curves, tmp_path / f"{name}.png", name)
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert not list(tmp_path.glob(".*.tmp.png"))
