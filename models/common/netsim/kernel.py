@@ -39,6 +39,18 @@ def _log(ev, ctr, cap, t, kind, r, p, v, op, ov, tag, seq):
     ctr[K_LOG] = i + 1
 
 
+@numba.njit(cache=True, inline="always")
+def _wrap(x, n):
+    """x mod n for 0 <= x < 2n (a compare instead of a division in the inner loops)."""
+    return x - n if x >= n else x
+
+
+@numba.njit(cache=True, inline="always")
+def _unwrap(x, n):
+    """x mod n for -n < x < n."""
+    return x + n if x < 0 else x
+
+
 @numba.njit(cache=True)
 def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
     """(creation time, stream) of the packet at the head of chip r's source queue."""
@@ -58,7 +70,7 @@ def run(t0, t1, cfg, fcfg, ctr,
         nbr, nbr_port, width, delay, route_port, vlo, vhi,
         b_pkt, b_seq, b_ready, b_head, b_cnt, occ, front_ready,
         in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
-        va_ptr, sa_in, sa_out, last_pkt, last_seq,
+        va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt,
         pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
         tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio):
@@ -135,7 +147,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         ln = L
                     vv = -1
                     for i in range(V):
-                        v = (inj_ptr[r] + i) % V
+                        v = _wrap(inj_ptr[r] + i, V)
                         if B - b_cnt[r, 0, v] >= ln:
                             vv = v
                             break
@@ -162,9 +174,9 @@ def run(t0, t1, cfg, fcfg, ctr,
                         ctr[K_MEAS_INJ] += 1
                     ctr[K_PKT_INJ] += 1
                     inj_vc[r], inj_slot[r], inj_done[r] = vv, slot_id, 0
-                    inj_ptr[r] = (vv + 1) % V
+                    inj_ptr[r] = _wrap(vv + 1, V)
                 v, sid = inj_vc[r], inj_slot[r]
-                j = (b_head[r, 0, v] + b_cnt[r, 0, v]) % B
+                j = _wrap(b_head[r, 0, v] + b_cnt[r, 0, v], B)
                 b_pkt[r, 0, v, j], b_seq[r, 0, v, j], b_ready[r, 0, v, j] = sid, inj_done[r], t + 1
                 if b_cnt[r, 0, v] == 0:
                     front_ready[r, 0, v] = t + 1
@@ -187,25 +199,30 @@ def run(t0, t1, cfg, fcfg, ctr,
                 for v in range(V):
                     if in_state[r, p, v] != 0 or b_cnt[r, p, v] == 0:
                         continue
-                    h = b_head[r, p, v]
                     if front_ready[r, p, v] > t:
                         continue
-                    sid = b_pkt[r, p, v, h]
-                    row = v if p > 0 else 0
-                    dst = pk_dst[sid]
-                    op = route_port[r, row, dst]
+                    op = hrt[r, p, v, 0]
+                    if op == -2:
+                        # the head's route, looked up once: a blocked head retries every
+                        # cycle, and the tables are too big to stay in cache
+                        sid = b_pkt[r, p, v, b_head[r, p, v]]
+                        row = v if p > 0 else 0
+                        dst = pk_dst[sid]
+                        op = route_port[r, row, dst]
+                        hrt[r, p, v, 0], hrt[r, p, v, 1] = op, vlo[r, row, dst]
+                        hrt[r, p, v, 2], hrt[r, p, v, 3] = vhi[r, row, dst], pk_len[sid]
                     if op == 0:
                         in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, 0, 0
                         in_vat[r, p, v] = t
                         continue
                     if op < 0:
                         continue
-                    ln = pk_len[sid]
-                    for ov in range(vlo[r, row, dst], vhi[r, row, dst] + 1):
+                    ln = hrt[r, p, v, 3]
+                    for ov in range(hrt[r, p, v, 1], hrt[r, p, v, 2] + 1):
                         if not out_busy[r, op, ov] and credits[r, op, ov] >= ln:
                             o = op * V + ov
                             qq = p * V + v
-                            pri = (qq - va_ptr[r, op, ov]) % PV
+                            pri = _unwrap(qq - va_ptr[r, op, ov], PV)
                             if nreq == 0:
                                 for i in range(PV):
                                     req_q[i] = -1
@@ -223,7 +240,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     out_busy[r, op, ov] = True
                     in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, op, ov
                     in_vat[r, p, v] = t
-                    va_ptr[r, op, ov] = (qq + 1) % PV
+                    va_ptr[r, op, ov] = _wrap(qq + 1, PV)
             # 4. switch allocation in rounds, as many as the router's widest port has lanes:
             #    each round every port with a lane left wins at most one flit (input first,
             #    then output)
@@ -257,7 +274,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         if ne[p] == 0 or lanes_in[p] >= width[r, p]:
                             continue
                         for i in range(V):
-                            v = (sa_in[r, p] + i) % V
+                            v = _wrap(sa_in[r, p] + i, V)
                             if elig[p, v]:
                                 op = in_op[r, p, v]
                                 if used[op] < width[r, op] and wf_v[p, op] < 0:
@@ -268,15 +285,15 @@ def run(t0, t1, cfg, fcfg, ctr,
                         wf_row[plist[k]] = False
                     prio = wf_prio[r]
                     for d in range(P):
-                        diag = (prio + d) % P
+                        diag = _wrap(prio + d, P)
                         for k in range(npl):
                             p = plist[k]
-                            oq = (diag - p) % P
+                            oq = _unwrap(diag - p, P)
                             if not wf_row[p] and not wf_col[oq] and wf_v[p, oq] >= 0:
                                 wf_row[p], wf_col[oq] = True, True
                                 c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, wf_v[p, oq], oq, True
                                 nc += 1
-                    wf_prio[r] = (prio + 1) % P
+                    wf_prio[r] = _wrap(prio + 1, P)
                     if nc == 0:
                         break
                     # grants in input-port order, as the separable allocator traverses them
@@ -293,14 +310,14 @@ def run(t0, t1, cfg, fcfg, ctr,
                         if ne[p] == 0 or lanes_in[p] >= width[r, p]:
                             continue
                         for i in range(V):
-                            v = (sa_in[r, p] + i) % V
+                            v = _wrap(sa_in[r, p] + i, V)
                             if not elig[p, v]:
                                 continue
                             op = in_op[r, p, v]
                             if used[op] >= width[r, op]:
                                 continue
                             c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
-                            pri = (p - sa_out[r, op]) % P
+                            pri = _unwrap(p - sa_out[r, op], P)
                             if out_done[op] != stamp or pri < best_pri[op]:
                                 out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
                             nc += 1
@@ -311,28 +328,28 @@ def run(t0, t1, cfg, fcfg, ctr,
                         op = c_op[c]
                         if best_c[op] == c:
                             c_ok[c] = True
-                            sa_out[r, op] = (c_p[c] + 1) % P
+                            sa_out[r, op] = _wrap(c_p[c] + 1, P)
                 for c in range(nc):
                     if not c_ok[c]:
                         continue
                     p, v, op = c_p[c], c_v[c], c_op[c]
-                    sa_in[r, p] = (v + 1) % V
+                    sa_in[r, p] = _wrap(v + 1, V)
                     lanes_in[p] += 1
                     used[op] += 1
                     ov = in_ov[r, p, v]
                     h = b_head[r, p, v]
                     sid, seq = b_pkt[r, p, v, h], b_seq[r, p, v, h]
-                    b_head[r, p, v] = (h + 1) % B
+                    b_head[r, p, v] = _wrap(h + 1, B)
                     b_cnt[r, p, v] -= 1
                     if b_cnt[r, p, v] > 0:
-                        front_ready[r, p, v] = b_ready[r, p, v, (h + 1) % B]
+                        front_ready[r, p, v] = b_ready[r, p, v, _wrap(h + 1, B)]
                     occ[r] -= 1
                     ctr[K_LAST] = t
                     if logging:
                         _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk_tag[sid], seq)
                     if p > 0:
                         u, up = nbr[r, p], nbr_port[r, p]
-                        cred_ring[u, (t + delay[r, p]) % D1, up, v] += 1
+                        cred_ring[u, _wrap(slot + delay[r, p], D1), up, v] += 1
                         pend[u] += 1
                     tail = seq == pk_len[sid] - 1
                     if w0 <= t < w1:
@@ -355,7 +372,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                             ctr[K_FREE] += 1
                     else:
                         s, sq = nbr[r, op], nbr_port[r, op]
-                        j = (b_head[s, sq, ov] + b_cnt[s, sq, ov]) % B
+                        j = _wrap(b_head[s, sq, ov] + b_cnt[s, sq, ov], B)
                         if check:
                             if b_cnt[s, sq, ov] >= B or credits[r, op, ov] <= 0:
                                 ctr[K_STATUS] = CREDIT
@@ -382,6 +399,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                             out_busy[r, op, ov] = False
                     if tail:
                         in_state[r, p, v] = 0
+                        hrt[r, p, v, 0] = -2
                     e = not tail and b_cnt[r, p, v] > 0 and \
                         front_ready[r, p, v] <= t and \
                         (op == 0 or credits[r, op, ov] > 0)

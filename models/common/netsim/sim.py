@@ -24,6 +24,7 @@ __all__ = ["Simulator", "simulate", "Result", "DeadlockError", "InvariantError",
            "HIST_BINS"]
 
 HIST_BINS = 1 << 17
+MAX_BUFFER = 4096     # flits per VC buffer (and per packet): VC counters are 16-bit
 
 
 class InvariantError(RuntimeError):
@@ -104,10 +105,14 @@ class Simulator:
         self.net, self.traffic, self.seed = net, traffic, int(seed)
         self.measured = False
         V, W = net.vcs, net.inject_width
-        for name, v, low in (("buffer", buffer, 1), ("length", length, 1),
-                             ("watchdog", watchdog, 10), ("check_every", check_every, 1)):
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low:
-                raise NetworkError(f"{name} must be an integer >= {low}, not {v!r}")
+        for name, v, low, high in (("buffer", buffer, 1, MAX_BUFFER),
+                                   ("length", length, 1, MAX_BUFFER),
+                                   ("watchdog", watchdog, 10, None),
+                                   ("check_every", check_every, 1, None)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low or \
+                    (high is not None and v > high):
+                rng = f"in {low}..{high}" if high else f">= {low}"
+                raise NetworkError(f"{name} must be an integer {rng}, not {v!r}")
         if allocator not in ("separable", "wavefront"):
             raise NetworkError(f"allocator must be 'separable' or 'wavefront', not "
                                f"{allocator!r}")
@@ -149,18 +154,19 @@ class Simulator:
             "b_seq": np.zeros((R, P, V, buffer), np.int16),
             "b_ready": np.zeros((R, P, V, buffer), np.int32),
             "front_ready": np.zeros((R, P, V), np.int32),
-            "b_head": np.zeros((R, P, V), np.int32), "b_cnt": np.zeros((R, P, V), np.int32),
+            "b_head": np.zeros((R, P, V), np.int16), "b_cnt": np.zeros((R, P, V), np.int16),
             "occ": np.zeros(R, np.int32),
             "in_state": np.zeros((R, P, V), np.int8), "in_op": np.zeros((R, P, V), np.int8),
-            "in_ov": np.zeros((R, P, V), np.int8), "in_vat": np.zeros((R, P, V), np.int64),
+            "in_ov": np.zeros((R, P, V), np.int8), "in_vat": np.zeros((R, P, V), np.int32),
             "out_busy": np.zeros((R, P, V), np.bool_),
-            "credits": np.where(net.nbr[:, :, None] >= 0, buffer, 0).astype(np.int32)
-            * np.ones((1, 1, V), np.int32),
-            "cred_ring": np.zeros((R, D1, P, V), np.int32), "pend": np.zeros(R, np.int32),
-            "va_ptr": np.zeros((R, P, V), np.int32), "sa_in": np.zeros((R, P), np.int32),
+            "credits": np.where(net.nbr[:, :, None] >= 0, buffer, 0).astype(np.int16)
+            * np.ones((1, 1, V), np.int16),
+            "cred_ring": np.zeros((R, D1, P, V), np.int16), "pend": np.zeros(R, np.int32),
+            "va_ptr": np.zeros((R, P, V), np.int16), "sa_in": np.zeros((R, P), np.int32),
             "sa_out": np.zeros((R, P), np.int32),
             "last_pkt": np.full((R, P, V), -1, np.int32),
-            "last_seq": np.full((R, P, V), -1, np.int32),
+            "last_seq": np.full((R, P, V), -1, np.int16),
+            "hrt": np.full((R, P, V, 4), -2, np.int16),     # head route: port, VC lo/hi, length
             "pk_src": np.zeros(cap, np.int32), "pk_dst": np.zeros(cap, np.int32),
             "pk_len": np.zeros(cap, np.int32), "pk_create": np.zeros(cap, np.int64),
             "pk_tag": np.zeros(cap, np.int64),
@@ -204,7 +210,7 @@ class Simulator:
                 s["b_pkt"], s["b_seq"], s["b_ready"], s["b_head"], s["b_cnt"], s["occ"], s["front_ready"],
                 s["in_state"], s["in_op"], s["in_ov"], s["in_vat"], s["out_busy"],
                 s["credits"], s["cred_ring"], s["pend"], s["va_ptr"], s["sa_in"],
-                s["sa_out"], s["last_pkt"], s["last_seq"], s["pk_src"], s["pk_dst"],
+                s["sa_out"], s["last_pkt"], s["last_seq"], s["hrt"], s["pk_src"], s["pk_dst"],
                 s["pk_len"], s["pk_create"], s["pk_tag"], s["free"], s["nxt"], s["sj"],
                 s["sk"], s["srcn"], s["inj_vc"], s["inj_slot"], s["inj_done"], s["inj_ptr"],
                 s["tr"], s["tr_ptr"], s["tr_end"], s["perm"], s["hot"], s["hist"], s["ev"], s["util"], s["wf_prio"])
