@@ -67,7 +67,7 @@ def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
 
 @numba.njit(cache=True, error_model="numpy")
 def run(t0, t1, cfg, fcfg, ctr,
-        nbr, nbr_port, width, delay, route_port, vlo, vhi,
+        nbr, nbr_port, width, delay, vrow, rt,
         b_pkt, b_seq, b_ready, b_head, b_cnt, occ, front_ready,
         in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
         va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt,
@@ -206,11 +206,11 @@ def run(t0, t1, cfg, fcfg, ctr,
                         # the head's route, looked up once: a blocked head retries every
                         # cycle, and the tables are too big to stay in cache
                         sid = b_pkt[r, p, v, b_head[r, p, v]]
-                        row = v if p > 0 else 0
+                        row = vrow[v] if p > 0 else vrow[0]
                         dst = pk_dst[sid]
-                        op = route_port[r, row, dst]
-                        hrt[r, p, v, 0], hrt[r, p, v, 1] = op, vlo[r, row, dst]
-                        hrt[r, p, v, 2], hrt[r, p, v, 3] = vhi[r, row, dst], pk_len[sid]
+                        op = rt[r, row, dst, 0]
+                        hrt[r, p, v, 0], hrt[r, p, v, 1] = op, rt[r, row, dst, 1]
+                        hrt[r, p, v, 2], hrt[r, p, v, 3] = rt[r, row, dst, 2], pk_len[sid]
                     if op == 0:
                         in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, 0, 0
                         in_vat[r, p, v] = t
