@@ -51,6 +51,24 @@ def _unwrap(x, n):
     return x + n if x < 0 else x
 
 
+_DB_MUL = np.uint64(0x03F79D71B4CB0A89)
+_DB_TABLE = np.zeros(64, np.int64)
+for _i in range(64):
+    _DB_TABLE[((1 << _i) * 0x03F79D71B4CB0A89 % (1 << 64)) >> 58] = _i
+_ONE = np.uint64(1)
+
+
+@numba.njit(cache=True, inline="always")
+def _mark(mask, r, i):
+    """Set bit i of router r's VC mask (bit p * V + v)."""
+    mask[r, i >> 6] |= _ONE << np.uint64(i & 63)
+
+
+@numba.njit(cache=True, inline="always")
+def _unmark(mask, r, i):
+    mask[r, i >> 6] &= ~(_ONE << np.uint64(i & 63))
+
+
 @numba.njit(cache=True)
 def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
     """(creation time, stream) of the packet at the head of chip r's source queue."""
@@ -70,7 +88,7 @@ def run(t0, t1, cfg, fcfg, ctr,
         nbr, nbr_port, width, delay, vrow, rt,
         b_pkt, b_seq, b_ready, b_head, b_cnt, occ, front_ready,
         in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
-        va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt,
+        va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt, vaw,
         pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
         tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio):
@@ -111,6 +129,11 @@ def run(t0, t1, cfg, fcfg, ctr,
     out_done = np.zeros(P, np.int64)         # output arbitrated at SA visit number stamp
     stamp = 0
     n_chips = R
+    NW = vaw.shape[1]
+    pidx = np.empty(PV, np.int64)            # VC bit -> (port, VC)
+    vidx = np.empty(PV, np.int64)
+    for i in range(PV):
+        pidx[i], vidx[i] = i // V, i % V
     for t in range(t0, t1):
         slot = t % D1
         for r in range(R):
@@ -180,6 +203,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                 b_pkt[r, 0, v, j], b_seq[r, 0, v, j], b_ready[r, 0, v, j] = sid, inj_done[r], t + 1
                 if b_cnt[r, 0, v] == 0:
                     front_ready[r, 0, v] = t + 1
+                    if in_state[r, 0, v] == 0:
+                        _mark(vaw, r, v)
                 b_cnt[r, 0, v] += 1
                 occ[r] += 1
                 ctr[K_INJ] += 1
@@ -194,11 +219,15 @@ def run(t0, t1, cfg, fcfg, ctr,
             if occ[r] == 0:
                 continue
             # 3. route computation + VC allocation for heads that arrived in an earlier cycle
+            #    (the VCs with a head and no output VC yet are the set bits of vaw[r])
             nreq = 0
-            for p in range(P):
-                for v in range(V):
-                    if in_state[r, p, v] != 0 or b_cnt[r, p, v] == 0:
-                        continue
+            for w in range(NW):
+                m = vaw[r, w]
+                while m != 0:
+                    low = m & (~m + _ONE)
+                    m ^= low
+                    i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
+                    p, v = pidx[i], vidx[i]
                     if front_ready[r, p, v] > t:
                         continue
                     op = hrt[r, p, v, 0]
@@ -213,6 +242,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         hrt[r, p, v, 2], hrt[r, p, v, 3] = rt[r, row, dst, 2], pk_len[sid]
                     if op == 0:
                         in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, 0, 0
+                        _unmark(vaw, r, i)
                         in_vat[r, p, v] = t
                         continue
                     if op < 0:
@@ -224,8 +254,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                             qq = p * V + v
                             pri = _unwrap(qq - va_ptr[r, op, ov], PV)
                             if nreq == 0:
-                                for i in range(PV):
-                                    req_q[i] = -1
+                                for x in range(PV):
+                                    req_q[x] = -1
                             nreq += 1
                             if req_q[o] < 0 or pri < req_pri[o]:
                                 req_q[o], req_pri[o] = qq, pri
@@ -239,6 +269,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     p, v = qq // V, qq % V
                     out_busy[r, op, ov] = True
                     in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, op, ov
+                    _unmark(vaw, r, qq)
                     in_vat[r, p, v] = t
                     va_ptr[r, op, ov] = _wrap(qq + 1, PV)
             # 4. switch allocation in rounds, as many as the router's widest port has lanes:
@@ -392,6 +423,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                         b_ready[s, sq, ov, j] = t + delay[r, op] + 1
                         if b_cnt[s, sq, ov] == 0:
                             front_ready[s, sq, ov] = t + delay[r, op] + 1
+                            if in_state[s, sq, ov] == 0:
+                                _mark(vaw, s, sq * V + ov)
                         b_cnt[s, sq, ov] += 1
                         occ[s] += 1
                         credits[r, op, ov] -= 1
@@ -400,6 +433,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                     if tail:
                         in_state[r, p, v] = 0
                         hrt[r, p, v, 0] = -2
+                        if b_cnt[r, p, v] > 0:
+                            _mark(vaw, r, p * V + v)
                     e = not tail and b_cnt[r, p, v] > 0 and \
                         front_ready[r, p, v] <= t and \
                         (op == 0 or credits[r, op, ov] > 0)

@@ -39,6 +39,8 @@ CASES = [
     ("RailX torus 3x3 m=2", lambda: railx(torus_2d(RailX(2, 1, 6))), "permutation", 1.5, 4, 4),
     ("RailX dragonfly", lambda: railx(dragonfly(RailX(1, 2, 10), 5, 3), mesh_width=1),
      "uniform", 1.0, 4, 2),
+    # 5 ports x 14 VCs: the kernel's per-router VC bit sets span two 64-bit words
+    ("3x3 mesh, 14 VCs", lambda: mesh(3, vcs=14), "uniform", 0.9, 3, 2),
 ]
 
 
