@@ -88,7 +88,7 @@ def run(t0, t1, cfg, fcfg, ctr,
         nbr, nbr_port, width, delay, vrow, rt,
         b_pkt, b_seq, b_ready, b_head, b_cnt, occ, front_ready,
         in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
-        va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt, vaw,
+        va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt, vaw, act,
         pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
         tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio):
@@ -243,6 +243,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     if op == 0:
                         in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, 0, 0
                         _unmark(vaw, r, i)
+                        _mark(act, r, i)
                         in_vat[r, p, v] = t
                         continue
                     if op < 0:
@@ -270,26 +271,33 @@ def run(t0, t1, cfg, fcfg, ctr,
                     out_busy[r, op, ov] = True
                     in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, op, ov
                     _unmark(vaw, r, qq)
+                    _mark(act, r, qq)
                     in_vat[r, p, v] = t
                     va_ptr[r, op, ov] = _wrap(qq + 1, PV)
             # 4. switch allocation in rounds, as many as the router's widest port has lanes:
             #    each round every port with a lane left wins at most one flit (input first,
             #    then output)
+            #    over the VCs holding an output VC (the set bits of act[r]); elig is all False
+            #    between routers
             npl = 0
             for p in range(P):
                 used[p], lanes_in[p], ne[p] = 0, 0, 0
-                if width[r, p] == 0:
-                    continue
-                for v in range(V):
-                    e = in_state[r, p, v] == 1 and in_vat[r, p, v] < t and \
-                        b_cnt[r, p, v] > 0 and front_ready[r, p, v] <= t and \
-                        (in_op[r, p, v] == 0 or credits[r, in_op[r, p, v], in_ov[r, p, v]] > 0)
-                    elig[p, v] = e
-                    if e:
+            for w in range(NW):
+                m = act[r, w]
+                while m != 0:
+                    low = m & (~m + _ONE)
+                    m ^= low
+                    i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
+                    p, v = pidx[i], vidx[i]
+                    if in_vat[r, p, v] < t and b_cnt[r, p, v] > 0 and \
+                            front_ready[r, p, v] <= t and (in_op[r, p, v] == 0 or
+                                                          credits[r, in_op[r, p, v],
+                                                                  in_ov[r, p, v]] > 0):
+                        elig[p, v] = True
+                        if ne[p] == 0:
+                            plist[npl] = p
+                            npl += 1
                         ne[p] += 1
-                if ne[p]:
-                    plist[npl] = p
-                    npl += 1
             if npl == 0:
                 continue
             for lane in range(maxw[r]):
@@ -432,6 +440,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                             out_busy[r, op, ov] = False
                     if tail:
                         in_state[r, p, v] = 0
+                        _unmark(act, r, p * V + v)
                         hrt[r, p, v, 0] = -2
                         if b_cnt[r, p, v] > 0:
                             _mark(vaw, r, p * V + v)
@@ -441,6 +450,9 @@ def run(t0, t1, cfg, fcfg, ctr,
                     if elig[p, v] and not e:
                         elig[p, v] = False
                         ne[p] -= 1
+            for k in range(npl):
+                for v in range(V):
+                    elig[plist[k], v] = False
         # end of cycle: invariants and the watchdog
         if check and (t + 1) % every == 0:
             total = 0

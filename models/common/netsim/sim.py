@@ -193,6 +193,7 @@ class Simulator:
             "hrt": np.full((R, P, V, 4), -2, np.int16),     # head route: port, VC lo/hi, length
             # VCs holding a head without an output VC, one bit each (p * V + v)
             "vaw": np.zeros((R, (P * V + 63) // 64), np.uint64),
+            "act": np.zeros((R, (P * V + 63) // 64), np.uint64),  # VCs with an output VC
             "pk_src": np.zeros(cap, np.int32), "pk_dst": np.zeros(cap, np.int32),
             "pk_len": np.zeros(cap, np.int32), "pk_create": np.zeros(cap, np.int64),
             "pk_tag": np.zeros(cap, np.int64),
@@ -237,7 +238,7 @@ class Simulator:
                 s["b_pkt"], s["b_seq"], s["b_ready"], s["b_head"], s["b_cnt"], s["occ"], s["front_ready"],
                 s["in_state"], s["in_op"], s["in_ov"], s["in_vat"], s["out_busy"],
                 s["credits"], s["cred_ring"], s["pend"], s["va_ptr"], s["sa_in"],
-                s["sa_out"], s["last_pkt"], s["last_seq"], s["hrt"], s["vaw"], s["pk_src"], s["pk_dst"],
+                s["sa_out"], s["last_pkt"], s["last_seq"], s["hrt"], s["vaw"], s["act"], s["pk_src"], s["pk_dst"],
                 s["pk_len"], s["pk_create"], s["pk_tag"], s["free"], s["nxt"], s["sj"],
                 s["sk"], s["srcn"], s["inj_vc"], s["inj_slot"], s["inj_done"], s["inj_ptr"],
                 s["tr"], s["tr_ptr"], s["tr_end"], s["perm"], s["hot"], s["hist"], s["ev"], s["util"], s["wf_prio"])
