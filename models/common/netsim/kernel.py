@@ -86,7 +86,7 @@ def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
 @numba.njit(cache=True, error_model="numpy")
 def run(t0, t1, cfg, fcfg, ctr,
         nbr, nbr_port, width, delay, vrow, rt,
-        b_pkt, b_seq, b_ready, b_head, b_cnt, occ, front_ready,
+        buf, b_head, b_cnt, occ, front_ready,
         in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
         va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt, vaw, act,
         pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
@@ -200,7 +200,9 @@ def run(t0, t1, cfg, fcfg, ctr,
                     inj_ptr[r] = _wrap(vv + 1, V)
                 v, sid = inj_vc[r], inj_slot[r]
                 j = _wrap(b_head[r, 0, v] + b_cnt[r, 0, v], B)
-                b_pkt[r, 0, v, j], b_seq[r, 0, v, j], b_ready[r, 0, v, j] = sid, inj_done[r], t + 1
+                buf[r, 0, v, j, 0] = sid
+                buf[r, 0, v, j, 1] = inj_done[r] | ((inj_done[r] == pk_len[sid] - 1) << 16)
+                buf[r, 0, v, j, 2] = t + 1
                 if b_cnt[r, 0, v] == 0:
                     front_ready[r, 0, v] = t + 1
                     if in_state[r, 0, v] == 0:
@@ -234,7 +236,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     if op == -2:
                         # the head's route, looked up once: a blocked head retries every
                         # cycle, and the tables are too big to stay in cache
-                        sid = b_pkt[r, p, v, b_head[r, p, v]]
+                        sid = buf[r, p, v, b_head[r, p, v], 0]
                         row = vrow[v] if p > 0 else vrow[0]
                         dst = pk_dst[sid]
                         op = rt[r, row, dst, 0]
@@ -377,11 +379,12 @@ def run(t0, t1, cfg, fcfg, ctr,
                     used[op] += 1
                     ov = in_ov[r, p, v]
                     h = b_head[r, p, v]
-                    sid, seq = b_pkt[r, p, v, h], b_seq[r, p, v, h]
+                    sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
+                    seq, tail = sq_t & 0xFFFF, sq_t >= 0x10000
                     b_head[r, p, v] = _wrap(h + 1, B)
                     b_cnt[r, p, v] -= 1
                     if b_cnt[r, p, v] > 0:
-                        front_ready[r, p, v] = b_ready[r, p, v, _wrap(h + 1, B)]
+                        front_ready[r, p, v] = buf[r, p, v, _wrap(h + 1, B), 2]
                     occ[r] -= 1
                     ctr[K_LAST] = t
                     if logging:
@@ -390,7 +393,6 @@ def run(t0, t1, cfg, fcfg, ctr,
                         u, up = nbr[r, p], nbr_port[r, p]
                         cred_ring[u, _wrap(slot + delay[r, p], D1), up, v] += 1
                         pend[u] += 1
-                    tail = seq == pk_len[sid] - 1
                     if w0 <= t < w1:
                         util[r, op] += 1
                     if op == 0:
@@ -427,8 +429,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                                 return t
                             last_pkt[s, sq, ov] = sid
                             last_seq[s, sq, ov] = -1 if tail else seq
-                        b_pkt[s, sq, ov, j], b_seq[s, sq, ov, j] = sid, seq
-                        b_ready[s, sq, ov, j] = t + delay[r, op] + 1
+                        buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
+                        buf[s, sq, ov, j, 2] = t + delay[r, op] + 1
                         if b_cnt[s, sq, ov] == 0:
                             front_ready[s, sq, ov] = t + delay[r, op] + 1
                             if in_state[s, sq, ov] == 0:

@@ -174,9 +174,9 @@ class Simulator:
         D1 = int(net.delay.max()) + 1
         cap = R * P * V * buffer + R
         st = {
-            "b_pkt": np.zeros((R, P, V, buffer), np.int32),
-            "b_seq": np.zeros((R, P, V, buffer), np.int16),
-            "b_ready": np.zeros((R, P, V, buffer), np.int32),
+            # buffered flits, one memory line per flit: packet slot, sequence number within
+            # the packet (+ 1 << 16 on the tail flit), cycle it is ready at the router
+            "buf": np.zeros((R, P, V, buffer, 3), np.int32),
             "front_ready": np.zeros((R, P, V), np.int32),
             "b_head": np.zeros((R, P, V), np.int16), "b_cnt": np.zeros((R, P, V), np.int16),
             "occ": np.zeros(R, np.int32),
@@ -235,7 +235,7 @@ class Simulator:
         n, s = self.net, self.state
         return (self.cfg, self.fcfg, self.ctr, n.nbr, n.nbr_port, n.width, n.delay,
                 s["vrow"], s["rt"],
-                s["b_pkt"], s["b_seq"], s["b_ready"], s["b_head"], s["b_cnt"], s["occ"], s["front_ready"],
+                s["buf"], s["b_head"], s["b_cnt"], s["occ"], s["front_ready"],
                 s["in_state"], s["in_op"], s["in_ov"], s["in_vat"], s["out_busy"],
                 s["credits"], s["cred_ring"], s["pend"], s["va_ptr"], s["sa_in"],
                 s["sa_out"], s["last_pkt"], s["last_seq"], s["hrt"], s["vaw"], s["act"], s["pk_src"], s["pk_dst"],
@@ -283,7 +283,7 @@ class Simulator:
                 op, ov = int(s["in_op"][r, p, v]), int(s["in_ov"][r, p, v])
                 want = f"output {op} VC {ov} (credits {s['credits'][r, op, ov]})"
             else:
-                sid = s["b_pkt"][r, p, v, s["b_head"][r, p, v]]
+                sid = s["buf"][r, p, v, s["b_head"][r, p, v], 0]
                 want = f"a VC towards chip {s['pk_dst'][sid]}"
             out.append(f"router {r} input {p} VC {v} waits for {want}")
         more = f" and {len(out) - limit} more" if len(out) > limit else ""

@@ -185,9 +185,9 @@ def test_contiguity_check_fires_on_reordered_flits():
     for r, v in zip(*np.nonzero(st["b_cnt"][:, 0, :] >= 2)):   # local port: never ejects
         h = st["b_head"][r, 0, v]
         i, j = h, (h + 1) % sim.buffer
-        if st["b_pkt"][r, 0, v, i] == st["b_pkt"][r, 0, v, j]:
-            st["b_seq"][r, 0, v, i], st["b_seq"][r, 0, v, j] = \
-                st["b_seq"][r, 0, v, j], st["b_seq"][r, 0, v, i]
+        f = st["buf"][r, 0, v]                             # flit: packet, seq (+ tail), ready
+        if f[i, 0] == f[j, 0]:
+            f[[i, j], 1] = f[[j, i], 1]
             break
     else:
         pytest.fail("no VC held two flits of one packet")
