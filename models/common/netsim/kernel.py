@@ -86,7 +86,7 @@ def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
 @numba.njit(cache=True, error_model="numpy")
 def run(t0, t1, cfg, fcfg, ctr,
         nbr, nbr_port, width, delay, vrow, rt,
-        buf, b_head, b_cnt, occ, front_ready,
+        buf, vq, occ,
         in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
         va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt, vaw, act,
         pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
@@ -171,7 +171,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     vv = -1
                     for i in range(V):
                         v = _wrap(inj_ptr[r] + i, V)
-                        if B - b_cnt[r, 0, v] >= ln:
+                        if B - vq[r, 0, v, 1] >= ln:
                             vv = v
                             break
                     if vv < 0:
@@ -199,15 +199,15 @@ def run(t0, t1, cfg, fcfg, ctr,
                     inj_vc[r], inj_slot[r], inj_done[r] = vv, slot_id, 0
                     inj_ptr[r] = _wrap(vv + 1, V)
                 v, sid = inj_vc[r], inj_slot[r]
-                j = _wrap(b_head[r, 0, v] + b_cnt[r, 0, v], B)
+                j = _wrap(vq[r, 0, v, 0] + vq[r, 0, v, 1], B)
                 buf[r, 0, v, j, 0] = sid
                 buf[r, 0, v, j, 1] = inj_done[r] | ((inj_done[r] == pk_len[sid] - 1) << 16)
                 buf[r, 0, v, j, 2] = t + 1
-                if b_cnt[r, 0, v] == 0:
-                    front_ready[r, 0, v] = t + 1
+                if vq[r, 0, v, 1] == 0:
+                    vq[r, 0, v, 2] = t + 1
                     if in_state[r, 0, v] == 0:
                         _mark(vaw, r, v)
-                b_cnt[r, 0, v] += 1
+                vq[r, 0, v, 1] += 1
                 occ[r] += 1
                 ctr[K_INJ] += 1
                 ctr[K_LAST] = t
@@ -230,13 +230,13 @@ def run(t0, t1, cfg, fcfg, ctr,
                     m ^= low
                     i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
                     p, v = pidx[i], vidx[i]
-                    if front_ready[r, p, v] > t:
+                    if vq[r, p, v, 2] > t:
                         continue
                     op = hrt[r, p, v, 0]
                     if op == -2:
                         # the head's route, looked up once: a blocked head retries every
                         # cycle, and the tables are too big to stay in cache
-                        sid = buf[r, p, v, b_head[r, p, v], 0]
+                        sid = buf[r, p, v, vq[r, p, v, 0], 0]
                         row = vrow[v] if p > 0 else vrow[0]
                         dst = pk_dst[sid]
                         op = rt[r, row, dst, 0]
@@ -291,8 +291,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                     m ^= low
                     i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
                     p, v = pidx[i], vidx[i]
-                    if in_vat[r, p, v] < t and b_cnt[r, p, v] > 0 and \
-                            front_ready[r, p, v] <= t and (in_op[r, p, v] == 0 or
+                    if in_vat[r, p, v] < t and vq[r, p, v, 1] > 0 and \
+                            vq[r, p, v, 2] <= t and (in_op[r, p, v] == 0 or
                                                           credits[r, in_op[r, p, v],
                                                                   in_ov[r, p, v]] > 0):
                         elig[p, v] = True
@@ -378,13 +378,13 @@ def run(t0, t1, cfg, fcfg, ctr,
                     lanes_in[p] += 1
                     used[op] += 1
                     ov = in_ov[r, p, v]
-                    h = b_head[r, p, v]
+                    h = vq[r, p, v, 0]
                     sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
                     seq, tail = sq_t & 0xFFFF, sq_t >= 0x10000
-                    b_head[r, p, v] = _wrap(h + 1, B)
-                    b_cnt[r, p, v] -= 1
-                    if b_cnt[r, p, v] > 0:
-                        front_ready[r, p, v] = buf[r, p, v, _wrap(h + 1, B), 2]
+                    vq[r, p, v, 0] = _wrap(h + 1, B)
+                    vq[r, p, v, 1] -= 1
+                    if vq[r, p, v, 1] > 0:
+                        vq[r, p, v, 2] = buf[r, p, v, _wrap(h + 1, B), 2]
                     occ[r] -= 1
                     ctr[K_LAST] = t
                     if logging:
@@ -413,9 +413,9 @@ def run(t0, t1, cfg, fcfg, ctr,
                             ctr[K_FREE] += 1
                     else:
                         s, sq = nbr[r, op], nbr_port[r, op]
-                        j = _wrap(b_head[s, sq, ov] + b_cnt[s, sq, ov], B)
+                        j = _wrap(vq[s, sq, ov, 0] + vq[s, sq, ov, 1], B)
                         if check:
-                            if b_cnt[s, sq, ov] >= B or credits[r, op, ov] <= 0:
+                            if vq[s, sq, ov, 1] >= B or credits[r, op, ov] <= 0:
                                 ctr[K_STATUS] = CREDIT
                                 ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
                                     r, op, ov, credits[r, op, ov]
@@ -431,11 +431,11 @@ def run(t0, t1, cfg, fcfg, ctr,
                             last_seq[s, sq, ov] = -1 if tail else seq
                         buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
                         buf[s, sq, ov, j, 2] = t + delay[r, op] + 1
-                        if b_cnt[s, sq, ov] == 0:
-                            front_ready[s, sq, ov] = t + delay[r, op] + 1
+                        if vq[s, sq, ov, 1] == 0:
+                            vq[s, sq, ov, 2] = t + delay[r, op] + 1
                             if in_state[s, sq, ov] == 0:
                                 _mark(vaw, s, sq * V + ov)
-                        b_cnt[s, sq, ov] += 1
+                        vq[s, sq, ov, 1] += 1
                         occ[s] += 1
                         credits[r, op, ov] -= 1
                         if tail:
@@ -444,10 +444,10 @@ def run(t0, t1, cfg, fcfg, ctr,
                         in_state[r, p, v] = 0
                         _unmark(act, r, p * V + v)
                         hrt[r, p, v, 0] = -2
-                        if b_cnt[r, p, v] > 0:
+                        if vq[r, p, v, 1] > 0:
                             _mark(vaw, r, p * V + v)
-                    e = not tail and b_cnt[r, p, v] > 0 and \
-                        front_ready[r, p, v] <= t and \
+                    e = not tail and vq[r, p, v, 1] > 0 and \
+                        vq[r, p, v, 2] <= t and \
                         (op == 0 or credits[r, op, ov] > 0)
                     if elig[p, v] and not e:
                         elig[p, v] = False

@@ -177,8 +177,9 @@ class Simulator:
             # buffered flits, one memory line per flit: packet slot, sequence number within
             # the packet (+ 1 << 16 on the tail flit), cycle it is ready at the router
             "buf": np.zeros((R, P, V, buffer, 3), np.int32),
-            "front_ready": np.zeros((R, P, V), np.int32),
-            "b_head": np.zeros((R, P, V), np.int16), "b_cnt": np.zeros((R, P, V), np.int16),
+            # per VC, side by side: the buffer's head index, its flit count, and the cycle
+            # its front flit is ready (b_head, b_cnt, front_ready below are views)
+            "vq": np.zeros((R, P, V, 3), np.int32),
             "occ": np.zeros(R, np.int32),
             "in_state": np.zeros((R, P, V), np.int8), "in_op": np.zeros((R, P, V), np.int8),
             "in_ov": np.zeros((R, P, V), np.int8), "in_vat": np.zeros((R, P, V), np.int32),
@@ -200,6 +201,7 @@ class Simulator:
             "free": np.arange(cap, dtype=np.int32)[::-1].copy(),
         }
         st["credits"][:, 0, :] = 0
+        st["b_head"], st["b_cnt"], st["front_ready"] = (st["vq"][..., i] for i in range(3))
         nxt = np.zeros((R, W), np.int64)
         for r in range(R):
             for s in range(W):
@@ -235,7 +237,7 @@ class Simulator:
         n, s = self.net, self.state
         return (self.cfg, self.fcfg, self.ctr, n.nbr, n.nbr_port, n.width, n.delay,
                 s["vrow"], s["rt"],
-                s["buf"], s["b_head"], s["b_cnt"], s["occ"], s["front_ready"],
+                s["buf"], s["vq"], s["occ"],
                 s["in_state"], s["in_op"], s["in_ov"], s["in_vat"], s["out_busy"],
                 s["credits"], s["cred_ring"], s["pend"], s["va_ptr"], s["sa_in"],
                 s["sa_out"], s["last_pkt"], s["last_seq"], s["hrt"], s["vaw"], s["act"], s["pk_src"], s["pk_dst"],
