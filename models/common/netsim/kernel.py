@@ -157,25 +157,24 @@ def run(t0, t1, cfg, fcfg, ctr,
             budget = width[r, 0]
             while budget > 0:
                 if inj_vc[r] < 0:
-                    tc, s = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)
-                    if tc > t:
+                    if srcn[r] > t:                  # the source queue's head is not due
                         break
-                    if mode == MODE_TRACE:
-                        i = tr_ptr[r]
-                        dst, ln = tr[i, 2], tr[i, 3]
-                    else:
-                        k = sk[r]
-                        dst = destination(mode, perm, hot, hot_frac, n_chips, r,
-                                          uniform(seed, r, k, -1), uniform(seed, r, k, -2))
-                        ln = L
+                    ln = tr[tr_ptr[r], 3] if mode == MODE_TRACE else L
                     vv = -1
                     for i in range(V):
                         v = _wrap(inj_ptr[r] + i, V)
                         if B - vq[r, 0, v, 1] >= ln:
                             vv = v
                             break
-                    if vv < 0:
+                    if vv < 0:                       # no injection VC has room for it
                         break
+                    tc, s = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)
+                    if mode == MODE_TRACE:
+                        dst = tr[tr_ptr[r], 2]
+                    else:
+                        k = sk[r]
+                        dst = destination(mode, perm, hot, hot_frac, n_chips, r,
+                                          uniform(seed, r, k, -1), uniform(seed, r, k, -2))
                     top = ctr[K_FREE]
                     if top == 0:
                         ctr[K_STATUS] = CAPACITY
