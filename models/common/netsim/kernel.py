@@ -199,9 +199,11 @@ def run(t0, t1, cfg, fcfg, ctr,
                     inj_ptr[r] = _wrap(vv + 1, V)
                 v, sid = inj_vc[r], inj_slot[r]
                 j = _wrap(vq[r, 0, v, 0] + vq[r, 0, v, 1], B)
+                ln = pk_len[sid]
                 buf[r, 0, v, j, 0] = sid
-                buf[r, 0, v, j, 1] = inj_done[r] | ((inj_done[r] == pk_len[sid] - 1) << 16)
+                buf[r, 0, v, j, 1] = inj_done[r] | ((inj_done[r] == ln - 1) << 15) | (ln << 16)
                 buf[r, 0, v, j, 2] = t + 1
+                buf[r, 0, v, j, 3] = pk_dst[sid]
                 if vq[r, 0, v, 1] == 0:
                     vq[r, 0, v, 2] = t + 1
                     if in_state[r, 0, v] == 0:
@@ -235,12 +237,12 @@ def run(t0, t1, cfg, fcfg, ctr,
                     if op == -2:
                         # the head's route, looked up once: a blocked head retries every
                         # cycle, and the tables are too big to stay in cache
-                        sid = buf[r, p, v, vq[r, p, v, 0], 0]
+                        h = vq[r, p, v, 0]
                         row = vrow[v] if p > 0 else vrow[0]
-                        dst = pk_dst[sid]
+                        dst = buf[r, p, v, h, 3]
                         op = rt[r, row, dst, 0]
                         hrt[r, p, v, 0], hrt[r, p, v, 1] = op, rt[r, row, dst, 1]
-                        hrt[r, p, v, 2], hrt[r, p, v, 3] = rt[r, row, dst, 2], pk_len[sid]
+                        hrt[r, p, v, 2], hrt[r, p, v, 3] = rt[r, row, dst, 2], buf[r, p, v, h, 1] >> 16
                     if op == 0:
                         in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, 0, 0
                         _unmark(vaw, r, i)
@@ -378,8 +380,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                     used[op] += 1
                     ov = in_ov[r, p, v]
                     h = vq[r, p, v, 0]
-                    sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
-                    seq, tail = sq_t & 0xFFFF, sq_t >= 0x10000
+                    sid, sq_t, fdst = buf[r, p, v, h, 0], buf[r, p, v, h, 1], buf[r, p, v, h, 3]
+                    seq, tail = sq_t & 0x7FFF, ((sq_t >> 15) & 1) == 1
                     vq[r, p, v, 0] = _wrap(h + 1, B)
                     vq[r, p, v, 1] -= 1
                     if vq[r, p, v, 1] > 0:
@@ -430,6 +432,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                             last_seq[s, sq, ov] = -1 if tail else seq
                         buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
                         buf[s, sq, ov, j, 2] = t + delay[r, op] + 1
+                        buf[s, sq, ov, j, 3] = fdst
                         if vq[s, sq, ov, 1] == 0:
                             vq[s, sq, ov, 2] = t + delay[r, op] + 1
                             if in_state[s, sq, ov] == 0:

@@ -174,9 +174,10 @@ class Simulator:
         D1 = int(net.delay.max()) + 1
         cap = R * P * V * buffer + R
         st = {
-            # buffered flits, one memory line per flit: packet slot, sequence number within
-            # the packet (+ 1 << 16 on the tail flit), cycle it is ready at the router
-            "buf": np.zeros((R, P, V, buffer, 3), np.int32),
+            # buffered flits, 16 bytes each: packet slot; sequence number within the packet
+            # + 1 << 15 on the tail flit + packet length << 16; cycle it is ready at the
+            # router; destination chip (so a head routes without touching the packet pool)
+            "buf": np.zeros((R, P, V, buffer, 4), np.int32),
             # per VC, side by side: the buffer's head index, its flit count, and the cycle
             # its front flit is ready (b_head, b_cnt, front_ready below are views)
             "vq": np.zeros((R, P, V, 3), np.int32),
