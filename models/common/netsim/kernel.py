@@ -3,10 +3,20 @@
 Same contract as the reference (see :mod:`models.common.netsim` for the pipeline); the
 tests run both on random small networks and compare every injection and switch traversal.
 Speed comes from skipping idle routers (no buffered flit, no pending credit, no packet due at
-the source) and from keeping every per-cycle decision in integer arrays.
+the source), keeping every per-cycle decision in integer arrays, and, for large networks
+whose state outgrows the caches, touching as few memory lines per cycle as possible:
 
-State is a dict of arrays built by :func:`models.common.netsim.sim.new_state`; scalars live
-in ``cfg`` (int64) and ``ctr`` (int64 counters, indices below).
+- a head's route (port, VC range, packet length) is read from the tables once, into
+  ``hrt``, not on every cycle it waits;
+- VC allocation visits only the VCs of ``vaw`` (a head without an output VC) and switch
+  allocation only those of ``act`` (an output VC held), one bit per (port, VC);
+- a flit is 16 bytes (``buf``: packet slot, sequence number | tail << 15 | length << 16,
+  ready cycle, destination) and a VC's queue 12 (``vq``: head, count, front-ready cycle);
+- the route tables are packed, one entry per (router, row, destination), rows shared by
+  the VCs that route alike (``vrow``, see :func:`models.common.netsim.sim.route_table`).
+
+State is a dict of arrays built by :class:`models.common.netsim.sim.Simulator`; scalars
+live in ``cfg`` (int64) and ``ctr`` (int64 counters, indices below).
 """
 
 from __future__ import annotations
