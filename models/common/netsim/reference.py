@@ -1,8 +1,11 @@
 """The reference step: the router model of :mod:`models.common.netsim`, written for reading.
 
-Objects instead of arrays, one phase at a time over all routers (the kernel instead does
-all phases of one router before the next; the contract makes the two orders equal, and the
-tests hold them to it). Slow: for tests and for reading, not for experiments.
+:class:`RouterModel` is one router of the contract with its ports open (flits and credits
+come in, traversals go out); :class:`ReferenceNetwork` wires one per chip with the network's
+links and sources. Objects instead of arrays, one phase at a time over all routers (the
+kernel instead does all phases of one router before the next; the contract makes the two
+orders equal, and the tests hold them to it). Slow: for tests, for reading and as the golden
+model of the router RTL (``cosim/test_router.py`` drives a :class:`RouterModel` beside it).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass, field
 from .network import LOCAL, Network
 from .traffic import MODE_TRACE, Traffic, destination, gap, uniform_py
 
-__all__ = ["ReferenceNetwork"]
+__all__ = ["ReferenceNetwork", "RouterModel", "Packet", "Flit"]
 
 
 @dataclass
@@ -28,7 +31,7 @@ class Packet:
 class Flit:
     packet: Packet
     seq: int
-    ready: int                       # first cycle it may take part in allocation
+    ready: int = 0                   # first cycle it may take part in allocation
 
     @property
     def head(self) -> bool:
@@ -46,14 +49,178 @@ class InputVC:
     allocated_at: int = -1
 
 
-class Router:
-    def __init__(self, ports: int, vcs: int, credits: list[int]) -> None:
+class RouterModel:
+    """One router: P ports (0 local), V VCs per input port, ``buffer`` flits per VC.
+
+    ``route_port[row, dst]``, ``route_vc_lo/hi[row, dst]``: the router's routing tables (row =
+    input VC, 0 at the local port; a negative port: no route, the head waits). ``width[p]``:
+    lanes of port p (default 1 everywhere). ``credits[p]``: initial credits of every VC of
+    output p (default ``buffer``, and 0 at the local port, which needs none).
+    ``allocator``: "separable" or "wavefront" (see :mod:`models.common.netsim`).
+
+    A cycle t, in the contract's order: :meth:`credit` for every credit arriving at t,
+    :meth:`receive` for every flit written at t (by a link or a source; ready at t + 1),
+    then :meth:`allocate` (VC allocation) and :meth:`switch` (switch allocation and
+    traversal), which returns the traversals of the cycle as ``(in port, in VC, out port, out
+    VC, flit)`` in input-port order. A traversal on a port other than 0 frees a slot of the
+    input VC (its credit goes upstream) and, unless it leaves on port 0, takes a credit of
+    the output VC.
+    """
+
+    def __init__(self, ports: int, vcs: int, *, buffer: int, route_port, route_vc_lo,
+                 route_vc_hi, width=None, credits=None, allocator: str = "separable") -> None:
+        self.P, self.V, self.B = ports, vcs, buffer
+        self.route_port, self.route_vc_lo, self.route_vc_hi = route_port, route_vc_lo, \
+            route_vc_hi
+        self.width = [1] * ports if width is None else [int(w) for w in width]
+        if credits is None:
+            credits = [0] + [buffer] * (ports - 1)
         self.inputs = [[InputVC() for _ in range(vcs)] for _ in range(ports)]
         self.held = [[False] * vcs for _ in range(ports)]       # output VC held by a packet
-        self.credits = [[c] * vcs for c in credits]
+        self.credits = [[int(c)] * vcs for c in credits]
         self.va_next = [[0] * vcs for _ in range(ports)]         # requester to start after
         self.sa_in_next = [0] * ports
         self.sa_out_next = [0] * ports
+        self.wavefront = None
+        if allocator == "wavefront":
+            from models.chronos.wwfa import WavefrontArbiter
+            self.wavefront = WavefrontArbiter(ports)
+        elif allocator != "separable":
+            raise ValueError(f"allocator must be 'separable' or 'wavefront', not {allocator!r}")
+
+    # -- inputs of a cycle -----------------------------------------------------------------
+    def credit(self, port: int, vc: int) -> None:
+        """A credit of output ``port`` VC ``vc`` arrives (usable by this cycle's allocation)."""
+        self.credits[port][vc] += 1
+
+    def receive(self, port: int, vc: int, flit: Flit, t: int) -> None:
+        """``flit`` is written into input ``port`` VC ``vc`` in cycle ``t`` (ready at t + 1)."""
+        flit.ready = t + 1
+        self.inputs[port][vc].flits.append(flit)
+
+    def occupancy(self, port: int, vc: int) -> int:
+        return len(self.inputs[port][vc].flits)
+
+    # -- VC allocation ---------------------------------------------------------------------
+    def allocate(self, t: int) -> None:
+        V = self.V
+        requests: dict[tuple[int, int], list[int]] = {}
+        for p in range(self.P):
+            for v, ivc in enumerate(self.inputs[p]):
+                if ivc.out is not None or not ivc.flits or ivc.flits[0].ready > t:
+                    continue
+                pkt = ivc.flits[0].packet
+                row = v if p != LOCAL else 0
+                op = int(self.route_port[row, pkt.dst])
+                if op == LOCAL:
+                    ivc.out, ivc.allocated_at = (LOCAL, 0), t
+                    continue
+                if op < 0:                    # no route (the simulator refuses such tables)
+                    continue
+                for ov in range(self.route_vc_lo[row, pkt.dst],
+                                self.route_vc_hi[row, pkt.dst] + 1):
+                    if not self.held[op][ov] and self.credits[op][ov] >= pkt.length:
+                        requests.setdefault((op, ov), []).append(p * V + v)
+                        break
+        n = self.P * V
+        for (op, ov), who in requests.items():
+            start = self.va_next[op][ov]
+            winner = min(who, key=lambda x: (x - start) % n)
+            p, v = divmod(winner, V)
+            self.held[op][ov] = True
+            self.inputs[p][v].out, self.inputs[p][v].allocated_at = (op, ov), t
+            self.va_next[op][ov] = (winner + 1) % n
+
+    # -- switch allocation and traversal ---------------------------------------------------
+    def switch(self, t: int) -> list[tuple[int, int, int, int, Flit]]:
+        """Switch allocation and traversal in rounds, as many as the router's widest port
+        has lanes. In each round every port with a lane left takes part: each input port
+        offers one VC (round robin) whose output has a lane left, each output grants one
+        input port (round robin); a granted flit crosses at once, so the same VC may win
+        again in the next round."""
+        width, V = self.width, self.V
+        sent_in = [0] * self.P
+        sent_out = [0] * self.P
+        out = []
+
+        def ready(p, v):
+            ivc = self.inputs[p][v]
+            if (ivc.out is None or ivc.allocated_at >= t or not ivc.flits
+                    or ivc.flits[0].ready > t):
+                return None
+            op, ov = ivc.out
+            if op != LOCAL and self.credits[op][ov] <= 0:
+                return None
+            return op
+
+        if self.wavefront and not any(ready(p, v) is not None for p in range(self.P)
+                                      if width[p] for v in range(V)):
+            return out
+        for _ in range(max(width)):
+            if self.wavefront:
+                grants = self._wavefront_round(width, sent_in, sent_out, ready)
+            else:
+                grants = self._separable_round(width, sent_in, sent_out, ready)
+            if not grants:
+                break
+            for p, v in sorted(grants):
+                self.sa_in_next[p] = (v + 1) % V
+                sent_in[p] += 1
+                sent_out[self.inputs[p][v].out[0]] += 1
+                out.append(self._traverse(p, v))
+        return out
+
+    def _requests(self, width, sent_in, sent_out, ready):
+        """(input port, VC, output port) of every ready VC, ports with a lane left, each
+        port's VCs in round-robin order from after its last granted VC."""
+        for p in range(self.P):
+            if sent_in[p] >= width[p]:
+                continue
+            for i in range(self.V):
+                v = (self.sa_in_next[p] + i) % self.V
+                op = ready(p, v)
+                if op is not None and sent_out[op] < width[op]:
+                    yield p, v, op
+
+    def _separable_round(self, width, sent_in, sent_out, ready):
+        """Each input port offers its first request; each output grants one offering port,
+        round robin."""
+        offers = {}                                                # input port -> (v, op)
+        for p, v, op in self._requests(width, sent_in, sent_out, ready):
+            offers.setdefault(p, (v, op))
+        grants = []
+        for op in sorted({op for _, op in offers.values()}):
+            start = self.sa_out_next[op]
+            p = min((p for p, (_, o) in offers.items() if o == op),
+                    key=lambda p: (p - start) % self.P)
+            self.sa_out_next[op] = (p + 1) % self.P
+            grants.append((p, offers[p][0]))
+        return grants
+
+    def _wavefront_round(self, width, sent_in, sent_out, ready):
+        """Input port x output port requests (each with the port's first request towards that
+        output) through the router's wrapped wave-front arbiter."""
+        import numpy as np
+        req = np.zeros((self.P, self.P), dtype=bool)
+        first = {}
+        for p, v, op in self._requests(width, sent_in, sent_out, ready):
+            if (p, op) not in first:
+                first[(p, op)] = v
+                req[p, op] = True
+        grant = self.wavefront.arbitrate(req)
+        return [(int(p), first[(int(p), int(q))]) for p, q in zip(*np.nonzero(grant))]
+
+    def _traverse(self, p: int, v: int):
+        ivc = self.inputs[p][v]
+        op, ov = ivc.out
+        flit = ivc.flits.popleft()
+        if op != LOCAL:
+            self.credits[op][ov] -= 1
+            if flit.tail:
+                self.held[op][ov] = False
+        if flit.tail:
+            ivc.out = None
+        return p, v, op, ov, flit
 
 
 class ReferenceNetwork:
@@ -67,8 +234,13 @@ class ReferenceNetwork:
         self.net, self.traffic, self.B, self.L, self.seed = net, traffic, buffer, length, seed
         self.V, self.P, self.W = net.vcs, net.ports, net.inject_width
         self.q = rate / (self.W * length) if traffic.mode != MODE_TRACE else 0.0
-        self.routers = [Router(self.P, self.V, [buffer if net.nbr[r, p] >= 0 and p else 0
-                                                for p in range(self.P)])
+        self.routers = [RouterModel(self.P, self.V, buffer=buffer,
+                                    route_port=net.route_port[r],
+                                    route_vc_lo=net.route_vc_lo[r],
+                                    route_vc_hi=net.route_vc_hi[r], width=net.width[r],
+                                    credits=[buffer if net.nbr[r, p] >= 0 and p else 0
+                                             for p in range(self.P)],
+                                    allocator=allocator)
                         for r in range(net.routers)]
         self.credit_due: dict[int, list] = {}
         self.t = 0
@@ -84,10 +256,6 @@ class ReferenceNetwork:
         self.writing: list = [None] * net.routers       # (local VC, packet, flits written)
         self.inj_next = [0] * net.routers
         self.ejected: list[tuple[int, Packet]] = []     # (cycle, packet) per delivered packet
-        self.wavefront = None
-        if allocator == "wavefront":                    # one arbiter per router
-            from models.chronos.wwfa import WavefrontArbiter
-            self.wavefront = [WavefrontArbiter(self.P) for _ in range(net.routers)]
 
     # -- the source --------------------------------------------------------------------------
     def _queue_head(self, r: int):
@@ -115,7 +283,7 @@ class ReferenceNetwork:
         return Packet((r << 32) | k, dst, length, created)
 
     def _inject(self, r: int, t: int) -> None:
-        local = self.routers[r].inputs[LOCAL]
+        router = self.routers[r]
         budget = self.W
         while budget:
             if self.writing[r] is None:
@@ -124,14 +292,14 @@ class ReferenceNetwork:
                     return
                 length = self.trace[r][0][2] if self.traffic.mode == MODE_TRACE else self.L
                 order = [(self.inj_next[r] + i) % self.V for i in range(self.V)]
-                room = [v for v in order if self.B - len(local[v].flits) >= length]
+                room = [v for v in order if self.B - router.occupancy(LOCAL, v) >= length]
                 if not room:
                     return
                 v = room[0]
                 self.writing[r] = [v, self._new_packet(r, head[0], head[1]), 0]
                 self.inj_next[r] = (v + 1) % self.V
             v, pkt, done = self.writing[r]
-            local[v].flits.append(Flit(pkt, done, t + 1))
+            router.receive(LOCAL, v, Flit(pkt, done), t)
             self.events.append((t, 0, r, 0, v, -1, -1, pkt.tag, done))
             self.writing[r][2] = done + 1
             budget -= 1
@@ -142,126 +310,18 @@ class ReferenceNetwork:
     def step(self) -> None:
         t, net = self.t, self.net
         for r, p, v in self.credit_due.pop(t, []):                     # (1) credits
-            self.routers[r].credits[p][v] += 1
+            self.routers[r].credit(p, v)
         for r in range(net.routers):                                   # (2) sources
             self._inject(r, t)
-        for r, router in enumerate(self.routers):                      # (3) VC allocation
-            self._allocate_vcs(r, router, t)
+        for router in self.routers:                                    # (3) VC allocation
+            router.allocate(t)
         for r, router in enumerate(self.routers):                      # (4) switch
-            self._switch(r, router, t)
+            for p, v, op, ov, flit in router.switch(t):
+                self._deliver(r, p, v, op, ov, flit, t)
         self.t += 1
 
-    def _allocate_vcs(self, r: int, router: Router, t: int) -> None:
-        net, V = self.net, self.V
-        requests: dict[tuple[int, int], list[int]] = {}
-        for p in range(self.P):
-            for v, ivc in enumerate(router.inputs[p]):
-                if ivc.out is not None or not ivc.flits or ivc.flits[0].ready > t:
-                    continue
-                pkt = ivc.flits[0].packet
-                row = v if p != LOCAL else 0
-                op = int(net.route_port[r, row, pkt.dst])
-                if op == LOCAL:
-                    ivc.out, ivc.allocated_at = (LOCAL, 0), t
-                    continue
-                if op < 0:                    # no route (the simulator refuses such tables)
-                    continue
-                for ov in range(net.route_vc_lo[r, row, pkt.dst],
-                                net.route_vc_hi[r, row, pkt.dst] + 1):
-                    if not router.held[op][ov] and router.credits[op][ov] >= pkt.length:
-                        requests.setdefault((op, ov), []).append(p * V + v)
-                        break
-        n = self.P * V
-        for (op, ov), who in requests.items():
-            start = router.va_next[op][ov]
-            winner = min(who, key=lambda x: (x - start) % n)
-            p, v = divmod(winner, V)
-            router.held[op][ov] = True
-            router.inputs[p][v].out, router.inputs[p][v].allocated_at = (op, ov), t
-            router.va_next[op][ov] = (winner + 1) % n
-
-    def _switch(self, r: int, router: Router, t: int) -> None:
-        """Switch allocation and traversal in rounds, as many as the router's widest port
-        has lanes. In each round every port with a lane left takes part: each input port
-        offers one VC (round robin) whose output has a lane left, each output grants one
-        input port (round robin); a granted flit crosses at once, so the same VC may win
-        again in the next round."""
-        net, V = self.net, self.V
-        width = [int(w) for w in net.width[r]]
-        sent_in = [0] * self.P
-        sent_out = [0] * self.P
-
-        def ready(p, v):
-            ivc = router.inputs[p][v]
-            if (ivc.out is None or ivc.allocated_at >= t or not ivc.flits
-                    or ivc.flits[0].ready > t):
-                return None
-            op, ov = ivc.out
-            if op != LOCAL and router.credits[op][ov] <= 0:
-                return None
-            return op
-
-        if self.wavefront and not any(ready(p, v) is not None for p in range(self.P)
-                                      if width[p] for v in range(V)):
-            return
-        for _ in range(max(width)):
-            if self.wavefront:
-                grants = self._wavefront_round(r, router, width, sent_in, sent_out, ready)
-            else:
-                grants = self._separable_round(router, width, sent_in, sent_out, ready)
-            if not grants:
-                return
-            for p, v in sorted(grants):
-                router.sa_in_next[p] = (v + 1) % V
-                sent_in[p] += 1
-                sent_out[router.inputs[p][v].out[0]] += 1
-                self._traverse(r, router, p, v, t)
-
-    def _requests(self, router, width, sent_in, sent_out, ready):
-        """(input port, VC, output port) of every ready VC, ports with a lane left, each
-        port's VCs in round-robin order from after its last granted VC."""
-        for p in range(self.P):
-            if sent_in[p] >= width[p]:
-                continue
-            for i in range(self.V):
-                v = (router.sa_in_next[p] + i) % self.V
-                op = ready(p, v)
-                if op is not None and sent_out[op] < width[op]:
-                    yield p, v, op
-
-    def _separable_round(self, router, width, sent_in, sent_out, ready):
-        """Each input port offers its first request; each output grants one offering port,
-        round robin."""
-        offers = {}                                                # input port -> (v, op)
-        for p, v, op in self._requests(router, width, sent_in, sent_out, ready):
-            offers.setdefault(p, (v, op))
-        grants = []
-        for op in sorted({op for _, op in offers.values()}):
-            start = router.sa_out_next[op]
-            p = min((p for p, (_, o) in offers.items() if o == op),
-                    key=lambda p: (p - start) % self.P)
-            router.sa_out_next[op] = (p + 1) % self.P
-            grants.append((p, offers[p][0]))
-        return grants
-
-    def _wavefront_round(self, r, router, width, sent_in, sent_out, ready):
-        """Input port x output port requests (each with the port's first request towards that
-        output) through the router's wrapped wave-front arbiter."""
-        import numpy as np
-        req = np.zeros((self.P, self.P), dtype=bool)
-        first = {}
-        for p, v, op in self._requests(router, width, sent_in, sent_out, ready):
-            if (p, op) not in first:
-                first[(p, op)] = v
-                req[p, op] = True
-        grant = self.wavefront[r].arbitrate(req)
-        return [(int(p), first[(int(p), int(q))]) for p, q in zip(*np.nonzero(grant))]
-
-    def _traverse(self, r: int, router: Router, p: int, v: int, t: int) -> None:
+    def _deliver(self, r: int, p: int, v: int, op: int, ov: int, flit: Flit, t: int) -> None:
         net = self.net
-        ivc = router.inputs[p][v]
-        op, ov = ivc.out
-        flit = ivc.flits.popleft()
         self.events.append((t, 1, r, p, v, op, ov, flit.packet.tag, flit.seq))
         if p != LOCAL:
             up, up_port = int(net.nbr[r, p]), int(net.nbr_port[r, p])
@@ -271,10 +331,4 @@ class ReferenceNetwork:
                 self.ejected.append((t, flit.packet))
         else:
             down, port = int(net.nbr[r, op]), int(net.nbr_port[r, op])
-            flit.ready = t + int(net.delay[r, op]) + 1
-            self.routers[down].inputs[port][ov].flits.append(flit)
-            router.credits[op][ov] -= 1
-            if flit.tail:
-                router.held[op][ov] = False
-        if flit.tail:
-            ivc.out = None
+            self.routers[down].receive(port, ov, flit, t + int(net.delay[r, op]))
