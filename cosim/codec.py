@@ -11,12 +11,20 @@ Slot blocks (``rtl/chronos/slot_layout.py``)
     up-fibre word: ``valid`` bit 0, ``tag`` bits 1..2, ``data`` from bit 3; array element k
     of a word array at bit ``k * (D + 3)``.
     crossbar output: ``valid`` bit 0, ``data`` from bit 1; element k at bit ``k * (D + 1)``.
+Router (``rtl/railx/router.py``); c = bits of V - 1, at least 1
+    flit: ``head`` bit 0, ``tail`` bit 1, ``vc`` bits 2 .. c + 1, ``data`` from bit c + 2.
+    head data: destination in bits 0 .. dst_width - 1, packet length in the next l bits
+    (l = bits of the longest packet length ``packet``, at least 1).
+    table entry: ``row`` (c bits) from bit 0, then ``dst`` (dst_width), ``port`` (bits of
+    P - 1, at least 1), ``vc_lo`` (c), ``vc_hi`` (c).
 """
 
 from __future__ import annotations
 
 __all__ = ["LANE_BITS", "TAG_BITS", "dest_bits", "step_bits", "encode_row", "decode_row",
-           "encode_step", "decode_step", "field", "decode_words", "decode_outputs"]
+           "encode_step", "decode_step", "field", "decode_words", "decode_outputs",
+           "width_of", "encode_flit", "decode_flit", "encode_head", "decode_head",
+           "encode_entry"]
 
 LANE_BITS = 32
 TAG_BITS = 2
@@ -85,3 +93,45 @@ def decode_words(value: int, n: int, d: int) -> list[tuple[int, int] | None]:
 def decode_outputs(value: int, n: int, d: int) -> list[int | None]:
     """An array of N crossbar outputs -> data or None where not valid."""
     return [x >> 1 if (x := field(value, k, d + 1)) & 1 else None for k in range(n)]
+
+
+def width_of(count: int) -> int:
+    """Bits of a number in 0 .. count - 1, at least 1 (VC and port fields)."""
+    return max(1, (count - 1).bit_length())
+
+
+def encode_flit(head: bool, tail: bool, vc: int, data: int, vcs: int) -> int:
+    c = width_of(vcs)
+    if not 0 <= vc < 1 << c:
+        raise ValueError(f"vc {vc} does not fit in {c} bits")
+    return int(bool(head)) | int(bool(tail)) << 1 | vc << 2 | data << (2 + c)
+
+
+def decode_flit(word: int, vcs: int) -> tuple[bool, bool, int, int]:
+    """-> (head, tail, vc, data)."""
+    c = width_of(vcs)
+    return bool(word & 1), bool(word >> 1 & 1), field(word >> 2, 0, c), word >> (2 + c)
+
+
+def encode_head(dst: int, length: int, dst_width: int, packet: int) -> int:
+    """The low bits of a head flit's data."""
+    if not 0 <= dst < 1 << dst_width:
+        raise ValueError(f"destination {dst} does not fit in {dst_width} bits")
+    return dst | length << dst_width
+
+
+def decode_head(data: int, dst_width: int, packet: int) -> tuple[int, int]:
+    """-> (destination, length)."""
+    return field(data, 0, dst_width), field(data >> dst_width, 0, packet.bit_length())
+
+
+def encode_entry(row: int, dst: int, port: int, lo: int, hi: int, *, ports: int, vcs: int,
+                 dst_width: int) -> int:
+    c, pb = width_of(vcs), width_of(ports)
+    word, at = 0, 0
+    for value, width in ((row, c), (dst, dst_width), (port, pb), (lo, c), (hi, c)):
+        if not 0 <= value < 1 << width:
+            raise ValueError(f"table field {value} does not fit in {width} bits")
+        word |= value << at
+        at += width
+    return word

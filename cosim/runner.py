@@ -16,6 +16,7 @@ as fast. An ``OPT_FAST`` the caller already put in ``MAKEFLAGS`` is kept.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from rtl.catalog import get_block
 
-from .stats import STATS_ENV, read_stats
+from .stats import PARAMS_ENV, STATS_ENV, read_stats
 
 __all__ = ["BUILD", "CosimResult", "LintError", "setup_verilator", "lint", "run",
            "build_dir_for"]
@@ -207,7 +208,7 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     stats_file.unlink(missing_ok=True)
     results_xml = bdir / "results.xml"
     results_xml.unlink(missing_ok=True)
-    env = {STATS_ENV: str(stats_file)}
+    env = {STATS_ENV: str(stats_file), PARAMS_ENV: json.dumps(params)}
     if transactions is not None:
         env["AIFABRIC_TRANSACTIONS"] = str(transactions)
 

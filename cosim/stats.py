@@ -6,6 +6,14 @@ import json
 import os
 
 STATS_ENV = "AIFABRIC_STATS"
+PARAMS_ENV = "AIFABRIC_PARAMS"   # the block's parameters, JSON: for testbenches that cannot
+                                 # read every parameter off the ports' widths
+
+
+def block_params() -> dict:
+    """The parameters the runner built the block with (empty outside the runner)."""
+    text = os.environ.get(PARAMS_ENV)
+    return json.loads(text) if text else {}
 
 
 class CycleMeter:

@@ -48,7 +48,7 @@ def or_tree(m, values, width):
     while len(values) > 1:
         nxt = []
         for k in range(0, len(values) - 1, 2):
-            s = Signal(width)
+            s = Signal(width, name="or_tree")
             m.d.comb += s.eq(values[k] | values[k + 1])
             nxt.append(s)
         if len(values) % 2:

@@ -16,6 +16,7 @@ from .chronos.slot_endpoint import SlotEndpoint
 from .chronos.slot_fabric import SlotFabric
 from .chronos.slot_switch import SlotSwitch
 from .chronos.wwfa import WavefrontArbiter
+from .railx.router import Router
 
 __all__ = ["Block", "BLOCKS", "get_block"]
 
@@ -120,6 +121,20 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
                 {"n": 5, "d": 16, "depth": 16, "hold_bits": 8},
                 {"n": 8, "d": 32, "depth": 64, "hold_bits": 8}),
         synth_params=(),
+    ),
+    Block(
+        name="router",
+        component=Router,
+        description="RailX chip router: P ports, V VCs, credits, virtual cut-through, "
+                    "run-time routing table",
+        # 1,296+ chips need 11 destination bits; packets of up to 8 flits in 16-flit buffers
+        params=tuple({"ports": p, "vcs": v, "depth": 16, "data": 64, "dst_width": 11,
+                      "packet": 8, "allocator": a}
+                     for p, v, a in ((5, 2, "separable"), (5, 4, "separable"),
+                                     (8, 3, "separable"), (6, 2, "wavefront"))),
+        synth_params=tuple({"ports": p, "vcs": v, "depth": 16, "data": 64, "dst_width": 11,
+                            "packet": 8, "allocator": "separable"}
+                           for p, v in ((5, 2), (5, 4), (8, 3))),
     ),
 ]}
 

@@ -49,3 +49,34 @@ def test_slot_word_layouts_agree():
     value = (1 | 2 << 1 | 0x5A << 3) << (2 * (8 + 3))    # element 2: tag 2, data 0x5A
     assert codec.decode_words(value, 3, 8) == [None, None, (2, 0x5A)]
     assert codec.decode_outputs((1 | 0x33 << 1) << 9, 2, 8) == [None, 0x33]
+
+
+@given(st.integers(1, 8), st.integers(8, 128), st.booleans(), st.booleans(), st.data())
+def test_router_flits_agree(vcs, width, head, tail, draw):
+    from rtl.railx.router import flit_layout
+    vc = draw.draw(st.integers(0, vcs - 1))
+    payload = draw.draw(st.integers(0, (1 << width) - 1))
+    layout = data.Layout.cast(flit_layout(vcs, width))
+    word = codec.encode_flit(head, tail, vc, payload, vcs)
+    const = layout.const({"head": head, "tail": tail, "vc": vc, "data": payload}).as_value()
+    assert word == const.value and layout.size == 2 + codec.width_of(vcs) + width
+    assert codec.decode_flit(word, vcs) == (head, tail, vc, payload)
+
+
+@given(st.integers(1, 16), st.integers(1, 64), st.data())
+def test_router_head_and_table_entries_agree(dst_width, packet, draw):
+    from rtl.railx.router import head_layout, table_layout
+    dst = draw.draw(st.integers(0, (1 << dst_width) - 1))
+    length = draw.draw(st.integers(0, packet))
+    const = data.Layout.cast(head_layout(dst_width, packet)).const({"dst": dst,
+                                                                    "length": length})
+    word = codec.encode_head(dst, length, dst_width, packet)
+    assert word == const.as_value().value
+    assert codec.decode_head(word, dst_width, packet) == (dst, length)
+    ports, vcs = draw.draw(st.integers(5, 16)), draw.draw(st.integers(1, 8))
+    entry = {"row": draw.draw(st.integers(0, vcs - 1)), "dst": dst,
+             "port": draw.draw(st.integers(0, ports - 1)),
+             "vc_lo": draw.draw(st.integers(0, vcs - 1)), "vc_hi": draw.draw(st.integers(0, vcs - 1))}
+    const = data.Layout.cast(table_layout(ports, vcs, dst_width)).const(entry)
+    assert codec.encode_entry(*entry.values(), ports=ports, vcs=vcs, dst_width=dst_width) == \
+        const.as_value().value

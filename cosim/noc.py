@@ -1,0 +1,142 @@
+"""Pieces the router and mesh testbenches share: the payload a test flit carries (so every
+flit names its packet and position without the DUT's help), the link handles of a port,
+and an invariant checker of what leaves an output port, built on the RTL's outputs alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cosim.codec import decode_flit, decode_head, encode_flit, encode_head
+
+__all__ = ["PacketIds", "Payload", "Link", "OutputChecker", "read_int"]
+
+ID_BITS, SEQ_BITS = 24, 8
+
+
+def read_int(handle) -> int:
+    """A signal's value as an integer (one-bit signals read as a Logic, wider ones as a
+    LogicArray)."""
+    value = handle.value
+    return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
+
+
+@dataclass
+class Payload:
+    """A test flit's data: the head fields (destination, length) in the low bits of a head
+    (in a body flit those bits carry a pattern of the packet and sequence number), then the
+    packet number (``ID_BITS``) and the flit's sequence number (``SEQ_BITS``)."""
+
+    dst_width: int
+    packet: int
+
+    @property
+    def header_bits(self) -> int:
+        return self.dst_width + self.packet.bit_length()
+
+    def check_width(self, data: int) -> None:
+        need = self.header_bits + ID_BITS + SEQ_BITS
+        if data < need:
+            raise ValueError(f"the testbench needs flits of at least {need} data bits, "
+                             f"not {data}")
+
+    def data(self, pid: int, seq: int, dst: int, length: int) -> int:
+        hb = self.header_bits
+        low = encode_head(dst, length, self.dst_width, self.packet) if seq == 0 else \
+            (pid * 2654435761 + seq * 40503) & ((1 << hb) - 1)
+        return low | (pid % (1 << ID_BITS)) << hb | seq << (hb + ID_BITS)
+
+    def ident(self, data: int) -> tuple[int, int]:
+        """-> (packet number mod 2**ID_BITS, sequence number)."""
+        hb = self.header_bits
+        return data >> hb & ((1 << ID_BITS) - 1), data >> (hb + ID_BITS) & ((1 << SEQ_BITS) - 1)
+
+    def head(self, data: int) -> tuple[int, int]:
+        return decode_head(data, self.dst_width, self.packet)
+
+
+class PacketIds:
+    """Packet numbers that fit the payload's field."""
+
+    def __init__(self) -> None:
+        self.next = 0
+
+    def take(self) -> int:
+        pid = self.next
+        self.next = (self.next + 1) % (1 << ID_BITS)
+        return pid
+
+
+class Link:
+    """The handles of one link port (``<side>__<index>__valid`` and the rest)."""
+
+    def __init__(self, dut, side: str, index: int, vcs: int) -> None:
+        pre = f"{side}__{index}__"
+        self.valid = getattr(dut, pre + "valid")
+        self.flit = getattr(dut, pre + "flit")
+        self.credit = getattr(dut, pre + "credit", None)
+        self.credit_vc = getattr(dut, pre + "credit_vc", None)
+        self.vcs = vcs
+
+    def read(self):
+        """(head, tail, vc, data) of the flit on the link, or None."""
+        if not int(self.valid.value):
+            return None
+        return decode_flit(read_int(self.flit), self.vcs)
+
+    def send(self, flit) -> None:
+        """Drive (head, tail, vc, data) or nothing (None)."""
+        if flit is None:
+            self.valid.value = 0
+            return
+        self.flit.value = encode_flit(*flit, self.vcs)
+        self.valid.value = 1
+
+    def read_credit(self):
+        """The VC of the credit on the link, or None."""
+        if not int(self.credit.value):
+            return None
+        return read_int(self.credit_vc)
+
+    def send_credit(self, vc) -> None:
+        if vc is None:
+            self.credit.value = 0
+            return
+        self.credit_vc.value = vc
+        self.credit.value = 1
+
+
+@dataclass
+class OutputChecker:
+    """The rules of what leaves one output port, checked on the RTL alone: on a VC, a
+    packet's flits are contiguous, head first and tail last, in sequence; on the ejection
+    port (``interleave``) packets may interleave but each one's flits still arrive in
+    sequence; no flit arrives twice."""
+
+    name: str
+    payload: Payload
+    interleave: bool = False
+    open: dict = field(default_factory=dict)     # vc (or packet) -> (pid, next seq)
+    seen: set = field(default_factory=set)
+    flits: int = 0
+
+    def check(self, cycle: int, flit) -> tuple[int, int]:
+        head, tail, vc, data = flit
+        pid, seq = self.payload.ident(data)
+        where = f"cycle {cycle}, {self.name} VC {vc}: packet {pid} flit {seq}"
+        assert (pid, seq) not in self.seen, f"{where} arrived twice"
+        self.seen.add((pid, seq))
+        key = pid if self.interleave else vc
+        if head:
+            assert seq == 0, f"{where}: head flag on a body flit"
+            assert key not in self.open, f"{where}: a head while packet " \
+                                         f"{self.open.get(key)} is still open"
+        else:
+            assert key in self.open, f"{where}: a body flit with no open packet"
+            assert self.open[key] == (pid, seq), f"{where}: expected {self.open[key]}"
+        if tail:
+            self.open.pop(key, None)
+        else:
+            self.open[key] = (pid, seq + 1)
+        self.flits += 1
+        return pid, seq

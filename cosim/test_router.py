@@ -1,0 +1,449 @@
+"""cocotb testbench: the VC router RTL against ``models.common.netsim.reference.RouterModel``.
+
+Every input port is driven by an upstream sender that keeps its own credit count per VC and
+sends packets of random length (1 .. packet) to random destinations on random VCs, packets
+of different VCs interleaved on the link, at a load that changes every few hundred cycles.
+Every output port feeds a downstream receiver that holds the flits it gets and frees them
+at random (back-pressure: outputs stall completely, drain slowly or at once, by phases),
+returning a credit per freed slot. The routing table is random and loaded through the
+``table`` stream at run time.
+
+The golden model takes the same flits and credits in the same cycles. Every cycle, every
+output flit (port, head, tail, VC, data) and every credit the RTL returns is compared with
+the model's. Checked on the RTL alone: a receiver never holds more than ``depth`` flits of a
+VC (credits never negative), a sender never gets back more credits than ``depth`` (never
+above B), flits leave each output VC as whole packets in sequence (head first, tail last,
+contiguous), no flit is lost or duplicated, and the error flags stay low. Further tests: the
+virtual cut-through and pipeline timing from the documented diagram, and each error flag.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge
+
+from cosim.codec import encode_entry
+from cosim.noc import Link, OutputChecker, PacketIds, Payload, read_int
+from cosim.stats import CycleMeter, block_params, record_stats
+from models.common.netsim.reference import Flit, Packet, RouterModel
+
+DEFAULT_CYCLES = 15_000
+PHASE = 400            # cycles between changes of load and back-pressure
+DESTINATIONS = 24      # destinations in the random table (of 2**dst_width)
+ERROR_BITS = {"table": 0, "no_route": 1, "length": 2, "protocol": 3, "eject_credit": 4}
+
+
+class Bench:
+    """The DUT's links, a routing table, the model, the senders and the receivers."""
+
+    def __init__(self, dut, rng: np.random.Generator, *, allocator: str | None = None):
+        prm = block_params()
+        self.dut, self.rng = dut, rng
+        self.P, self.V, self.B = prm["ports"], prm["vcs"], prm["depth"]
+        self.D, self.DW, self.L = prm["data"], prm["dst_width"], prm["packet"]
+        self.allocator = allocator or prm.get("allocator", "separable")
+        self.payload = Payload(self.DW, self.L)
+        self.payload.check_width(self.D)
+        P, V = self.P, self.V
+        self.inputs = [Link(dut, "i", p, V) for p in range(P)]
+        self.outputs = [Link(dut, "o", q, V) for q in range(P)]
+        # routing table: (row, dst) -> port, VC range; -1 where nothing is loaded
+        n_dst = 1 << self.DW
+        self.route_port = np.full((V, n_dst), -1, np.int64)
+        self.route_lo = np.zeros((V, n_dst), np.int64)
+        self.route_hi = np.zeros((V, n_dst), np.int64)
+        self.model = None
+        self.ids = PacketIds()
+        self.packets: dict[int, Packet] = {}
+        # senders: credits per VC, the packet open on each VC (pid, next seq), load
+        self.up_credit = [[self.B] * V for _ in range(P)]
+        self.up_open = [[None] * V for _ in range(P)]
+        self.load = 0.5
+        # receivers: flits held per output VC, drain probability per port
+        self.down = [[0] * V for _ in range(P)]
+        self.drain = [1.0] * P
+        seen: set = set()
+        self.checkers = [OutputChecker(f"output {q}", self.payload, interleave=(q == 0),
+                                       seen=seen) for q in range(P)]
+        self.expected = ({}, {})                 # outputs and credits due this cycle
+        self.sent = self.received = 0
+        self.t = 0
+        self.meter = None
+
+    # -- set-up ----------------------------------------------------------------------------
+    async def reset(self) -> None:
+        Clock(self.dut.clk, 10, unit="ns").start()
+        for link in self.inputs:
+            link.send(None)
+        for link in self.outputs:
+            link.send_credit(None)
+        self.dut.table__valid.value = 0
+        self.dut.clear.value = 0
+        self.dut.rst.value = 1
+        for _ in range(2):
+            await FallingEdge(self.dut.clk)
+        self.dut.rst.value = 0
+        self.meter = CycleMeter(10)
+
+    def random_table(self, destinations: list[int]) -> list[tuple]:
+        """Random entries for every (row, destination): each port equally likely (port 0 =
+        eject), a random VC range."""
+        entries = []
+        for row in range(self.V):
+            for dst in destinations:
+                port = int(self.rng.integers(self.P))
+                lo = int(self.rng.integers(self.V)) if port else 0
+                hi = int(self.rng.integers(lo, self.V)) if port else 0
+                entries.append((row, dst, port, lo, hi))
+        return entries
+
+    async def load_table(self, entries, *, record: bool = True) -> None:
+        """Drive entries through ``table`` one per cycle (it is always ready)."""
+        dut = self.dut
+        for row, dst, port, lo, hi in entries:
+            await FallingEdge(dut.clk)
+            dut.table__payload.value = encode_entry(row, dst, port, lo, hi, ports=self.P,
+                                                    vcs=self.V, dst_width=self.DW)
+            dut.table__valid.value = 1
+            if record:
+                self.route_port[row, dst], self.route_lo[row, dst] = port, lo
+                self.route_hi[row, dst] = hi
+        await FallingEdge(dut.clk)
+        dut.table__valid.value = 0
+
+    def start_model(self) -> None:
+        self.model = RouterModel(self.P, self.V, buffer=self.B, route_port=self.route_port,
+                                 route_vc_lo=self.route_lo, route_vc_hi=self.route_hi,
+                                 allocator=self.allocator)
+
+    # -- one cycle -------------------------------------------------------------------------
+    def check_outputs(self) -> None:
+        """The RTL's outputs of the previous cycle against the model's, and the rules."""
+        t = self.t
+        want_out, want_credit = self.expected
+        for q, link in enumerate(self.outputs):
+            got = link.read()
+            want = want_out.get(q)
+            assert got == want, (f"cycle {t - 1}: output {q}: RTL {got}, model {want} "
+                                 f"(head, tail, VC, data)")
+            if got is None:
+                continue
+            self.checkers[q].check(t, got)
+            self.received += 1
+            if q:
+                vc = got[2]
+                self.down[q][vc] += 1
+                assert self.down[q][vc] <= self.B, (f"cycle {t}: output {q} VC {vc} sent "
+                                                    f"without a credit")
+        for p, link in enumerate(self.inputs):
+            vc = link.read_credit()
+            assert vc == want_credit.get(p), (f"cycle {t - 1}: credit of input {p}: RTL {vc}, "
+                                              f"model {want_credit.get(p)}")
+            if vc is not None:
+                self.up_credit[p][vc] += 1
+                assert self.up_credit[p][vc] <= self.B, (f"cycle {t}: input {p} VC {vc}: more "
+                                                         f"than {self.B} credits returned")
+        error = read_int(self.dut.error)
+        assert error == 0, f"cycle {t}: error flags {error:05b}"
+
+    def new_packet(self, port: int, vc: int, dsts: list[int]) -> int:
+        dst = int(self.rng.choice(dsts))
+        length = int(self.rng.integers(1, self.L + 1))
+        pid = self.ids.take()
+        self.packets[pid] = Packet(pid, dst, length, self.t)
+        return pid
+
+    def drive(self, dsts: list[int] | None) -> None:
+        """Credits from the receivers, flits from the senders (``dsts`` None: no new
+        packet), into the RTL and the model; step the model."""
+        t, rng, model = self.t, self.rng, self.model
+        for q in range(1, self.P):
+            held = [v for v in range(self.V) if self.down[q][v]]
+            vc = None
+            if held and rng.random() < self.drain[q]:
+                vc = held[int(rng.integers(len(held)))]
+                self.down[q][vc] -= 1
+                model.credit(q, vc)
+            self.outputs[q].send_credit(vc)
+        for p in range(self.P):
+            choices = [v for v in range(self.V) if self.up_credit[p][v] and
+                       (self.up_open[p][v] is not None or dsts is not None)]
+            flit = None
+            if choices and rng.random() < self.load:
+                v = choices[int(rng.integers(len(choices)))]
+                if self.up_open[p][v] is None:
+                    self.up_open[p][v] = (self.new_packet(p, v, dsts), 0)
+                pid, seq = self.up_open[p][v]
+                pkt = self.packets[pid]
+                tail = seq == pkt.length - 1
+                self.up_open[p][v] = None if tail else (pid, seq + 1)
+                self.up_credit[p][v] -= 1
+                flit = (seq == 0, tail, v, self.payload.data(pid, seq, pkt.dst, pkt.length))
+                model.receive(p, v, Flit(pkt, seq), t)
+                self.sent += 1
+            self.inputs[p].send(flit)
+        model.allocate(t)
+        out, credits = {}, {}
+        for p, v, op, ov, f in model.switch(t):
+            pkt = f.packet
+            out[op] = (f.head, f.tail, ov, self.payload.data(pkt.tag, f.seq, pkt.dst,
+                                                             pkt.length))
+            credits[p] = v
+        self.expected = (out, credits)
+
+    async def cycle(self, dsts) -> None:
+        await FallingEdge(self.dut.clk)
+        self.t += 1
+        self.check_outputs()
+        self.drive(dsts)
+
+    def shake(self) -> None:
+        """A new phase of load and back-pressure."""
+        rng = self.rng
+        self.load = float(rng.choice([0.1, 0.3, 0.6, 0.9, 1.0]))
+        self.drain = [float(rng.choice([0.0, 0.2, 0.6, 1.0, 1.0])) for _ in range(self.P)]
+
+    async def drain_all(self, limit: int = 5000) -> None:
+        self.drain = [1.0] * self.P
+        for _ in range(limit):
+            if self.received == self.sent and not any(map(any, self.up_open)):
+                return
+            await self.cycle(None)
+        raise AssertionError(f"not drained after {limit} cycles: {self.sent - self.received} "
+                             f"flits still in the router")
+
+
+@cocotb.test()
+async def random_traffic(dut):
+    """Random traffic and back-pressure: cycle for cycle equal to the model."""
+    rng = np.random.default_rng(cocotb.RANDOM_SEED)
+    b = Bench(dut, rng)
+    cycles = int(os.environ.get("AIFABRIC_TRANSACTIONS", 0)) or DEFAULT_CYCLES
+    dut._log.info("P=%d V=%d B=%d packet=%d %s seed=%d", b.P, b.V, b.B, b.L, b.allocator,
+                  cocotb.RANDOM_SEED)
+    await b.reset()
+    dsts = sorted(int(d) for d in rng.choice(1 << b.DW, size=min(DESTINATIONS, 1 << b.DW),
+                                             replace=False))
+    entries = b.random_table(dsts)
+    rng.shuffle(entries)
+    await b.load_table(entries)
+    b.start_model()
+    start = time.perf_counter()
+    begin = b.meter.cycles
+    for k in range(cycles):
+        if k % PHASE == 0:
+            b.shake()
+        await b.cycle(dsts)
+    await b.drain_all()
+    for q, c in enumerate(b.checkers):
+        assert not c.open, f"output {q}: packets left open {c.open}"
+    assert b.received == b.sent
+    elapsed = time.perf_counter() - start
+    dut._log.info("%d flits in %d cycles, %.1f s", b.received, b.meter.cycles - begin, elapsed)
+    assert b.received >= cycles // 2, "too little traffic to mean anything"
+    record_stats("random_traffic", transactions=b.received, cycles=b.meter.cycles - begin,
+                 seconds=elapsed)
+
+
+@cocotb.test()
+async def cut_through_timing(dut):
+    """The documented pipeline on the RTL alone: a head written in cycle t leaves in t + 3
+    when its output VC has room; with fewer credits than the packet's length it waits, and
+    is on the output two cycles after the credit that completes the room arrives."""
+    rng = np.random.default_rng(cocotb.RANDOM_SEED + 1)
+    b = Bench(dut, rng)
+    await b.reset()
+    P, V, B = b.P, b.V, b.B
+    q, dst = 1, 3 % (1 << b.DW)
+    await b.load_table([(row, dst, q, 0, 0) for row in range(V)])
+    length = min(4, b.L)
+    if length < 2:
+        return                              # one-flit packets always fit
+    # fill output 1 VC 0 downstream until fewer than `length` slots are left
+    room = length - 1
+    pid = 0
+    fill = B - room
+    async def send_packet(n_flits, tag):
+        for s in range(n_flits):
+            await FallingEdge(dut.clk)
+            b.inputs[2].send((s == 0, s == n_flits - 1, 0,
+                              b.payload.data(tag, s, dst, n_flits)))
+        await FallingEdge(dut.clk)
+        b.inputs[2].send(None)
+    arrivals = []                              # (cycle, flit) on output q
+
+    async def monitor():
+        while True:
+            await FallingEdge(dut.clk)
+            f = b.outputs[q].read()
+            if f is not None:
+                arrivals.append((b.meter.cycles, f))
+    cocotb.start_soon(monitor())
+
+    async def watch(cycles):
+        for _ in range(cycles):
+            await FallingEdge(dut.clk)
+    # one filler packet of `fill` flits (fill <= B, so it fits the downstream VC)
+    fill_len = min(fill, b.L)
+    sent = 0
+    while sent < fill:
+        n = min(fill_len, fill - sent)
+        await send_packet(n, pid)
+        pid += 1
+        sent += n
+    await watch(3 * B + 10)
+    assert sum(1 for _, f in arrivals) == fill, f"filler: {len(arrivals)} of {fill} flits"
+    arrivals.clear()
+    # now `room` < length credits are left: a packet of `length` flits must wait
+    await send_packet(length, pid)
+    await watch(40)
+    assert not arrivals, f"the head left with {room} credits for a {length}-flit packet"
+    # return one credit: avail reaches `length` in the cycle the credit is on the link,
+    # VC allocation takes that cycle, switch allocation the next, the output the one after
+    await FallingEdge(dut.clk)
+    b.outputs[q].send_credit(0)
+    credit_cycle = b.meter.cycles
+    await FallingEdge(dut.clk)
+    b.outputs[q].send_credit(None)
+    arrivals.clear()
+    await watch(length + 6)
+    heads = [c for c, f in arrivals if f[0]]
+    assert heads, "the head never left after the credit arrived"
+    assert heads[0] == credit_cycle + 2, (f"head on the output in cycle {heads[0]}, credit "
+                                          f"in {credit_cycle}: expected 2 cycles later")
+    assert [c for c, _ in arrivals] == list(range(heads[0], heads[0] + length))
+    # zero-load timing: an empty output VC, a head written in cycle t is out in t + 3
+    await b.load_table([(row, dst + 1, 2, 1 % V, 1 % V) for row in range(V)])
+    other = []
+    await FallingEdge(dut.clk)
+    b.inputs[1].send((True, True, 0, b.payload.data(pid + 1, 0, dst + 1, 1)))
+    written = b.meter.cycles
+    await FallingEdge(dut.clk)
+    b.inputs[1].send(None)
+    for _ in range(6):
+        await FallingEdge(dut.clk)
+        f = b.outputs[2].read()
+        if f is not None:
+            other.append((b.meter.cycles, f))
+    assert [c for c, _ in other] == [written + 3], (written, other)
+    assert read_int(dut.error) == 0
+
+
+@cocotb.test()
+async def error_flags(dut):
+    """Each error flag rises on its fault, the fault's effect is contained (a refused table
+    entry is not written, an unrouted head waits without blocking other VCs), and ``clear``
+    lowers them."""
+    rng = np.random.default_rng(cocotb.RANDOM_SEED + 2)
+    b = Bench(dut, rng)
+    await b.reset()
+    P, V, B, dut_ = b.P, b.V, b.B, dut
+    vb = max(1, (V - 1).bit_length())
+    pb = max(1, (P - 1).bit_length())
+
+    async def flags():
+        await FallingEdge(dut_.clk)
+        await FallingEdge(dut_.clk)
+        return read_int(dut_.error)
+
+    async def clear():
+        await FallingEdge(dut_.clk)
+        dut_.clear.value = 1
+        await FallingEdge(dut_.clk)
+        dut_.clear.value = 0
+        assert read_int(dut_.error) == 0
+
+    # a good entry for destination 5, then refused entries for it: the good one stays
+    await b.load_table([(0, 5, 1, 0, 0)])
+    assert await flags() == 0
+    bad = [(0, 5, 2, 1, 0)] if V > 1 else []                     # lo > hi
+    if V < 1 << vb:
+        bad.append((0, 5, 2, 0, V))                              # VC beyond the last
+        bad.append((V, 5, 2, 0, 0))                              # row beyond the last
+    if P < 1 << pb:
+        bad.append((0, 5, P, 0, 0))                              # port beyond the last
+    for entry in bad:
+        await b.load_table([entry], record=False)
+        assert await flags() == 1 << ERROR_BITS["table"], f"entry {entry} not refused"
+        await clear()
+    # the good entry still routes destination 5 to port 1
+    await FallingEdge(dut.clk)
+    b.inputs[0].send((True, True, 0, b.payload.data(1, 0, 5, 1)))
+    await FallingEdge(dut.clk)
+    b.inputs[0].send(None)
+    seen = []
+    for _ in range(5):
+        await FallingEdge(dut.clk)
+        seen += [q for q in range(P) if b.outputs[q].read() is not None]
+    assert seen == [1], f"destination 5 left on {seen}"
+
+    # a head of length 0 and one longer than `packet`
+    for length in (0, b.L + 1):
+        if length >= 1 << b.L.bit_length():
+            continue
+        await FallingEdge(dut.clk)
+        b.inputs[1].send((True, True, 0, b.payload.data(4, 0, 5, 1) & ~(
+            ((1 << b.L.bit_length()) - 1) << b.DW) | length << b.DW))
+        await FallingEdge(dut.clk)
+        b.inputs[1].send(None)
+        assert await flags() & 1 << ERROR_BITS["length"]
+        for _ in range(6):
+            await FallingEdge(dut.clk)
+        await clear()
+
+    # a flit into a full VC: route destination 7 to an output that gets no credits back,
+    # send B + 1 one-flit packets on one VC
+    await b.load_table([(0, 7, 4, 0, 0)])
+    for k in range(2 * B + 1):
+        await FallingEdge(dut.clk)
+        b.inputs[2].send((True, True, 0, b.payload.data(10 + k, 0, 7, 1)))
+    await FallingEdge(dut.clk)
+    b.inputs[2].send(None)
+    assert await flags() & 1 << ERROR_BITS["protocol"]
+    await clear()
+
+    # a credit on the ejection port
+    await FallingEdge(dut.clk)
+    b.outputs[0].send_credit(0)
+    await FallingEdge(dut.clk)
+    b.outputs[0].send_credit(None)
+    assert await flags() == 1 << ERROR_BITS["eject_credit"]
+    await clear()
+
+    # a head for a destination never loaded: flag, and it waits on its VC ...
+    await FallingEdge(dut.clk)
+    b.inputs[3].send((True, True, 0, b.payload.data(2, 0, 9, 1)))
+    await FallingEdge(dut.clk)
+    b.inputs[3].send(None)
+    assert await flags() & 1 << ERROR_BITS["no_route"]
+    # ... while another VC of the same input still gets through
+    if V > 1:
+        await b.load_table([(1, 5, 1, 0, 0)])
+        await FallingEdge(dut.clk)
+        b.inputs[3].send((True, True, 1, b.payload.data(3, 0, 5, 1)))
+        await FallingEdge(dut.clk)
+        b.inputs[3].send(None)
+        got = []
+        for _ in range(5):
+            await FallingEdge(dut.clk)
+            f = b.outputs[1].read()
+            if f is not None:
+                got.append(b.payload.ident(f[3]))
+        assert got == [(3, 0)], got
+    # the route was read when the head arrived: loading the entry now does not free it,
+    # and its flag comes back after every clear while it waits
+    await b.load_table([(0, 9, 2, 0, 0)])
+    for _ in range(6):
+        await FallingEdge(dut.clk)
+        assert b.outputs[2].read() is None, "a head routed by an entry loaded after it came"
+    await FallingEdge(dut.clk)
+    dut.clear.value = 1
+    await FallingEdge(dut.clk)
+    dut.clear.value = 0
+    assert await flags() == 1 << ERROR_BITS["no_route"]
+    record_stats("error_flags", transactions=0, cycles=b.meter.cycles)

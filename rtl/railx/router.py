@@ -1,0 +1,499 @@
+"""Input-queued virtual-channel router with credits and virtual cut-through: the RailX chip
+router (RailX §3.2, §4.1, A.6), cycle for cycle the router of ``models.common.netsim``.
+
+Ports and flits
+===============
+P ports, numbered as in ``models.common.netsim.network``: 0 local (injection in, ejection
+out), 1..4 mesh (+x, -x, +y, -y), 5.. rail ports. Every port is a link of one flit per cycle
+each way (:func:`link_signature`): ``valid`` and ``flit`` forward, ``credit`` and
+``credit_vc`` back. A flit (:func:`flit_layout`, bit 0 upwards) is ``head`` (1 bit), ``tail``
+(1), ``vc`` (:func:`vc_bits`) and ``data`` (``data`` bits); a head's ``data`` holds the
+destination chip in its low ``dst_width`` bits and the packet's length in flits in the next
+:func:`len_bits` bits (:func:`head_layout`). A packet's flits travel contiguously on one VC
+of a link, head first, tail last (a one-flit packet is head and tail).
+
+- **Input**: ``i[p].valid`` in cycle t writes ``i[p].flit`` into VC ``flit.vc`` of input p;
+  it takes part in allocation from cycle t + 1. The sender must hold a credit for that VC:
+  every VC has ``depth`` slots and starts with ``depth`` credits. When a flit leaves input p
+  in cycle t, ``i[p].credit`` (with ``credit_vc``) is high in cycle t + 1. Port 0's credits
+  tell the injecting source how full each local VC is.
+- **Output**: a flit that traverses the switch in cycle t is on ``o[q]`` in cycle t + 1 with
+  ``vc`` set to its output VC (0 on the ejection port). A credit arriving on ``o[q].credit``
+  in cycle t counts for allocation in cycle t (so a link of one cycle each way returns a
+  slot freed downstream in cycle t to the upstream allocator in cycle t + 1, the simulator's
+  delay-1 credit). The ejection port ``o[0]`` needs no credit: a sink takes a flit every
+  cycle. Flits of different packets may interleave on it (each is routed on its own input
+  VC, as in the simulator); a sink tells them apart by their payload.
+
+Allocation (the contract of ``models.common.netsim``, cycle for cycle)
+=====================================================================
+- **Route**: when a head arrives (cycle t) its route is read from the routing table at
+  (row, destination), row = its input VC (0 at port 0): output port and a range lo..hi of
+  output VCs. The table is a memory loaded at run time through ``table`` (one entry a cycle),
+  so any table ``models.common.netsim`` compiles (Algorithm 1's VC classes included) runs
+  without regenerating Verilog. Read in cycle t, the route is stored beside the head and
+  bypassed to VC allocation in cycle t + 1. (So a head that arrives before its entry is
+  loaded keeps waiting after it is: load the table before the traffic; the simulator refuses
+  tables with such holes.)
+- **VC allocation** (cycle >= t + 1, heads without an output VC): a head routed to port 0 is
+  allocated at once. Otherwise it requests the lowest VC of its range that no packet holds
+  and whose credits cover the whole packet (virtual cut-through); each output VC grants one
+  requester, round robin over requesters ``p * V + v`` starting after its last grant.
+- **Switch allocation** (a later cycle), ``allocator="separable"``: each input port offers
+  its first VC, round robin from after its last granted VC, that holds an output VC, has a
+  flit and a credit of that output VC (port 0 needs none); each output grants one offering
+  input port, round robin from after its last grant. ``allocator="wavefront"``: each input
+  port requests every output port for which it has such a VC (the first in round-robin
+  order), and a wrapped wave-front arbiter (``rtl.chronos.wwfa``) grants a maximal matching;
+  its priority diagonal advances in every cycle in which some VC could send.
+- **Traversal**: a granted flit leaves its input VC, takes a credit of its output VC and
+  is registered onto the output. A tail releases its output VC, which may be allocated
+  again in the next cycle.
+
+Head flit across one router (delay-1 links)::
+
+    cycle        t            t+1            t+2              t+3
+    i[p]         head valid   -              -                -
+    route        table read   route bypassed
+    input VC     written      VC allocated   switch + cross   -
+    o[q]         -            -              -                head valid (next router: t)
+    i[p].credit  -            -              -                high (slot freed at t+2)
+
+Errors (``error``, sticky until ``clear``): bit 0 a table entry refused (port >= P, a VC >=
+V or lo > hi; nothing is written), bit 1 a head whose table entry was never loaded (it waits,
+as in the simulator), bit 2 a head whose length is 0 or more than ``packet``, bit 3 a sender
+broke the credit protocol (a flit written into a full VC or on a VC >= V, a credit beyond
+``depth`` returned), bit 4 a credit signal high on the ejection port (tie it to 0).
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
+
+from .._util import check_params, eq_const, not_elaborated, or_tree
+from ..chronos.wwfa import rotation_counters, wave_grants
+
+__all__ = ["Router", "flit_layout", "head_layout", "link_signature", "table_layout",
+           "vc_bits", "port_bits", "len_bits", "ALLOCATORS", "ERROR_BITS"]
+
+ALLOCATORS = ("separable", "wavefront")
+ERROR_BITS = {"table": 0, "no_route": 1, "length": 2, "protocol": 3, "eject_credit": 4}
+
+
+def vc_bits(vcs):
+    """Width of a VC number (at least 1)."""
+    return max(1, ceil_log2(vcs))
+
+
+def port_bits(ports):
+    return max(1, ceil_log2(ports))
+
+
+def len_bits(packet):
+    """Width of a head's length field: lengths 0..packet."""
+    return max(1, ceil_log2(packet + 1))
+
+
+def flit_layout(vcs, data_width):
+    return data.StructLayout({"head": 1, "tail": 1, "vc": vc_bits(vcs), "data": data_width})
+
+
+def head_layout(dst_width, packet):
+    """The low bits of a head flit's ``data``."""
+    return data.StructLayout({"dst": dst_width, "length": len_bits(packet)})
+
+
+def link_signature(vcs, data_width):
+    """One direction of a link, seen from its sender: flits out, credits back."""
+    return wiring.Signature({
+        "valid": Out(1),
+        "flit": Out(flit_layout(vcs, data_width)),
+        "credit": In(1),
+        "credit_vc": In(vc_bits(vcs)),
+    })
+
+
+def table_layout(ports, vcs, dst_width):
+    """A routing-table entry as loaded: (row, dst) -> output port, VC range lo..hi."""
+    return data.StructLayout({"row": vc_bits(vcs), "dst": dst_width, "port": port_bits(ports),
+                              "vc_lo": vc_bits(vcs), "vc_hi": vc_bits(vcs)})
+
+
+# The helpers below return a Cat of one-bit Signals rather than one wide Signal: a wide
+# Signal whose bits are partly plain copies of other wires and partly logic keeps its copied
+# bits in the Verilog unused (Verilator's UNUSEDSIGNAL); one-bit Signals are each either
+# logic or a copy, and Yosys drops the copies.
+
+def _bits(m, exprs, name):
+    """A Cat of one-bit Signals ``name<i>``, each driven by one expression."""
+    out = []
+    for i, x in enumerate(exprs):
+        b = Signal(name=f"{name}{i}")
+        m.d.comb += b.eq(x)
+        out.append(b)
+    return Cat(*out)
+
+
+def _lowest(m, bits, name):
+    """One-hot of the lowest set bit of ``bits``."""
+    exprs, below = [], Const(0, 1)
+    for i in range(len(bits)):
+        exprs.append(bits[i] & ~below if i else bits[0])
+        if i < len(bits) - 1:
+            below = _bits(m, [below | bits[i] if i else bits[0]], f"{name}_b{i}_")
+    return _bits(m, exprs, f"{name}_")
+
+
+def _after(m, onehot, name):
+    """The bits strictly above the set bit of a one-hot (all 0 when it is the top bit or
+    none is set)."""
+    exprs, seen = [Const(0, 1)], Const(0, 1)
+    for i in range(len(onehot) - 1):
+        seen = _bits(m, [seen | onehot[i] if i else onehot[0]], f"{name}_s{i}_")
+        exprs.append(seen)
+    return Cat(*exprs)
+
+
+def _encode(m, onehot, width, name):
+    """Index of the set bit of a one-hot (0 when none)."""
+    exprs = []
+    for b in range(width):
+        bits = [onehot[i] for i in range(len(onehot)) if i >> b & 1]
+        exprs.append(Cat(*bits).any() if bits else Const(0, 1))
+    return _bits(m, exprs, f"{name}_")
+
+
+def _decode(m, value, n, name):
+    """One-hot of ``value`` over 0..n-1 (all 0 when ``value`` >= n)."""
+    return _bits(m, [eq_const(value, k) for k in range(n)], f"{name}_")
+
+
+def _pick(m, onehot, values, width):
+    """The value whose one-hot bit is set (0 when none): an OR of gated values."""
+    return or_tree(m, [Mux(onehot[i], values[i], 0) for i in range(len(values))], width)
+
+
+def round_robin(m, req, mask, name):
+    """Grant (one-hot) the first requester at or after the start, i.e. the x minimising
+    (x - start) mod n as the simulator's allocators do. The start is kept as ``mask``, the
+    requesters at or after it; after a grant g the next mask is :func:`_after` (g), the
+    requesters after g (all 0 when g is the last, which picks as start 0 does)."""
+    n = len(req)
+    upper = Signal(n, name=f"{name}_up")
+    use = Signal(n, name=f"{name}_use")
+    m.d.comb += [upper.eq(req & mask), use.eq(Mux(upper.any(), upper, req))]
+    return _lowest(m, use, f"{name}_g")
+
+
+def _next(index, n):
+    """(index + 1) mod n."""
+    return Mux(eq_const(index, n - 1), 0, index + 1)
+
+
+class Router(wiring.Component):
+    """VC router (see the module docstring for the protocol and the timing).
+
+    Parameters (keyword-only)
+    -------------------------
+    ports : int, 5..16
+        P: local + 4 mesh + rail ports.
+    vcs : int, 1..8
+        V virtual channels per port.
+    depth : int, 2..256
+        B flits of buffer per VC (and credits per output VC).
+    data : int, 8..1024
+        Flit payload width; a head's payload carries the destination and the length.
+    dst_width : int, 1..16
+        Destination width: up to 2**dst_width chips (11: 2,048, enough for 1,296).
+    packet : int, 1..depth
+        Longest packet in flits: virtual cut-through needs a VC buffer that holds a whole
+        packet.
+    allocator : "separable" or "wavefront"
+
+    Members
+    -------
+    i : In(link_signature(vcs, data)).array(ports)
+        Input links (port 0: injection).
+    o : Out(link_signature(vcs, data)).array(ports)
+        Output links (port 0: ejection).
+    table : In(stream.Signature(table_layout(ports, vcs, dst_width)))
+        Routing-table entries, one per cycle (always ready).
+    error : Out(5)
+        Sticky error bits (:data:`ERROR_BITS`), cleared by ``clear``.
+    clear : In(1)
+    """
+
+    def __init__(self, *, ports, vcs, depth, data, dst_width, packet, allocator="separable"):
+        check_params(self, [("ports", ports, 5, 16), ("vcs", vcs, 1, 8),
+                            ("depth", depth, 2, 256), ("data", data, 8, 1024),
+                            ("dst_width", dst_width, 1, 16), ("packet", packet, 1, 256)])
+        if allocator not in ALLOCATORS:
+            not_elaborated(self)
+            raise ValueError(f"Parameter 'allocator' must be one of {', '.join(ALLOCATORS)}, "
+                             f"not {allocator!r}")
+        if packet > depth:
+            not_elaborated(self)
+            raise ValueError(f"Parameter 'depth' must hold a whole packet under virtual "
+                             f"cut-through: depth {depth} < packet {packet}")
+        need = dst_width + len_bits(packet)
+        if data < need:
+            not_elaborated(self)
+            raise ValueError(f"Parameter 'data' must hold a head's destination ({dst_width} "
+                             f"bits) and length ({len_bits(packet)} bits): {data} < {need}")
+        self.ports, self.vcs, self.depth, self.data = ports, vcs, depth, data
+        self.dst_width, self.packet, self.allocator = dst_width, packet, allocator
+        link = link_signature(vcs, data)
+        super().__init__({
+            "i": In(link).array(ports),
+            "o": Out(link).array(ports),
+            "table": In(stream.Signature(table_layout(ports, vcs, dst_width))),
+            "error": Out(len(ERROR_BITS)),
+            "clear": In(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        P, V, B = self.ports, self.vcs, self.depth
+        vb, pb, cb, lb = vc_bits(V), port_bits(P), ceil_log2(B + 2), len_bits(self.packet)
+        hl = head_layout(self.dst_width, self.packet)
+        ones = lambda n: (1 << n) - 1                                       # noqa: E731
+        err = {k: Signal(name=f"err_{k}") for k in ERROR_BITS}
+
+        # ---- routing table: one memory, one read port per input ----------------------------
+        m.submodules.table = tmem = memory.Memory(
+            shape=data.StructLayout({"valid": 1, "port": pb, "vc_lo": vb, "vc_hi": vb}),
+            depth=1 << (vb + self.dst_width), init=[])
+        twr = tmem.write_port()
+        e = self.table.payload
+        good_entry = Signal()
+        e_port = _decode(m, e.port, P, "tbl_port")
+        e_hi = _decode(m, e.vc_hi, V, "tbl_hi")
+        m.d.comb += [
+            self.table.ready.eq(1),
+            good_entry.eq(e_port.any() & _decode(m, e.row, V, "tbl_row").any() &
+                          (e_port[0] | (e_hi.any() & (e.vc_lo <= e.vc_hi)))),
+            twr.addr.eq(Cat(e.dst, e.row)),
+            twr.en.eq(self.table.valid & good_entry),
+            twr.data.eq(Cat(Const(1, 1), e.port, e.vc_lo, e.vc_hi)),
+            err["table"].eq(self.table.valid & ~good_entry),
+        ]
+
+        # ---- output side: credits and held output VCs ---------------------------------------
+        # Port 0 (ejection) has no credits and no held VCs: constants stand in for them.
+        credit = [None] + [[Signal(cb, name=f"cr{q}_{w}", init=B) for w in range(V)]
+                           for q in range(1, P)]
+        avail = [[Const(B, cb)] * V] + [[Signal(cb, name=f"av{q}_{w}") for w in range(V)]
+                                        for q in range(1, P)]
+        held = [Const(0, V)] + [Signal(V, name=f"held{q}") for q in range(1, P)]
+        over = []
+        for q in range(1, P):
+            back_vc = _decode(m, self.o[q].credit_vc, V, f"crv{q}")
+            for w in range(V):
+                m.d.comb += avail[q][w].eq(credit[q][w] + (self.o[q].credit & back_vc[w]))
+                over.append(eq_const(avail[q][w], B + 1))
+            over.append(self.o[q].credit & ~back_vc.any())
+        m.d.comb += err["eject_credit"].eq(self.o[0].credit | self.o[0].credit_vc.any())
+        # has_credit[q][w]: output VC (q, w) can take a flit now
+        has_credit = [Const(ones(V), V)] + [Signal(V, name=f"hc{q}") for q in range(1, P)]
+        for q in range(1, P):
+            m.d.comb += has_credit[q].eq(Cat(*[avail[q][w].any() for w in range(V)]))
+
+        # ---- input units ---------------------------------------------------------------------
+        count = [[Signal(range(B + 1), name=f"cnt{p}_{v}") for v in range(V)] for p in range(P)]
+        hptr = [[Signal(range(B), name=f"hp{p}_{v}") for v in range(V)] for p in range(P)]
+        tptr = [[Signal(range(B), name=f"tp{p}_{v}") for v in range(V)] for p in range(P)]
+        alloc = [[Signal(name=f"al{p}_{v}") for v in range(V)] for p in range(P)]
+        oport = [[Signal(P, name=f"op{p}_{v}") for v in range(V)] for p in range(P)]  # one-hot
+        ovc = [[Signal(V, name=f"ov{p}_{v}") for v in range(V)] for p in range(P)]    # one-hot
+        front = [[None] * V for _ in range(P)]     # front flit (head, tail, data)
+        route = [[None] * V for _ in range(P)]     # route and length of the front head
+        wr_en = [Signal(V, name=f"we{p}") for p in range(P)]
+        overflow, bad_len, bad_vc = [], [], []
+        stored = data.StructLayout({"head": 1, "tail": 1, "data": self.data})
+        # the length is kept as wide as a credit count: compared with one, at equal widths
+        meta = data.StructLayout({"valid": 1, "port": P, "vcs": V, "length": cb})
+        for p in range(P):
+            link = self.i[p]
+            f = link.flit
+            head = data.View(hl, f.data[:hl.size])
+            vc_oh = _decode(m, f.vc, V, f"in{p}_vc")
+            m.d.comb += wr_en[p].eq(Mux(link.valid, vc_oh, 0))
+            bad_vc.append(link.valid & ~vc_oh.any())
+            too_long = [eq_const(head.length, k) for k in range(self.packet + 1, 1 << lb)]
+            bad_len.append(link.valid & f.head & (~head.length.any() | Cat(*too_long).any()))
+            # route lookup: read in the arrival cycle, stored beside the head one cycle later
+            rd = tmem.read_port()
+            m.d.comb += rd.addr.eq(Cat(head.dst, f.vc if p else Const(0, vb)))
+            lk_valid = Signal(name=f"lk{p}_valid")
+            lk_vc = Signal(V, name=f"lk{p}_vc")
+            lk_ptr = Signal(range(B), name=f"lk{p}_ptr")
+            lk_len = Signal(cb, name=f"lk{p}_len")
+            m.d.sync += [lk_valid.eq(link.valid & f.head), lk_vc.eq(vc_oh),
+                         lk_ptr.eq(_pick(m, vc_oh, tptr[p], len(lk_ptr))),
+                         lk_len.eq(head.length)]
+            lo = _decode(m, rd.data.vc_lo, V, f"lk{p}_lo")
+            hi = _decode(m, rd.data.vc_hi, V, f"lk{p}_hi")
+            ranged = _bits(m, [Cat(*lo[:w + 1]).any() & Cat(*hi[w:]).any() for w in range(V)],
+                           f"lk{p}_vcs")
+            looked = Cat(rd.data.valid, _decode(m, rd.data.port, P, f"lk{p}_port"), ranged,
+                         lk_len)
+            for v in range(V):
+                overflow.append(wr_en[p][v] & eq_const(count[p][v], B))
+                fm = memory.Memory(shape=stored, depth=B, init=[])
+                mm = memory.Memory(shape=meta, depth=B, init=[])
+                m.submodules[f"buf{p}_{v}"], m.submodules[f"meta{p}_{v}"] = fm, mm
+                fw, fr = fm.write_port(), fm.read_port(domain="comb")
+                mw, mr = mm.write_port(), mm.read_port(domain="comb")
+                pending = lk_valid & lk_vc[v]
+                m.d.comb += [fw.addr.eq(tptr[p][v]), fw.en.eq(wr_en[p][v]),
+                             fw.data.head.eq(f.head), fw.data.tail.eq(f.tail),
+                             fw.data.data.eq(f.data), fr.addr.eq(hptr[p][v]),
+                             mw.addr.eq(lk_ptr), mw.data.eq(looked), mw.en.eq(pending),
+                             mr.addr.eq(hptr[p][v])]
+                fresh = Signal(meta, name=f"meta{p}_{v}")     # one mux: no copied bits
+                m.d.comb += fresh.eq(Mux(pending & (lk_ptr == hptr[p][v]), looked, mr.data))
+                front[p][v], route[p][v] = fr.data, fresh
+
+        # ---- VC allocation -------------------------------------------------------------------
+        PV = P * V
+        rq_valid = [Signal(name=f"rq{i}") for i in range(PV)]
+        rq_vc = [None] * PV              # one-hot output VC requested
+        to_local = [Signal(name=f"loc{i}") for i in range(PV)]
+        no_route = []
+        for p in range(P):
+            for v in range(V):
+                i = p * V + v
+                r = route[p][v]
+                waiting = Signal(name=f"wait{i}")
+                m.d.comb += waiting.eq(~alloc[p][v] & count[p][v].any() & front[p][v].head)
+                no_route.append(waiting & ~r.valid)
+                heldq = _pick(m, r.port, held, V)
+                ok = _bits(m, [r.vcs[w] & ~heldq[w] &
+                               (_pick(m, r.port, [avail[q][w] for q in range(P)], cb)
+                                >= r.length) for w in range(V)], f"ok{i}_")
+                rq_vc[i] = _lowest(m, ok, f"rqv{i}")
+                m.d.comb += [
+                    to_local[i].eq(waiting & r.valid & r.port[0]),
+                    rq_valid[i].eq(waiting & r.valid & ~r.port[0] & ok.any()),
+                ]
+        va_hits = [[] for _ in range(PV)]
+        for q in range(1, P):
+            for w in range(V):
+                req = Signal(PV, name=f"var{q}_{w}")
+                mask = Signal(PV, name=f"van{q}_{w}", init=ones(PV))
+                m.d.comb += req.eq(Cat(*[rq_valid[i] & route[i // V][i % V].port[q] &
+                                         rq_vc[i][w] for i in range(PV)]))
+                g = round_robin(m, req, mask, f"va{q}_{w}")
+                for i in range(PV):
+                    va_hits[i].append(g[i])
+                with m.If(req.any()):
+                    m.d.sync += [held[q][w].eq(1), mask.eq(_after(m, g, f"van{q}_{w}_n"))]
+        for i in range(PV):
+            p, v = divmod(i, V)
+            with m.If(Cat(*va_hits[i]).any() | to_local[i]):
+                m.d.sync += [alloc[p][v].eq(1), oport[p][v].eq(route[p][v].port),
+                             ovc[p][v].eq(Mux(to_local[i], 1, rq_vc[i]))]
+
+        # ---- switch allocation ---------------------------------------------------------------
+        elig = [Signal(V, name=f"el{p}") for p in range(P)]
+        for p in range(P):
+            for v in range(V):
+                credit_ok = Cat(*[oport[p][v][q] & (ovc[p][v] & has_credit[q]).any()
+                                  for q in range(P)]).any()
+                m.d.comb += elig[p][v].eq(alloc[p][v] & count[p][v].any() & credit_ok)
+        sa_in = [Signal(V, name=f"sai{p}", init=ones(V)) for p in range(P)]
+        chosen = [Signal(V, name=f"ch{p}") for p in range(P)]    # VC (one-hot) that crosses
+        dest = [Signal(P, name=f"dst{p}") for p in range(P)]     # its output (one-hot)
+        if self.allocator == "separable":
+            offer = [round_robin(m, elig[p], sa_in[p], f"sin{p}") for p in range(P)]
+            off_port = [Signal(P, name=f"ofp{p}") for p in range(P)]
+            for p in range(P):
+                m.d.comb += off_port[p].eq(_pick(m, offer[p], oport[p], P))
+            for q in range(P):
+                req = Signal(P, name=f"sar{q}")
+                mask = Signal(P, name=f"sao{q}", init=ones(P))
+                m.d.comb += req.eq(Cat(*[off_port[p][q] for p in range(P)]))
+                g = round_robin(m, req, mask, f"sa{q}")
+                for p in range(P):
+                    m.d.comb += dest[p][q].eq(g[p])
+                with m.If(req.any()):
+                    m.d.sync += mask.eq(_after(m, g, f"sao{q}_n"))
+            for p in range(P):
+                m.d.comb += chosen[p].eq(Mux(dest[p].any(), offer[p], 0))
+        else:
+            first = [[None] * P for _ in range(P)]       # first VC of p towards q (one-hot)
+            rows = []
+            for p in range(P):
+                row = Signal(P, name=f"wfr{p}")
+                for q in range(P):
+                    towards = Signal(V, name=f"wft{p}_{q}")
+                    m.d.comb += towards.eq(Cat(*[elig[p][v] & oport[p][v][q]
+                                                 for v in range(V)]))
+                    first[p][q] = round_robin(m, towards, sa_in[p], f"wf{p}_{q}")
+                    m.d.comb += row[q].eq(towards.any())
+                rows.append(row)
+            any_elig = Signal()
+            m.d.comb += any_elig.eq(Cat(*elig).any())
+            rot = rotation_counters(m, P, advance=any_elig)
+            grants = wave_grants(m, rows, rot)
+            for p in range(P):
+                m.d.comb += [dest[p].eq(grants[p]), chosen[p].eq(_pick(m, grants[p], first[p], V))]
+
+        # ---- traversal: crossbar, buffers, credits ------------------------------------------
+        leaving = [Signal(stored, name=f"lv{p}") for p in range(P)]
+        lv_vc = [Signal(V, name=f"lvv{p}") for p in range(P)]    # its output VC (one-hot)
+        for p in range(P):
+            m.d.comb += [
+                leaving[p].eq(_pick(m, chosen[p], [front[p][v].as_value() for v in range(V)],
+                                    stored.size)),
+                lv_vc[p].eq(_pick(m, chosen[p], ovc[p], V)),
+            ]
+            m.d.sync += self.i[p].credit.eq(chosen[p].any())
+            if V > 1:
+                m.d.sync += self.i[p].credit_vc.eq(_encode(m, chosen[p], vb, f"crd{p}"))
+            else:
+                m.d.comb += self.i[p].credit_vc.eq(0)
+            with m.If(chosen[p].any()):
+                m.d.sync += sa_in[p].eq(_after(m, chosen[p], f"sai{p}_n"))
+            for v in range(V):
+                with m.If(wr_en[p][v]):
+                    m.d.sync += tptr[p][v].eq(_next(tptr[p][v], B))
+                with m.If(chosen[p][v]):
+                    m.d.sync += hptr[p][v].eq(_next(hptr[p][v], B))
+                    with m.If(front[p][v].tail):
+                        m.d.sync += alloc[p][v].eq(0)
+                with m.If(wr_en[p][v] & ~chosen[p][v]):
+                    m.d.sync += count[p][v].eq(count[p][v] + 1)
+                with m.Elif(~wr_en[p][v] & chosen[p][v]):
+                    m.d.sync += count[p][v].eq(count[p][v] - 1)
+        for q in range(P):
+            sel = Signal(P, name=f"xs{q}")
+            m.d.comb += sel.eq(Cat(*[dest[p][q] for p in range(P)]))
+            out = Signal(stored, name=f"xo{q}")
+            out_vc = Signal(V, name=f"xv{q}")
+            m.d.comb += [out.eq(_pick(m, sel, [lv.as_value() for lv in leaving], stored.size)),
+                         out_vc.eq(_pick(m, sel, lv_vc, V))]
+            link = self.o[q]
+            m.d.sync += [link.valid.eq(sel.any()), link.flit.head.eq(out.head),
+                         link.flit.tail.eq(out.tail), link.flit.data.eq(out.data)]
+            if q == 0 or V == 1:
+                m.d.comb += link.flit.vc.eq(0)       # ejection, or a single VC
+            else:
+                m.d.sync += link.flit.vc.eq(_encode(m, out_vc, vb, f"xvb{q}"))
+            if q == 0:
+                continue
+            for w in range(V):
+                sent = Signal(name=f"snt{q}_{w}")
+                m.d.comb += sent.eq(sel.any() & out_vc[w])
+                m.d.sync += credit[q][w].eq(avail[q][w] - sent)
+                with m.If(sent & out.tail):
+                    m.d.sync += held[q][w].eq(0)
+
+        # ---- errors --------------------------------------------------------------------------
+        m.d.comb += [err["no_route"].eq(Cat(*no_route).any()),
+                     err["length"].eq(Cat(*bad_len).any()),
+                     err["protocol"].eq(Cat(*overflow, *bad_vc, *over).any())]
+        now = Cat(*[err[k] for k in ERROR_BITS])
+        m.d.sync += self.error.eq(Mux(self.clear, 0, self.error | now))
+        return m
