@@ -16,6 +16,7 @@ from .chronos.slot_endpoint import SlotEndpoint
 from .chronos.slot_fabric import SlotFabric
 from .chronos.slot_switch import SlotSwitch
 from .chronos.wwfa import WavefrontArbiter
+from .railx.mesh import RouterMesh
 from .railx.router import Router
 
 __all__ = ["Block", "BLOCKS", "get_block"]
@@ -135,6 +136,18 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         synth_params=tuple({"ports": p, "vcs": v, "depth": 16, "data": 64, "dst_width": 11,
                             "packet": 8, "allocator": "separable"}
                            for p, v in ((5, 2), (5, 4), (8, 3))),
+    ),
+    Block(
+        name="mesh",
+        component=RouterMesh,
+        description="k x k mesh of routers (links of `delay` cycles), edge and rail ports "
+                    "brought out",
+        params=({"k": 4, "ports": 5, "vcs": 2, "depth": 16, "data": 64, "dst_width": 4,
+                 "packet": 8, "delay": 1, "allocator": "separable"},
+                # a rail port per router and two-cycle links, the wave-front allocator
+                {"k": 4, "ports": 6, "vcs": 2, "depth": 8, "data": 64, "dst_width": 4,
+                 "packet": 4, "delay": 2, "allocator": "wavefront"}),
+        synth_params=(),
     ),
 ]}
 

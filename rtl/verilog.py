@@ -4,8 +4,9 @@
 ``reg x = init`` declarations that are also assigned under reset (PROCASSINIT), and
 intermediate wires whose top bits are never read (UNUSEDSIGNAL, from ``a + 1`` style carries).
 This module runs Amaranth's own Yosys on the RTLIL with a slightly longer script: full ``proc``
-(no ``always @*`` shadow registers), ``flatten`` (one module per file, named as the file),
-``wreduce`` (drops carry bits nobody reads), ``opt_clean
+(no ``always @*`` shadow registers), ``wreduce`` (drops carry bits nobody reads; before
+flattening, which would leave the dropped bits of a submodule's wires declared, undriven and
+unread), ``flatten`` (one module per file, named as the file), ``opt_clean
 -purge`` (drops alias wires), and strips the ``init`` attributes, which a design with a
 synchronous reset never relies on. The netlist logic is not optimised or restructured.
 
@@ -26,8 +27,8 @@ read_rtlil <<rtlil
 rtlil
 hierarchy -top {top}
 proc
-flatten
 wreduce
+flatten
 opt_clean -purge
 attrmap -remove init
 write_verilog -norename -noattr

@@ -56,7 +56,7 @@ def rotation_counters(m, n, *, advance=None, restart=None):
     (every cycle when it is None) and return to ``p = 0`` when ``restart`` is high."""
     rot = [Signal(range(n), name=f"rot{i}", init=(n - i) % n) for i in range(n)]
     for i, a in enumerate(rot):
-        stepped = Mux(a == n - 1, 0, a + 1)
+        stepped = Mux(a == n - 1, 0, (a + 1)[:len(a)])
         if restart is not None:
             m.d.sync += a.eq(Mux(restart, (n - i) % n,
                                  stepped if advance is None else Mux(advance, stepped, a)))

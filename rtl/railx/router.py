@@ -186,9 +186,18 @@ def round_robin(m, req, mask, name):
     return _lowest(m, use, f"{name}_g")
 
 
+def _at_least(wide, narrow):
+    """``wide >= narrow`` for a narrower ``narrow``, written with operands of equal width (a
+    comparison of unequal widths lints as WIDTHEXPAND)."""
+    k = len(narrow)
+    if len(wide) == k:
+        return wide >= narrow
+    return wide[k:].any() | (wide[:k] >= narrow)
+
+
 def _next(index, n):
-    """(index + 1) mod n."""
-    return Mux(eq_const(index, n - 1), 0, index + 1)
+    """(index + 1) mod n, as wide as ``index``."""
+    return Mux(eq_const(index, n - 1), 0, (index + 1)[:len(index)])
 
 
 class Router(wiring.Component):
@@ -290,7 +299,7 @@ class Router(wiring.Component):
         for q in range(1, P):
             back_vc = _decode(m, self.o[q].credit_vc, V, f"crv{q}")
             for w in range(V):
-                m.d.comb += avail[q][w].eq(credit[q][w] + (self.o[q].credit & back_vc[w]))
+                m.d.comb += avail[q][w].eq((credit[q][w] + (self.o[q].credit & back_vc[w]))[:cb])
                 over.append(eq_const(avail[q][w], B + 1))
             over.append(self.o[q].credit & ~back_vc.any())
         m.d.comb += err["eject_credit"].eq(self.o[0].credit | self.o[0].credit_vc.any())
@@ -311,8 +320,7 @@ class Router(wiring.Component):
         wr_en = [Signal(V, name=f"we{p}") for p in range(P)]
         overflow, bad_len, bad_vc = [], [], []
         stored = data.StructLayout({"head": 1, "tail": 1, "data": self.data})
-        # the length is kept as wide as a credit count: compared with one, at equal widths
-        meta = data.StructLayout({"valid": 1, "port": P, "vcs": V, "length": cb})
+        meta = data.StructLayout({"valid": 1, "port": P, "vcs": V, "length": lb})
         for p in range(P):
             link = self.i[p]
             f = link.flit
@@ -328,7 +336,7 @@ class Router(wiring.Component):
             lk_valid = Signal(name=f"lk{p}_valid")
             lk_vc = Signal(V, name=f"lk{p}_vc")
             lk_ptr = Signal(range(B), name=f"lk{p}_ptr")
-            lk_len = Signal(cb, name=f"lk{p}_len")
+            lk_len = Signal(lb, name=f"lk{p}_len")
             m.d.sync += [lk_valid.eq(link.valid & f.head), lk_vc.eq(vc_oh),
                          lk_ptr.eq(_pick(m, vc_oh, tptr[p], len(lk_ptr))),
                          lk_len.eq(head.length)]
@@ -370,8 +378,8 @@ class Router(wiring.Component):
                 no_route.append(waiting & ~r.valid)
                 heldq = _pick(m, r.port, held, V)
                 ok = _bits(m, [r.vcs[w] & ~heldq[w] &
-                               (_pick(m, r.port, [avail[q][w] for q in range(P)], cb)
-                                >= r.length) for w in range(V)], f"ok{i}_")
+                               _at_least(_pick(m, r.port, [avail[q][w] for q in range(P)], cb),
+                                         r.length) for w in range(V)], f"ok{i}_")
                 rq_vc[i] = _lowest(m, ok, f"rqv{i}")
                 m.d.comb += [
                     to_local[i].eq(waiting & r.valid & r.port[0]),
@@ -464,16 +472,20 @@ class Router(wiring.Component):
                     with m.If(front[p][v].tail):
                         m.d.sync += alloc[p][v].eq(0)
                 with m.If(wr_en[p][v] & ~chosen[p][v]):
-                    m.d.sync += count[p][v].eq(count[p][v] + 1)
+                    m.d.sync += count[p][v].eq((count[p][v] + 1)[:len(count[p][v])])
                 with m.Elif(~wr_en[p][v] & chosen[p][v]):
-                    m.d.sync += count[p][v].eq(count[p][v] - 1)
+                    m.d.sync += count[p][v].eq((count[p][v] - 1)[:len(count[p][v])])
         for q in range(P):
             sel = Signal(P, name=f"xs{q}")
             m.d.comb += sel.eq(Cat(*[dest[p][q] for p in range(P)]))
             out = Signal(stored, name=f"xo{q}")
             out_vc = Signal(V, name=f"xv{q}")
+            # the tail, which releases the output VC, on its own: an output nobody reads
+            # (a stub in a mesh) then drops its whole data path
+            out_tail = Signal(name=f"xt{q}")
             m.d.comb += [out.eq(_pick(m, sel, [lv.as_value() for lv in leaving], stored.size)),
-                         out_vc.eq(_pick(m, sel, lv_vc, V))]
+                         out_vc.eq(_pick(m, sel, lv_vc, V)),
+                         out_tail.eq(_pick(m, sel, [lv.tail for lv in leaving], 1))]
             link = self.o[q]
             m.d.sync += [link.valid.eq(sel.any()), link.flit.head.eq(out.head),
                          link.flit.tail.eq(out.tail), link.flit.data.eq(out.data)]
@@ -486,14 +498,14 @@ class Router(wiring.Component):
             for w in range(V):
                 sent = Signal(name=f"snt{q}_{w}")
                 m.d.comb += sent.eq(sel.any() & out_vc[w])
-                m.d.sync += credit[q][w].eq(avail[q][w] - sent)
-                with m.If(sent & out.tail):
+                m.d.sync += credit[q][w].eq((avail[q][w] - sent)[:cb])
+                with m.If(sent & out_tail):
                     m.d.sync += held[q][w].eq(0)
 
         # ---- errors --------------------------------------------------------------------------
         m.d.comb += [err["no_route"].eq(Cat(*no_route).any()),
                      err["length"].eq(Cat(*bad_len).any()),
                      err["protocol"].eq(Cat(*overflow, *bad_vc, *over).any())]
-        now = Cat(*[err[k] for k in ERROR_BITS])
-        m.d.sync += self.error.eq(Mux(self.clear, 0, self.error | now))
+        for k, b in ERROR_BITS.items():      # bit by bit: a flag tied off stays one gate wide
+            m.d.sync += self.error[b].eq(~self.clear & (self.error[b] | err[k]))
         return m

@@ -28,7 +28,8 @@ from pathlib import Path
 import numba
 import numpy as np
 
-__all__ = ["Traffic", "PATTERNS", "uniform", "uniform_py", "load_trace", "TrafficError"]
+__all__ = ["Traffic", "PATTERNS", "uniform", "uniform_py", "load_trace", "TrafficError",
+           "synthesize"]
 
 PATTERNS = ("uniform", "transpose", "bitcomp", "hotspot", "permutation", "trace")
 MODE_UNIFORM, MODE_PERM, MODE_HOTSPOT, MODE_TRACE = 0, 1, 2, 3
@@ -191,3 +192,31 @@ def load_trace(path: Path, n: int) -> np.ndarray:
             raise TrafficError(f"{path} line {i}: expected 4 integers, got "
                                f"{','.join(row)!r}") from None
     return check_trace(out, n, where=str(path))
+
+
+def synthesize(traffic: Traffic, rate: float, length: int, cycles: int, *, seed: int = 1,
+               width: int = 1) -> np.ndarray:
+    """The packets the simulator's own source creates in cycles 0 .. ``cycles`` - 1 for
+    ``traffic`` at ``rate`` flits/cycle/chip (same ``seed``, same packets: W = ``width``
+    Bernoulli streams, the k-th packet's destination drawn with key k), as trace rows
+    (cycle, src, dst, length). A trace run on them repeats the pattern run event for event
+    up to ``cycles``, and a testbench can drive the same packets into RTL."""
+    if traffic.mode == MODE_TRACE:
+        raise TrafficError("synthesize needs a pattern, not a trace")
+    q, seed = rate / (width * length), int(seed)
+    rows = []
+    for r in range(traffic.n):
+        nxt = [gap(uniform(seed, r, s, 0), q) - 1 for s in range(width)]
+        sj = [0] * width
+        k = 0
+        while True:
+            s = min(range(width), key=lambda i: (nxt[i], i))
+            if nxt[s] >= cycles:
+                break
+            dst = destination(traffic.mode, traffic.perm, traffic.hot, traffic.hot_frac,
+                              traffic.n, r, uniform(seed, r, k, -1), uniform(seed, r, k, -2))
+            rows.append((nxt[s], r, int(dst), length))
+            k += 1
+            sj[s] += 1
+            nxt[s] += gap(uniform(seed, r, s, sj[s]), q)
+    return check_trace(rows, traffic.n)
