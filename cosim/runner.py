@@ -219,12 +219,19 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
         args += fst or []
         result.waveform = bdir / ("dump.fst" if fst is not None else "dump.vcd")
     start = time.perf_counter()
+    makeflags = os.environ["MAKEFLAGS"]
+    if spec.build_opt:
+        os.environ["MAKEFLAGS"] = " ".join(
+            [w for w in makeflags.split() if not w.startswith("OPT_FAST=")] +
+            [f"OPT_FAST={spec.build_opt}"])
     try:
         runner.build(sources=[verilog], hdl_toplevel=name, build_dir=bdir, waves=waves,
                      build_args=args, log_file=bdir / "build.log")
     except (RuntimeError, SystemExit) as e:
         result.error = f"Verilator build failed ({e}); see {bdir / 'build.log'}"
         return result
+    finally:
+        os.environ["MAKEFLAGS"] = makeflags
     try:
         runner.test(test_module=test_module or f"cosim.test_{block}", hdl_toplevel=name,
                     build_dir=bdir, test_dir=bdir, seed=seed, extra_env=env, waves=waves,

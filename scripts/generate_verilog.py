@@ -1,7 +1,9 @@
 """Verilog for every block of the registry (or the ones asked for) into build/verilog/.
 
 Each file is linted with ``verilator --lint-only -Wall`` before it is moved into place, so
-build/verilog/ only ever holds complete, lint-clean files.
+build/verilog/ only ever holds complete, lint-clean files. Beside each ``<instance>.v`` goes
+``<instance>.core``, its FuseSoC core description (CAPI2): ``fusesoc --cores-root
+build/verilog core list`` lists them, and a design's own core depends on one by its name.
 
     python -m scripts.generate_verilog                       # every block, default parameters
     python -m scripts.generate_verilog --block wwfa --param n=32
@@ -45,7 +47,10 @@ def main(argv=None) -> int:
                     print(e, file=sys.stderr)
                     failed += 1
                     continue
+            core = Path(staging) / f"{name}.core"
+            core.write_text(block.fusesoc_core(params))
             shutil.move(staged, args.out / staged.name)
+            shutil.move(core, args.out / core.name)
             print(f"{block.name:8} {fmt_params(params):12} -> {args.out / staged.name} "
                   f"[{status}, {time.perf_counter() - start:.1f} s]")
     if failed:

@@ -58,6 +58,8 @@ def synthesize(block, params: dict, out: Path, seed: int = 1) -> dict:
         "block": block.name, "params": params, "instance": name,
         "lut4": by_type.get("LUT4", 0),
         "ffs_synth": sum(v for k, v in by_type.items() if k.startswith("TRELLIS_FF")),
+        # memories: 18 kbit block RAMs, and 16 x 4 distributed RAMs built from LUTs
+        "bram": by_type.get("DP16KD", 0), "lutram": by_type.get("TRELLIS_DPR16X4", 0),
         "yosys_s": round(t1 - t0, 1),
     }
     if result["lut4"] > DEVICE_LUTS:
@@ -127,14 +129,16 @@ def _save(results: list[dict], seed: int) -> str:
               f"{DEVICE['speed']}, {DEVICE['mode']}")
     rows = [[r["block"], fmt_params(r["params"]), f"{r['slices_comb']:,}",
              f"{100 * r['slices_comb'] / r['comb_available']:.1f}%", f"{r['ffs']:,}",
-             r["fmax_mhz"]] if r["fits"] else
+             r.get("bram", "-"), r.get("lutram", "-"), r["fmax_mhz"]] if r["fits"] else
             [r["block"], fmt_params(r["params"]), f"({r['lut4']:,} LUT4 synthesized)",
              f"does not fit ({100 * r['lut4'] / DEVICE_LUTS:.0f}%)", f"({r['ffs_synth']:,})",
-             "-"] for r in merged]
+             r.get("bram", "-"), r.get("lutram", "-"), "-"] for r in merged]
     text = (f"# Synthesis report\n\nDevice: {device}. Yosys synth_ecp5 + nextpnr-ecp5 (YoWASP), "
             f"placement seed {seed}; LUTs are packed LUT4s (TRELLIS_COMB), Fmax is "
-            f"register to register.\n\n"
-            + md_table(["block", "parameters", "LUTs", "of device", "FFs", "Fmax (MHz)"], rows))
+            f"register to register; BRAM: DP16KD blocks (18 kbit), LUTRAM: 16 x 4 distributed "
+            f"RAMs (DPR16X4).\n\n"
+            + md_table(["block", "parameters", "LUTs", "of device", "FFs", "BRAM", "LUTRAM",
+                        "Fmax (MHz)"], rows))
     write_json(path, {"device": DEVICE, "results": merged})
     atomic_write(BUILD / "synth" / "report.md", text)
     return text
