@@ -61,6 +61,15 @@ So a packet of L flits over H router-to-router hops at zero load takes
 ``2(H + 1) + H·d + ceil(L / k) - 1`` cycles from creation to tail ejection (2 per router, d
 per link, the rest to serialise the body k flits a cycle on k-wide links and injection).
 
+The router RTL (``rtl/railx/router.py``) is held to this contract cycle for cycle
+(``cosim/test_router.py`` against :class:`.reference.RouterModel`, ``cosim/test_mesh.py``
+against this simulator). Its outputs are registered: a flit that traverses in cycle t is on
+the RTL's output in t + 1, the first cycle of the link's delay, and a credit leaves in t + 1.
+Two things the RTL does not build: links of k > 1 lanes (every RTL port carries one flit a
+cycle; the simulator's k-lane rounds model a wider on-package path), and a routing table that
+changes under traffic (the RTL reads a head's route when the head arrives, the simulator when
+it is allocated; equal while the table stands still).
+
 Checks (``check=True``): credits never negative or above B, a VC's flits arrive whole
 packets in order (head, body..., tail), flits conserved (injected = ejected + buffered)
 every ``check_every`` cycles. Always on: the deadlock watchdog (no flit moves for
