@@ -53,8 +53,9 @@ def add_block_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--block", action="append", metavar="NAME",
                         help=f"block(s) to process (default: all: {', '.join(BLOCKS)})")
     parser.add_argument("--param", action="append", metavar="NAME=VALUE",
-                        help="one parameter set instead of the block's defaults (needs one "
-                             "--block), e.g. --param n=32")
+                        help="one parameter set instead of the block's defaults: its first "
+                             "default set with these values changed (needs one --block), "
+                             "e.g. --param n=32")
 
 
 def selected(args, attr: str = "params", cosim: bool = False) -> list[tuple[Block, dict]]:
@@ -75,7 +76,12 @@ def selected(args, attr: str = "params", cosim: bool = False) -> list[tuple[Bloc
     if params is not None:
         if len(blocks) != 1:
             raise UsageError("--param needs exactly one --block")
-        pairs = [(blocks[0], params)]
+        unknown = sorted(set(params) - set(blocks[0].param_names))
+        if unknown:
+            raise UsageError(f"{blocks[0].name}: unknown parameter {unknown[0]!r}; parameters "
+                             f"are {', '.join(blocks[0].param_names)}")
+        base = blocks[0].params[0] if blocks[0].params else {}
+        pairs = [(blocks[0], {**base, **params})]
     else:
         pairs = [(b, p) for b in blocks for p in getattr(b, attr)]
     for block, p in pairs:

@@ -72,8 +72,24 @@ def test_generate_one_parameter_set(tmp_path):
     proc = script("scripts.generate_verilog", "--block", "wwfa", "--param", "n=3",
                   "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    assert [p.name for p in tmp_path.iterdir()] == ["wwfa_n3.v"]  # no staging left behind
+    # no staging left behind; the FuseSoC core beside the Verilog
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wwfa_n3.core", "wwfa_n3.v"]
     assert "module wwfa_n3(" in (tmp_path / "wwfa_n3.v").read_text()
+
+
+def test_one_parameter_changed_from_the_defaults(tmp_path):
+    """--param changes the named values of the block's first default set."""
+    proc = script("scripts.generate_verilog", "--block", "router", "--param", "depth=4",
+                  "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("error: router: Parameter 'depth' must hold a whole packet "
+                                   "under virtual cut-through: depth 4 < packet 8")
+    proc = script("scripts.generate_verilog", "--block", "router", "--param", "depth=8",
+                  "--param", "vcs=3", "--no-lint", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "router_allocatorseparable_data64_depth8_dst_width11_packet8_ports5_vcs3.core",
+        "router_allocatorseparable_data64_depth8_dst_width11_packet8_ports5_vcs3.v"]
 
 
 # Numbers as the papers print them (typed from the papers, not computed by the models): a
