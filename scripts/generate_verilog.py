@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cosim.runner import LintError, lint
+from cosim.runner import LintError, lint, verilog_of
 
 from ._cli import BUILD, Parser, add_block_args, fmt_params, run_main, selected
 
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
             name = block.instance_name(params)
             start = time.perf_counter()
             staged = Path(staging) / f"{name}.v"
-            staged.write_text(block.verilog(params))
+            staged.write_text(verilog_of(block, params))
             status = "written"
             if not args.no_lint:
                 try:

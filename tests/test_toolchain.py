@@ -5,7 +5,8 @@ import subprocess
 
 import pytest
 
-from cosim.runner import PCH_FIX, LintError, lint, run, setup_verilator, verilator_root
+from cosim.runner import (PCH_FIX, LintError, lint, run, setup_verilator, verilator_root,
+                          verilog_of)
 from rtl.catalog import BLOCKS, get_block
 
 
@@ -72,7 +73,7 @@ def test_generated_verilog_is_lint_clean(tmp_path, name, params):
     block = get_block(name)
     module = block.instance_name(params)
     path = tmp_path / f"{module}.v"
-    path.write_text(block.verilog(params))
+    path.write_text(verilog_of(block, params))
     text = path.read_text()
     assert f"module {module}(" in text
     for port in ("input clk", "input rst"):
@@ -104,3 +105,21 @@ def test_waves_written_under_the_build_directory(tmp_path, cosim_seed):
     else:
         assert data[0] == 0  # FST starts with its header block (type FST_BL_HDR = 0)
     assert len(data) > 1000
+
+
+def test_verilog_cache_follows_the_sources(tmp_path, monkeypatch):
+    """The cached Verilog is the generated text, and a change to any RTL source is a new
+    key (so an edit is never hidden by an old file)."""
+    import cosim.runner as R
+    monkeypatch.setattr(R, "BUILD", tmp_path)
+    block = get_block("wwfa")
+    text = R.verilog_of(block, {"n": 3})
+    assert text == block.verilog({"n": 3})
+    files = list((tmp_path / "verilog-cache").iterdir())
+    assert len(files) == 1 and files[0].read_text() == text
+    assert R.verilog_of(block, {"n": 3}) == text and len(list(files[0].parent.iterdir())) == 1
+    key = R._rtl_key()
+    monkeypatch.setattr(R, "_rtl_key", lambda: key + "an edited source")
+    R.verilog_of(block, {"n": 3})
+    new = list(files[0].parent.iterdir())
+    assert len(new) == 1 and new != files                  # the old key's file is gone

@@ -59,6 +59,9 @@ Head flit across one router (delay-1 links)::
     o[q]         -            -              -                head valid (next router: t)
     i[p].credit  -            -              -                high (slot freed at t+2)
 
+Reset returns every register to its initial state (buffers empty, ``depth`` credits per output
+VC, round-robin pointers at 0) and keeps the routing table, which is a memory.
+
 Errors (``error``, sticky until ``clear``): bit 0 a table entry refused (port >= P, a VC >=
 V or lo > hi; nothing is written), bit 1 a head whose table entry was never loaded (it waits,
 as in the simulator), bit 2 a head whose length is 0 or more than ``packet``, bit 3 a sender
@@ -135,24 +138,30 @@ def _bits(m, exprs, name):
     return Cat(*out)
 
 
+def _prefix_or(m, bits, name):
+    """Inclusive prefix OR, ``out[i] = bits[0] | ... | bits[i]``, in log2 n levels of
+    one-bit Signals (Kogge-Stone): a ripple chain would put n gates on the allocators' path."""
+    cur = [bits[i] for i in range(len(bits))]
+    d, level = 1, 0
+    while d < len(cur):
+        cur = cur[:d] + list(_bits(m, [cur[i] | cur[i - d] for i in range(d, len(cur))],
+                                   f"{name}_p{level}_"))
+        d, level = 2 * d, level + 1
+    return cur
+
+
 def _lowest(m, bits, name):
     """One-hot of the lowest set bit of ``bits``."""
-    exprs, below = [], Const(0, 1)
-    for i in range(len(bits)):
-        exprs.append(bits[i] & ~below if i else bits[0])
-        if i < len(bits) - 1:
-            below = _bits(m, [below | bits[i] if i else bits[0]], f"{name}_b{i}_")
-    return _bits(m, exprs, f"{name}_")
+    below = _prefix_or(m, bits, f"{name}_b")
+    return _bits(m, [bits[0]] + [bits[i] & ~below[i - 1] for i in range(1, len(bits))],
+                 f"{name}_")
 
 
 def _after(m, onehot, name):
     """The bits strictly above the set bit of a one-hot (all 0 when it is the top bit or
     none is set)."""
-    exprs, seen = [Const(0, 1)], Const(0, 1)
-    for i in range(len(onehot) - 1):
-        seen = _bits(m, [seen | onehot[i] if i else onehot[0]], f"{name}_s{i}_")
-        exprs.append(seen)
-    return Cat(*exprs)
+    seen = _prefix_or(m, onehot, f"{name}_s")
+    return Cat(Const(0, 1), *seen[:-1])
 
 
 def _encode(m, onehot, width, name):
@@ -266,7 +275,6 @@ class Router(wiring.Component):
         P, V, B = self.ports, self.vcs, self.depth
         vb, pb, cb, lb = vc_bits(V), port_bits(P), ceil_log2(B + 2), len_bits(self.packet)
         hl = head_layout(self.dst_width, self.packet)
-        ones = lambda n: (1 << n) - 1                                       # noqa: E731
         err = {k: Signal(name=f"err_{k}") for k in ERROR_BITS}
 
         # ---- routing table: one memory, one read port per input ----------------------------
@@ -304,7 +312,7 @@ class Router(wiring.Component):
             over.append(self.o[q].credit & ~back_vc.any())
         m.d.comb += err["eject_credit"].eq(self.o[0].credit | self.o[0].credit_vc.any())
         # has_credit[q][w]: output VC (q, w) can take a flit now
-        has_credit = [Const(ones(V), V)] + [Signal(V, name=f"hc{q}") for q in range(1, P)]
+        has_credit = [Const((1 << V) - 1, V)] + [Signal(V, name=f"hc{q}") for q in range(1, P)]
         for q in range(1, P):
             m.d.comb += has_credit[q].eq(Cat(*[avail[q][w].any() for w in range(V)]))
 
@@ -389,7 +397,7 @@ class Router(wiring.Component):
         for q in range(1, P):
             for w in range(V):
                 req = Signal(PV, name=f"var{q}_{w}")
-                mask = Signal(PV, name=f"van{q}_{w}", init=ones(PV))
+                mask = Signal(PV, name=f"van{q}_{w}", init=(1 << PV) - 1)
                 m.d.comb += req.eq(Cat(*[rq_valid[i] & route[i // V][i % V].port[q] &
                                          rq_vc[i][w] for i in range(PV)]))
                 g = round_robin(m, req, mask, f"va{q}_{w}")
@@ -410,7 +418,7 @@ class Router(wiring.Component):
                 credit_ok = Cat(*[oport[p][v][q] & (ovc[p][v] & has_credit[q]).any()
                                   for q in range(P)]).any()
                 m.d.comb += elig[p][v].eq(alloc[p][v] & count[p][v].any() & credit_ok)
-        sa_in = [Signal(V, name=f"sai{p}", init=ones(V)) for p in range(P)]
+        sa_in = [Signal(V, name=f"sai{p}", init=(1 << V) - 1) for p in range(P)]
         chosen = [Signal(V, name=f"ch{p}") for p in range(P)]    # VC (one-hot) that crosses
         dest = [Signal(P, name=f"dst{p}") for p in range(P)]     # its output (one-hot)
         if self.allocator == "separable":
@@ -420,7 +428,7 @@ class Router(wiring.Component):
                 m.d.comb += off_port[p].eq(_pick(m, offer[p], oport[p], P))
             for q in range(P):
                 req = Signal(P, name=f"sar{q}")
-                mask = Signal(P, name=f"sao{q}", init=ones(P))
+                mask = Signal(P, name=f"sao{q}", init=(1 << P) - 1)
                 m.d.comb += req.eq(Cat(*[off_port[p][q] for p in range(P)]))
                 g = round_robin(m, req, mask, f"sa{q}")
                 for p in range(P):
