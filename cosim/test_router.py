@@ -351,6 +351,13 @@ async def error_flags(dut):
         await FallingEdge(dut_.clk)
         return read_int(dut_.error)
 
+    async def send_one(port, flit):
+        """One flit on input ``port``, then nothing."""
+        await FallingEdge(dut_.clk)
+        b.inputs[port].send(flit)
+        await FallingEdge(dut_.clk)
+        b.inputs[port].send(None)
+
     async def clear():
         await FallingEdge(dut_.clk)
         dut_.clear.value = 1
@@ -372,10 +379,7 @@ async def error_flags(dut):
         assert await flags() == 1 << ERROR_BITS["table"], f"entry {entry} not refused"
         await clear()
     # the good entry still routes destination 5 to port 1
-    await FallingEdge(dut.clk)
-    b.inputs[0].send((True, True, 0, b.payload.data(1, 0, 5, 1)))
-    await FallingEdge(dut.clk)
-    b.inputs[0].send(None)
+    await send_one(0, (True, True, 0, b.payload.data(1, 0, 5, 1)))
     seen = []
     for _ in range(5):
         await FallingEdge(dut.clk)
@@ -386,11 +390,8 @@ async def error_flags(dut):
     for length in (0, b.L + 1):
         if length >= 1 << b.L.bit_length():
             continue
-        await FallingEdge(dut.clk)
-        b.inputs[1].send((True, True, 0, b.payload.data(4, 0, 5, 1) & ~(
+        await send_one(1, (True, True, 0, b.payload.data(4, 0, 5, 1) & ~(
             ((1 << b.L.bit_length()) - 1) << b.DW) | length << b.DW))
-        await FallingEdge(dut.clk)
-        b.inputs[1].send(None)
         assert await flags() & 1 << ERROR_BITS["length"]
         for _ in range(6):
             await FallingEdge(dut.clk)
@@ -416,18 +417,12 @@ async def error_flags(dut):
     await clear()
 
     # a head for a destination never loaded: flag, and it waits on its VC ...
-    await FallingEdge(dut.clk)
-    b.inputs[3].send((True, True, 0, b.payload.data(2, 0, 9, 1)))
-    await FallingEdge(dut.clk)
-    b.inputs[3].send(None)
+    await send_one(3, (True, True, 0, b.payload.data(2, 0, 9, 1)))
     assert await flags() & 1 << ERROR_BITS["no_route"]
     # ... while another VC of the same input still gets through
     if V > 1:
         await b.load_table([(1, 5, 1, 0, 0)])
-        await FallingEdge(dut.clk)
-        b.inputs[3].send((True, True, 1, b.payload.data(3, 0, 5, 1)))
-        await FallingEdge(dut.clk)
-        b.inputs[3].send(None)
+        await send_one(3, (True, True, 1, b.payload.data(3, 0, 5, 1)))
         got = []
         for _ in range(5):
             await FallingEdge(dut.clk)
