@@ -220,12 +220,15 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = None,
         waves: bool = False, testcase: str | None = None, build_root: Path | None = None,
-        build_args: tuple[str, ...] = (), test_module: str | None = None) -> CosimResult:
+        build_args: tuple[str, ...] = (), test_module: str | None = None,
+        build_opt: str | None = None) -> CosimResult:
     """Generate, build and co-simulate one block at one parameter set.
 
     Each parameter set gets its own build directory (``build/cosim/<instance>``) so several
     can run in parallel. Logs go to ``build.log`` and ``test.log`` there; with ``waves`` the
-    FST waveform is ``dump.fst`` there too. Failures are reported in the result, not raised.
+    FST waveform is ``dump.fst`` there too. ``build_opt`` (e.g. "-O2") overrides the
+    block's C++ optimisation (``Block.build_opt``). Failures are reported in the result, not
+    raised.
     """
     from cocotb_tools.check_results import get_results
     from cocotb_tools.runner import get_runner
@@ -256,10 +259,11 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
         result.waveform = bdir / ("dump.fst" if fst is not None else "dump.vcd")
     start = time.perf_counter()
     makeflags = os.environ["MAKEFLAGS"]
-    if spec.build_opt:
+    opt = build_opt or spec.build_opt
+    if opt:
         os.environ["MAKEFLAGS"] = " ".join(
             [w for w in makeflags.split() if not w.startswith("OPT_FAST=")] +
-            [f"OPT_FAST={spec.build_opt}"])
+            [f"OPT_FAST={opt}"])
     try:
         runner.build(sources=[verilog], hdl_toplevel=name, build_dir=bdir, waves=waves,
                      build_args=args, log_file=bdir / "build.log")

@@ -329,3 +329,21 @@ def test_a_dimension_split_railx_topology_simulates_deadlock_free():
     assert net.vcs == net.vcs_needed and check_deadlock_free(net, net.vcs) is None
     res = simulate(net, "uniform", 0.3, warmup=300, window=1000, drain=3000, check=True)
     assert res.delivered_packets == res.measured_packets > 300
+
+
+@pytest.mark.parametrize("pattern,width", [("uniform", 1), ("transpose", 1), ("hotspot", 2)])
+def test_synthesized_trace_replays_the_pattern_run(pattern, width):
+    """``synthesize`` lists the packets the simulator's own source creates: replayed as a
+    trace they give the pattern run's events, cycle for cycle, up to the cycle it stops."""
+    from models.common.netsim.traffic import synthesize
+    net = mesh(4, vcs=2, width=width, inject=width)
+    tr = Traffic.make(pattern, net.coords, net.grid, hot=(5,), hot_frac=0.4)
+    cycles = 300
+    rows = synthesize(tr, 0.5 * width, 4, cycles, seed=9, width=width)
+    assert len(rows) > 200 and rows[:, 0].max() < cycles
+    a = Simulator(net, tr, rate=0.5 * width, seed=9, log=200_000)
+    a.advance(cycles)
+    b = Simulator(net, Traffic.make("trace", net.coords, net.grid, trace=rows), log=200_000)
+    b.advance(cycles)
+    ea, eb = a.events(), b.events()
+    assert len(ea) > 1000 and ea.shape == eb.shape and (ea == eb).all()
