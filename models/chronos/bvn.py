@@ -32,6 +32,26 @@ its connections. Methods:
     ``reconfig`` (the switch's reconfiguration time, in demand units) is required.
 
 All methods run on integers; ``"exact"``, ``"wavefront"`` and ``"fast"`` are compiled with numba.
+
+Slot quantisation and the bound on permutations
+-----------------------------------------------
+A circuit schedule is played in whole time slots (§6), so a demand finer than one slot buys
+nothing. :func:`quantize` turns a byte matrix into integer slot counts (each entry rounded *up*
+to whole slots of ``unit`` bytes, so every byte is covered) whose largest line sum fits a slot
+budget. On such a matrix the greedy methods are bounded by the budget, not by the demand's
+resolution:
+
+**A greedy maximal-matching decomposition of an integer matrix with largest line sum L uses at
+most 2L - 1 permutations** (``"wavefront"`` and ``"fast"``: each step's matching is maximal over
+the nonzero residual entries and subtracts a weight >= 1 from every matched entry). Proof: take
+an entry ``(i, j)`` matched in the last step. It is nonzero in every earlier step, so by
+maximality every step matches row ``i`` or column ``j`` (or ``(i, j)`` itself). Let ``a`` steps
+match row ``i`` elsewhere, ``b`` steps column ``j`` elsewhere and ``c >= 1`` steps ``(i, j)``.
+Each such step removes at least one unit from the line it matches, so ``a + c <= R_i`` and
+``b + c <= C_j`` (the row and column sums); the step count is at most
+``a + b + c <= R_i + C_j - c <= 2L - 1``. The bound is tight up to lower-order terms for
+maximal matchings (e.g. a 2 x 2 matrix ``[[1, 1], [1, 0]]`` matched first on ``(0, 1)`` then
+needs ``(0, 0)`` and ``(1, 0)`` in separate steps: 3 = 2L - 1 steps for L = 2).
 """
 
 from __future__ import annotations
@@ -44,8 +64,8 @@ from scipy.optimize import linear_sum_assignment
 
 from .wwfa import WavefrontArbiter
 
-__all__ = ["METHODS", "Schedule", "check_demand", "decompose", "lower_bound",
-           "wavefront_reference"]
+__all__ = ["METHODS", "Quantized", "Schedule", "check_demand", "decompose", "lower_bound",
+           "permutation_bound", "quantize", "wavefront_reference"]
 
 METHODS = ("exact", "wavefront", "fast", "eclipse")
 
@@ -553,3 +573,114 @@ def wavefront_reference(demand: object) -> Schedule:
                         "wavefront")
     return Schedule(np.array(perms, dtype=np.int32), np.array(weights, dtype=np.int64),
                     "wavefront")
+
+
+# --- slot quantisation -----------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Quantized:
+    """A demand in whole slots: ``counts[i, j]`` slots of ``unit`` bytes each
+    (``counts * unit >= demand`` entry by entry), for a budget of ``slots`` slots."""
+
+    counts: np.ndarray
+    unit: int
+    slots: int
+
+    @property
+    def used(self) -> int:
+        """Largest line sum of ``counts``: the slots an exact BvN schedule takes (<= ``slots``)."""
+        return lower_bound(self.counts)
+
+    def makespan_bytes(self, schedule: Schedule | None = None) -> int:
+        """Byte-times the quantised schedule takes: its makespan in slots times ``unit``
+        (``schedule`` None: the exact BvN schedule, ``used`` slots)."""
+        return (self.used if schedule is None else schedule.makespan) * self.unit
+
+
+def _check_count(name: str, value: object, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"'{name}' must be an int >= {low}, not {value!r}")
+    if value < low:
+        raise ValueError(f"'{name}' must be >= {low}, not {value}")
+    return int(value)
+
+
+def _line_max(counts: np.ndarray) -> int:
+    return int(max(counts.sum(axis=1).max(), counts.sum(axis=0).max()))
+
+
+def _ceil_div(d: np.ndarray, unit: int) -> np.ndarray:
+    return -(-d // unit)
+
+
+def quantize(demand: object, slots: int, *, unit: int | None = None) -> Quantized:
+    """Round ``demand`` (bytes, N x N non-negative integers) up to whole slots so that its
+    largest line sum fits the budget ``slots``.
+
+    ``unit`` (bytes per slot) is the smallest integer for which ``ceil(demand / unit)`` fits
+    the budget; the line sums of ``ceil(demand / u)`` never grow with ``u``, so it is found by
+    bisection between ``ceil(L / slots)`` (L: the demand's largest line sum) and the largest
+    entry. Given ``unit`` explicitly, that unit is used and checked.
+
+    When it cannot fit, nothing is scaled silently: ValueError. A line with more nonzero
+    entries than ``slots`` cannot fit at any unit (each nonzero entry needs at least one slot;
+    the error names the line), and an explicit ``unit`` that needs more slots than the budget
+    is refused with the count it needs.
+    """
+    d = check_demand(demand)
+    slots = _check_count("slots", slots)
+    if unit is not None:
+        unit = _check_count("unit", unit)
+        counts = _ceil_div(d, unit)
+        need = _line_max(counts)
+        if need > slots:
+            raise ValueError(f"unit {unit} bytes needs {need} slots on the busiest line, more "
+                             f"than the budget of {slots}; use a unit of at least "
+                             f"{_smallest_unit(d, slots)} bytes" if _fits_at_all(d, slots)
+                             else f"unit {unit} bytes needs {need} slots, more than the budget "
+                                  f"of {slots}, and no unit fits: "
+                                  f"{_crowded_line(d, slots)}")
+        return Quantized(counts, unit, slots)
+    if not _fits_at_all(d, slots):
+        raise ValueError(f"demand cannot fit {slots} slots at any unit: "
+                         f"{_crowded_line(d, slots)}")
+    unit = _smallest_unit(d, slots)
+    return Quantized(_ceil_div(d, unit), unit, slots)
+
+
+def _fits_at_all(d: np.ndarray, slots: int) -> bool:
+    nz = d > 0
+    return max(nz.sum(axis=1).max(), nz.sum(axis=0).max()) <= slots
+
+
+def _crowded_line(d: np.ndarray, slots: int) -> str:
+    nz = d > 0
+    rows, cols = nz.sum(axis=1), nz.sum(axis=0)
+    if rows.max() >= cols.max():
+        i = int(rows.argmax())
+        return f"row {i} has {rows[i]} nonzero entries (one slot each at least), limit {slots}"
+    j = int(cols.argmax())
+    return f"column {j} has {cols[j]} nonzero entries (one slot each at least), limit {slots}"
+
+
+def _smallest_unit(d: np.ndarray, slots: int) -> int:
+    """Smallest integer unit with max line sum of ceil(d / unit) <= slots (it exists)."""
+    total = _line_max(d)
+    if total == 0:
+        return 1
+    lo = max(1, -(-total // slots))          # no smaller unit can fit: sum d / u <= sum ceil
+    hi = max(lo, int(d.max()))              # every nonzero entry is one slot: fits
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _line_max(_ceil_div(d, mid)) <= slots:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def permutation_bound(demand: object) -> int:
+    """2L - 1 (0 for an all-zero matrix): the most permutations a greedy maximal-matching
+    decomposition (``"wavefront"``, ``"fast"``) of an integer matrix with largest line sum L
+    can use (proof in the module docstring)."""
+    return max(0, 2 * lower_bound(demand) - 1)

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from models.chronos.bvn import METHODS, decompose, lower_bound, wavefront_reference
+from models.chronos.bvn import (METHODS, decompose, lower_bound, permutation_bound, quantize,
+                               wavefront_reference)
 from models.chronos.moe import moe_traffic_matrix
 
 
@@ -155,3 +156,83 @@ def test_bad_method_and_options():
         decompose(np.eye(2, dtype=int), "eclipse")
     with pytest.raises(ValueError, match="applies to method 'eclipse' only"):
         decompose(np.eye(2, dtype=int), "exact", reconfig=3)
+
+
+# --- slot quantisation and the 2L - 1 bound --------------------------------------------------
+
+@settings(max_examples=200)
+@given(demands(max_n=8, max_value=10_000), st.integers(1, 600))
+def test_quantize_covers_every_byte_with_the_smallest_unit(d, slots):
+    nz = d > 0
+    if max(nz.sum(axis=0).max(initial=0), nz.sum(axis=1).max(initial=0)) > slots:
+        with pytest.raises(ValueError, match=f"cannot fit {slots} slots"):
+            quantize(d, slots)
+        return
+    q = quantize(d, slots)
+    assert q.slots == slots and q.unit >= 1
+    assert (q.counts * q.unit >= d).all()                          # every byte covered
+    assert ((q.counts - 1) * q.unit < d)[nz].all()                 # rounded up, not more
+    assert (q.counts[~nz] == 0).all()
+    line = max(q.counts.sum(axis=0).max(), q.counts.sum(axis=1).max())
+    assert q.used == line <= slots
+    assert q.makespan_bytes() >= lower_bound(d)
+    if q.unit > 1:                                                 # one byte less does not fit
+        finer = -(-d // (q.unit - 1))
+        assert max(finer.sum(axis=0).max(), finer.sum(axis=1).max()) > slots
+
+
+@settings(max_examples=300)
+@given(demands(max_n=9, max_value=12), st.sampled_from(["wavefront", "fast"]))
+def test_greedy_permutations_within_2l_minus_1(d, method):
+    s = decompose(d, method)
+    lb = max(d.sum(axis=0).max(), d.sum(axis=1).max())
+    assert len(s) <= max(0, 2 * lb - 1) == permutation_bound(d)
+
+
+def test_greedy_bound_is_reached():
+    """2L - 1 is tight for the wave-front order: the 3 x 3 matrix below has L = 2 and takes 3
+    permutations (found by exhaustive search over 0/1 matrices)."""
+    d = np.array([[0, 0, 0], [1, 0, 1], [1, 1, 0]])
+    assert permutation_bound(d) == 3
+    assert len(decompose(d, "wavefront")) == 3
+
+
+def test_quantised_moe_fits_the_budget_and_its_bound():
+    rng = np.random.default_rng(5)
+    for n, slots in ((16, 64), (64, 512)):
+        d = moe_traffic_matrix(n, rng)
+        q = quantize(d, slots)
+        s = decompose(q.counts, "wavefront")
+        assert q.used <= slots and len(s) <= 2 * q.used - 1
+        assert (s.served() == q.counts).all()
+        # the unit is coarse enough that the engine's W bits hold every count
+        assert q.counts.max() < 1 << (slots.bit_length())
+
+
+def test_quantize_with_an_explicit_unit():
+    d = np.array([[0, 10], [7, 0]])
+    q = quantize(d, 4, unit=3)
+    assert q.unit == 3 and q.counts.tolist() == [[0, 4], [3, 0]] and q.used == 4
+    with pytest.raises(ValueError, match=r"unit 2 bytes needs 5 slots on the busiest line, "
+                                         r"more than the budget of 4; use a unit of at least 3"):
+        quantize(d, 4, unit=2)
+
+
+@pytest.mark.parametrize("slots,message", [
+    (0, "'slots' must be >= 1, not 0"), (-3, "'slots' must be >= 1, not -3"),
+    (2.5, "'slots' must be an int >= 1, not 2.5"), (True, "'slots' must be an int >= 1"),
+    ("64", "'slots' must be an int >= 1, not '64'"),
+])
+def test_quantize_rejects_bad_budgets(slots, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        quantize(np.ones((2, 2), dtype=np.int64), slots)
+
+
+def test_quantize_names_the_line_that_cannot_fit():
+    d = np.zeros((4, 4), dtype=np.int64)
+    d[:, 2] = 5                       # column 2: four nonzero entries
+    with pytest.raises(ValueError, match=r"cannot fit 3 slots at any unit: column 2 has 4 "
+                                         r"nonzero entries"):
+        quantize(d, 3)
+    with pytest.raises(ValueError, match="'unit' must be >= 1, not 0"):
+        quantize(d, 8, unit=0)
