@@ -31,12 +31,20 @@ def load_system(key: str):
         raise
 
 
+def _call(fn, quick: bool):
+    kwargs = {"quick": quick} if "quick" in inspect.signature(fn).parameters else {}
+    return fn(**kwargs)
+
+
 def collect(systems: dict[str, object], out_dir: Path, quick: bool = False):
-    """Records and figures of each system; ``systems`` maps a PAPERS key to its package (or
-    None). Returns (records, figures, status) where status[key] says what each contributed."""
+    """Records, figures and tables of each system; ``systems`` maps a PAPERS key to its
+    package (or None). Returns (records, figures, status, tables) where status[key] says what
+    each contributed and tables[key] lists the markdown sections of the package's
+    ``tables()`` (results that are not paper values: sweeps, tuned parameters)."""
     records: list[Record] = []
     figures: list[Path] = []
     status: dict[str, str] = {}
+    tables: dict[str, list[str]] = {}
     for key, module in systems.items():
         if module is None:
             status[key] = "no records yet (no models/{} package)".format(key)
@@ -45,8 +53,7 @@ def collect(systems: dict[str, object], out_dir: Path, quick: bool = False):
         if reproduce is None:
             status[key] = "no records yet (package has no reproduce())"
             continue
-        kwargs = {"quick": quick} if "quick" in inspect.signature(reproduce).parameters else {}
-        got = list(reproduce(**kwargs))
+        got = list(_call(reproduce, quick))
         for r in got:
             if not isinstance(r, Record) or r.paper != key:
                 raise UsageError(f"models.{key}.reproduce() returned {r!r}, not a Record of "
@@ -56,8 +63,10 @@ def collect(systems: dict[str, object], out_dir: Path, quick: bool = False):
             fig_kwargs = {"quick": quick} \
                 if "quick" in inspect.signature(module.figures).parameters else {}
             figures += [Path(p) for p in module.figures(out_dir, **fig_kwargs)]
+        if hasattr(module, "tables"):
+            tables[key] = [str(t) for t in _call(module.tables, quick)]
         status[key] = f"{len(got)} records" if got else "no records yet"
-    return records, figures, status
+    return records, figures, status, tables
 
 
 def _num(x: float) -> str:
@@ -130,7 +139,8 @@ def _tables(mine: list[Record], *, matches: bool) -> list[str]:
     return out
 
 
-def render(records: list[Record], figures: list[Path], status: dict[str, str]) -> str:
+def render(records: list[Record], figures: list[Path], status: dict[str, str],
+           tables: dict[str, list[str]] | None = None) -> str:
     out = ["# Reproduction report", "", headline(records), "",
            "rel. error = |model - paper| / |paper|; a value matches within its tolerance (1 %, "
            "or half a unit of the paper's last printed digit where that is larger).", ""]
@@ -141,6 +151,8 @@ def render(records: list[Record], figures: list[Path], status: dict[str, str]) -
             out += [f"_{status.get(key, 'no records yet')}._", ""]
             continue
         out += [headline(mine), ""] + _tables(mine, matches=True)
+        for section in (tables or {}).get(key, []):
+            out += [section.rstrip("\n"), ""]
     if figures:
         out += ["## Figures", ""] + [f"- `{p.name}`" for p in figures] + [""]
     return "\n".join(out)
@@ -190,9 +202,9 @@ def main(argv=None) -> int:
         check_readme(args.readme)      # before the long run, not after it
     args.out.mkdir(parents=True, exist_ok=True)
     systems = {key: load_system(key) for key in PAPERS}
-    records, figures, status = collect(systems, args.out, args.quick)
+    records, figures, status, tables = collect(systems, args.out, args.quick)
     write_json(args.out / "report.json", [r.to_dict() for r in records])
-    text = render(records, figures, status)
+    text = render(records, figures, status, tables)
     atomic_write(args.out / "report.md", text)
     if args.readme is not None:
         update_readme(args.readme, readme_block(records, args.quick))

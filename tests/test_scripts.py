@@ -138,10 +138,16 @@ def test_reproduce_report_from_the_real_packages(tmp_path):
     assert kinds["table6.railx7mesh.cost"] == "value"
     chronos = {r["id"] for r in records if r["paper"] == "chronos"}
     assert {"sec6.llama3.min_b_over_c", "sec6.200m.slot", "sec6.mems.min_bytes",
-            "sec8.1.improvement.mean", "sec8.1.improvement.max"} <= chronos
-    for name in ("fig6_moe_completion.png", "bvn_breakeven.png"):
+            "sec8.1.improvement.mean", "sec8.1.improvement.max", "sec8.bhavan.64port_us",
+            "sec8.1.tuned.improvement.mean", "sec8.1.tuned.packet.mean"} <= chronos
+    assert kinds["sec8.bhavan.64port_us"] == "bound"
+    for name in ("fig6_moe_completion.png", "bvn_breakeven.png", "bvn_quantisation.png"):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
     md = (tmp_path / "report.md").read_text()
+    # the Chronos tables: quantisation sweep (3 N x 4 budgets) and the tuned DCQCN
+    quant = md[md.index("### Slot-quantised BvN"):]
+    assert sum(line.startswith("| 64 | ") for line in quant.splitlines()[:20]) == 4
+    assert "### §8.1 with DCQCN tuned" in md and "| k_min |" in md
     for title in PAPERS.values():
         assert f"## {title}" in md
     values = [r for r in records if r["kind"] == "value"]
@@ -167,12 +173,20 @@ def test_report_separates_values_bounds_and_definitions(tmp_path):
                     Record("d", "chronos", "m4", "hops", 9.0, 8.0, kind="bound", bound="<="),
                     Record("e", "chronos", "m5", "chips", 4096.0, 4096.0, kind="definition")]
 
-    records, figures, status = collect({"chronos": Fake, "railx": None}, tmp_path)
+        @staticmethod
+        def tables(quick=False):
+            return [f"### sweep (quick={quick})\n\n| x |\n|---|\n| 1 |\n"]
+
+    records, figures, status, tables = collect({"chronos": Fake, "railx": None}, tmp_path,
+                                               quick=True)
+    assert tables == {"chronos": ["### sweep (quick=True)\n\n| x |\n|---|\n| 1 |\n"]}
     assert status == {"chronos": "5 records", "railx": "no records yet (no models/railx package)"}
     assert [r.status for r in records] == ["match", "differs", "match", "holds", "match"]
     d = records[3].to_dict()
     assert d["rel_error"] is None and d["margin"] == 1.0 and d["status"] == "holds"
-    md = render(records, figures, status)
+    md = render(records, figures, status, tables)
+    # a package's tables follow its records, inside its paper's section
+    assert md.index("## Chronos") < md.index("| e |") < md.index("### sweep (quick=True)")
     assert "2 of 3 independently reproduced values match" in md
     assert "1 of 1 bounds hold" in md and "1 definitions" in md
     values, bounds = md.index("Values (model"), md.index("Bounds")

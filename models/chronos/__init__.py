@@ -23,34 +23,60 @@ from models.common.records import Record
 from .bvn import Schedule, decompose
 from .wwfa import WavefrontArbiter
 
-__all__ = ["WavefrontArbiter", "Schedule", "decompose", "reproduce", "figures"]
+__all__ = ["WavefrontArbiter", "Schedule", "decompose", "reproduce", "figures", "tables"]
 
 _RUNS = {False: 1000, True: 60}
+_QUANT_RUNS = {False: 1000, True: 50}
 _cache: dict = {}
+
+
+def _cached(key, fn):
+    if key not in _cache:
+        _cache[key] = fn()
+    return _cache[key]
 
 
 def _moe(quick: bool) -> dict:
     from .experiments import moe_comparison
-    if quick not in _cache:
-        _cache[quick] = moe_comparison(_RUNS[quick])
-    return _cache[quick]
+    return _cached(("moe", quick), lambda: moe_comparison(_RUNS[quick]))
+
+
+def _tuned(quick: bool) -> dict:
+    from .experiments import tuned_comparison
+    return _cached(("tuned", quick), lambda: tuned_comparison(quick))
+
+
+def _quant(quick: bool) -> dict:
+    from .experiments import quantization_study
+    return _cached(("quant", quick), lambda: quantization_study(count=_QUANT_RUNS[quick]))
 
 
 def reproduce(quick: bool = False) -> list[Record]:
-    """Records of §6 (time slots: the paper's formula evaluated, definitions) and §8.1
-    (circuit vs DCQCN, simulated). ``quick``: 60 instead of 1,000 MoE runs. Table 2's BvN
-    times are measurements on this machine, not reproductions: ``make bench`` compares them
-    with the paper's."""
-    from .experiments import moe_records, timeslot_records
-    return timeslot_records() + moe_records(_moe(quick))
+    """Records of §6 (time slots: the paper's formula evaluated, definitions), §8 (BhaVaN's
+    < 1 us for 64 ports, as a bound on slot-quantised MoE matrices) and §8.1 (circuit vs
+    DCQCN, simulated, with Zhu et al.'s defaults and tuned as the paper tuned it). ``quick``:
+    60 instead of 1,000 MoE runs, 50 instead of 1,000 quantised matrices per N, and a token
+    tuning budget. Table 2's BvN times are measurements on this machine, not reproductions:
+    ``make bench`` compares them with the paper's."""
+    from .experiments import moe_records, quantization_records, timeslot_records, tuned_records
+    return (timeslot_records() + quantization_records(_quant(quick)) + moe_records(_moe(quick))
+            + tuned_records(_tuned(quick)))
+
+
+def tables(quick: bool = False) -> list[str]:
+    """Markdown sections of the report: the price of slot quantisation and the tuned §8.1."""
+    from .experiments import quantization_table, tuning_table
+    return [quantization_table(_quant(quick)), tuning_table(_tuned(quick), _moe(quick))]
 
 
 def figures(out_dir: Path, quick: bool = False) -> list[Path]:
-    """fig6_moe_completion.png (the paper's Fig 6) and bvn_breakeven.png."""
-    from .experiments import breakeven, moe_matrices, plot_breakeven, plot_moe
+    """fig6_moe_completion.png (the paper's Fig 6), bvn_breakeven.png and
+    bvn_quantisation.png (overhead and engine cycles against the slot budget)."""
+    from .experiments import breakeven, moe_matrices, plot_breakeven, plot_moe, plot_quantization
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [plot_moe(_moe(quick), out_dir / "fig6_moe_completion.png")]
+    paths = [plot_moe(_moe(quick), out_dir / "fig6_moe_completion.png"),
+             plot_quantization(_quant(quick), out_dir / "bvn_quantisation.png")]
     grid = np.logspace(-9, -3, 7 if quick else 19)
     res = breakeven(moe_matrices(16, 1, seed=11, unit="bytes")[0], grid)
     paths.append(plot_breakeven(res, out_dir / "bvn_breakeven.png"))
