@@ -3,7 +3,12 @@ regression): clock cycles per decomposition of Chronos MoE matrices with the out
 ready, from the cycle the first load beat is taken to the cycle the last step is taken (both
 included), checked step for step against the model.
 
-``AIFABRIC_TRANSACTIONS`` is the number of matrices (default 20).
+``moe_cycles``: MoE token matrices scaled into W bits (unquantised). ``quantised_moe_cycles``:
+MoE byte matrices quantised to each slot budget of 64 .. 512 whose counts fit W bits, with the
+makespan overhead the quantisation costs (against the byte matrix's lower bound).
+
+``AIFABRIC_TRANSACTIONS`` is the number of matrices (default 20; per budget for the quantised
+case).
 """
 
 from __future__ import annotations
@@ -17,7 +22,22 @@ from cocotb.clock import Clock
 
 from cosim.stats import record_stats
 from cosim.test_bvn import Harness, dims, moe_matrix
-from models.chronos.bvn import decompose
+from models.chronos.bvn import decompose, lower_bound, quantize
+from models.chronos.experiments import QUANT_BUDGETS
+from models.chronos.moe import moe_traffic_matrix
+
+
+async def timed_frame(h: Harness, mat: np.ndarray):
+    """Load ``mat`` with no idle beat, take every step at once; check the steps against the
+    model; return (cycles from the first beat to the last step, both included, steps)."""
+    n = h.n
+    expect = decompose(mat, "wavefront")
+    got, first, last_cycle = await h.run_frame(
+        [(list(map(int, mat[i])), i == n - 1) for i in range(n)], gap_p=0.0, ready_p=1.0,
+        expect_steps=True, limit=4 * len(expect) + 4 * n + 100)
+    assert [g[0] for g in got] == expect.perms.tolist()
+    assert [g[1] for g in got] == expect.weights.tolist()
+    return last_cycle - first + 1, len(got)
 
 
 @cocotb.test()
@@ -36,15 +56,38 @@ async def moe_cycles(dut):
     for _ in range(count):
         mat = moe_matrix(rng, n, w)
         t0 = time.perf_counter()
-        expect = decompose(mat, "wavefront")
+        decompose(mat, "wavefront")
         software.append(time.perf_counter() - t0)
-        got, first, last_cycle = await h.run_frame(
-            [(list(map(int, mat[i])), i == n - 1) for i in range(n)], gap_p=0.0, ready_p=1.0,
-            expect_steps=True, limit=4 * len(expect) + 4 * n + 100)
-        assert [g[0] for g in got] == expect.perms.tolist()
-        assert [g[1] for g in got] == expect.weights.tolist()
-        cycles.append(last_cycle - first + 1)
-        steps.append(len(got))
+        c, k = await timed_frame(h, mat)
+        cycles.append(c)
+        steps.append(k)
     record_stats("moe_cycles", transactions=sum(steps), cycles=h.meter.cycles,
                  seconds=time.perf_counter() - start, n=n, w=w, per_matrix_cycles=cycles,
                  per_matrix_steps=steps, model_wavefront_s=software)
+
+
+@cocotb.test()
+async def quantised_moe_cycles(dut):
+    n, w = dims(dut)
+    count = int(os.environ.get("AIFABRIC_TRANSACTIONS", 20))
+    rng = np.random.default_rng(cocotb.RANDOM_SEED)
+    Clock(dut.clk, 10, unit="ns").start()
+    h = Harness(dut, rng)
+    await h.reset()
+    per_budget = {}
+    start = time.perf_counter()
+    for budget in (b for b in QUANT_BUDGETS if b < 1 << w):
+        cycles, steps, overhead = [], [], []
+        for _ in range(count):
+            d = moe_traffic_matrix(n, rng, unit="bytes")
+            q = quantize(d, budget)
+            c, k = await timed_frame(h, q.counts)
+            cycles.append(c)
+            steps.append(k)
+            overhead.append(q.makespan_bytes(decompose(q.counts, "wavefront"))
+                            / lower_bound(d) - 1)
+        per_budget[budget] = {"cycles": cycles, "steps": steps, "overhead": overhead}
+    record_stats("quantised_moe_cycles",
+                 transactions=sum(sum(v["steps"]) for v in per_budget.values()),
+                 cycles=h.meter.cycles, seconds=time.perf_counter() - start, n=n, w=w,
+                 per_budget=per_budget)

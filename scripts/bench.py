@@ -10,7 +10,9 @@ N = 16..256 on MoE matrices, one thread, against the paper's Table 2 (10x target
 
 engine (build/bench/bvn_engine.json): clock cycles per decomposition of the BvN engine RTL
 (Verilator) for N = 16, 32, 64 on MoE matrices, in microseconds at 1 GHz and at the ECP5 Fmax
-of the last ``make synth``; baseline: the golden model in software, same matrices.
+of the last ``make synth``; baseline: the golden model in software, same matrices. Then the
+largest N at W = 10 on MoE byte matrices quantised to 64 .. 512 slots, against the <= 1,000-cycle
+target (< 1 us at 1 GHz), beside the unquantised figure of the same run.
 
 netsim (build/bench/netsim.json): router-cycles/s of the compiled network simulator on 8x8
 and 16x16 meshes (DOR, 2 and 4 VCs, uniform at 0.1 and near saturation) and the 1,296-chip
@@ -170,9 +172,11 @@ BVN_NS = (16, 32, 64, 128, 256)
 ENGINE_NS = (16, 32, 64)
 ENGINE_W = 16
 PAPER_ENGINE_S = 1e-6   # Chronos §8: BhaVaN decomposes a 64-port matrix in < 1 us (16 nm ASIC)
+QUANT_W = 10            # slot counts of budgets up to 1,023 slots
+QUANT_TARGET_CYCLES = 1_000   # < 1 us at 1 GHz
 
 
-def synth_fmax(n: int) -> tuple[float | None, str]:
+def synth_fmax(n: int, w: int = ENGINE_W) -> tuple[float | None, str]:
     """The engine's Fmax (MHz) at this N and how it was obtained.
 
     Measured when the last ``make synth`` report has this N placed and routed; otherwise, if
@@ -186,7 +190,7 @@ def synth_fmax(n: int) -> tuple[float | None, str]:
     except (OSError, ValueError):
         return None, ""
     measured = {r["params"]["n"]: r["fmax_mhz"] for r in report.get("results", [])
-                if r.get("block") == "bvn" and r.get("params", {}).get("w") == ENGINE_W
+                if r.get("block") == "bvn" and r.get("params", {}).get("w") == w
                 and r.get("fmax_mhz")}
     if n in measured:
         return measured[n], "measured"
@@ -233,11 +237,47 @@ def run_engine(args) -> str:
                       else "(run make synth)"),
                      f"{row['model_wavefront_us_median']:,.0f}",
                      f"< {PAPER_ENGINE_S * 1e6:g}" if n == 64 else "-"])
+    qn = max(args.engine_n)
+    print(f"bvn engine n={qn}, w={QUANT_W}: {args.engine_matrices} quantised MoE matrices per "
+          f"slot budget on Verilator (builds first)...", flush=True)
+    r = run("bvn", {"n": qn, "w": QUANT_W}, test_module="cosim.bench_bvn",
+            testcase="quantised_moe_cycles", transactions=args.engine_matrices)
+    if not r.passed:
+        raise RuntimeError(f"quantised engine benchmark n={qn} failed: {r.describe()}")
+    fmax, fmax_how = synth_fmax(qn, QUANT_W)
+    out["quantised"] = {"n": qn, "w": QUANT_W, "fmax_mhz": fmax, "fmax_source": fmax_how,
+                        "target_cycles": QUANT_TARGET_CYCLES, "results": []}
+    qrows = []
+    for budget, v in r.stats[0]["per_budget"].items():
+        cyc, ov = np.array(v["cycles"]), np.array(v["overhead"])
+        row = {"slots": int(budget), "cycles_mean": float(cyc.mean()),
+               "cycles_max": int(cyc.max()), "steps_mean": float(np.mean(v["steps"])),
+               "overhead_mean": float(ov.mean()), "overhead_max": float(ov.max()),
+               "meets_target": bool(cyc.max() <= QUANT_TARGET_CYCLES)}
+        out["quantised"]["results"].append(row)
+        print(f"    {budget} slots: {row['cycles_mean']:,.0f} cycles mean, "
+              f"{row['cycles_max']:,} max", flush=True)
+        qrows.append([budget, f"{row['cycles_mean']:,.0f}", f"{row['cycles_max']:,}",
+                      f"{row['steps_mean']:,.0f}",
+                      f"{100 * row['overhead_mean']:.2f}% / {100 * row['overhead_max']:.2f}%",
+                      f"{row['cycles_mean'] / 1e3:.2f} / {row['cycles_max'] / 1e3:.2f}",
+                      f"{row['cycles_mean'] / fmax:,.1f}" if fmax else "(run make synth)",
+                      "yes" if row["meets_target"] else "**no**"])
+    unq = next((x for x in out["results"] if x["n"] == qn), None)
     write_json(BUILD / "bench" / "bvn_engine.json", out)
+    fmax_note = (f"ECP5 Fmax at W = {QUANT_W}: {fmax:.1f} MHz ({fmax_how}).\n\n" if fmax
+                 else "")
     return (f"## BvN engine RTL (W = {ENGINE_W}, MoE matrices, output always ready)\n\n"
             + md_table(["N", "cycles mean", "cycles max", "permutations mean / max",
                         "cycles - permutations", "us at 1 GHz", "us at ECP5 Fmax",
-                        "model (software, median) us", "paper us (64 ports, 16 nm)"], rows))
+                        "model (software, median) us", "paper us (64 ports, 16 nm)"], rows)
+            + f"\n### Slot-quantised, N = {qn}, W = {QUANT_W} (target <= "
+              f"{QUANT_TARGET_CYCLES:,} cycles, mean and worst)\n\n"
+            + (f"Same run, unquantised (W = {ENGINE_W}): {unq['cycles_mean']:,.0f} cycles "
+               f"mean, {unq['cycles_max']:,} max.\n\n" if unq else "") + fmax_note
+            + md_table(["slots", "cycles mean", "cycles max", "permutations mean",
+                        "makespan overhead mean / worst", "us at 1 GHz mean / worst",
+                        "us at ECP5 Fmax, mean", "worst <= target"], qrows))
 
 
 def run_bvn(args) -> str:
