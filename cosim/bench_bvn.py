@@ -21,7 +21,7 @@ import numpy as np
 from cocotb.clock import Clock
 
 from cosim.stats import record_stats
-from cosim.test_bvn import Harness, dims, moe_matrix
+from cosim.test_bvn import Harness, beats_of, dims, moe_matrix
 from models.chronos.bvn import decompose, lower_bound, quantize
 from models.chronos.experiments import QUANT_BUDGETS
 from models.chronos.moe import moe_traffic_matrix
@@ -33,7 +33,7 @@ async def timed_frame(h: Harness, mat: np.ndarray):
     n = h.n
     expect = decompose(mat, "wavefront")
     got, first, last_cycle = await h.run_frame(
-        [(list(map(int, mat[i])), i == n - 1) for i in range(n)], gap_p=0.0, ready_p=1.0,
+        beats_of(mat, h.rows), gap_p=0.0, ready_p=1.0,
         expect_steps=True, limit=4 * len(expect) + 4 * n + 100)
     assert [g[0] for g in got] == expect.perms.tolist()
     assert [g[1] for g in got] == expect.weights.tolist()

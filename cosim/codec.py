@@ -3,7 +3,9 @@ RTL's own helpers (a layout error in ``rtl/`` then fails the co-simulation inste
 both sides). ``tests/test_codec.py`` checks that the RTL helpers agree with these.
 
 BvN engine (``rtl/chronos/bvn.py``)
-    load beat: lane j of row i in bits ``32j .. 32j+31``; ``last`` at bit ``32N``.
+    load beat: lane j of row i in bits ``32j .. 32j+31``; ``last`` at bit ``32N``. With R rows
+    per beat (``rows``): lane ``kN + j`` (row ``bR + k`` of beat ``b``, column ``j``) in bits
+    ``32(kN + j) ..``; ``last`` at bit ``32RN``.
     step / stack entry: ``dest[i]`` in bits ``b*i .. b*i+b-1`` (b = bits of N-1, at least 1),
     then ``connected[i]`` at bit ``bN + i``, ``weight`` (W bits) at ``bN + N``, ``last`` at
     ``bN + N + W``.

@@ -27,7 +27,7 @@ import numpy as np
 from cocotb.clock import Clock
 
 from cosim.codec import LANE_BITS, decode_step, dest_bits, encode_row
-from cosim.stats import CycleMeter, record_stats
+from cosim.stats import CycleMeter, block_params, record_stats
 from cosim.stream import ClockCycle, ProtocolError, StreamMonitor, StreamSink, StreamSource
 from models.chronos.bvn import decompose, quantize
 from models.chronos.experiments import QUANT_BUDGETS
@@ -44,8 +44,13 @@ ERRORS = {"short": 0b001, "long": 0b010, "overflow": 0b100}
 BACK_TO_BACK = 24   # matrices queued back to back
 
 
+def load_rows() -> int:
+    """Matrix rows per load beat (the block's ``rows`` parameter, 1 when not given)."""
+    return int(block_params().get("rows", 1))
+
+
 def dims(dut) -> tuple[int, int]:
-    n = (len(dut.load__payload) - 1) // LANE_BITS
+    n = (len(dut.load__payload) - 1) // LANE_BITS // load_rows()
     w = len(dut.steps__payload) - n * dest_bits(n) - n - 1
     return n, w
 
@@ -78,8 +83,17 @@ def quantised_matrix(rng: np.random.Generator, n: int, w: int) -> np.ndarray:
     return quantize(moe_traffic_matrix(n, rng, unit="bytes"), int(rng.choice(budgets))).counts
 
 
+def beats_of(mat: np.ndarray, rows: int = 1) -> list[tuple[list[int], bool]]:
+    """The load beats of ``mat`` in the documented order: ``rows`` rows per beat, lane
+    k N + j of beat b = entry (b R + k, j); ``last`` on the final beat."""
+    n = len(mat)
+    flat = [int(v) for v in np.asarray(mat).reshape(-1)]
+    return [(flat[b * rows * n:(b + 1) * rows * n], b == n // rows - 1)
+            for b in range(n // rows)]
+
+
 def frames(rng: np.random.Generator, n: int, w: int, random_count: int, moe_count: int,
-           quantised_count: int = 0):
+           quantised_count: int = 0, rows: int = 1):
     """(kind, matrix, beats, expected error) in a shuffled order; a few bad frames and the
     corner matrices mixed in."""
     items = [("random", random_matrix(rng, n, w)) for _ in range(random_count)]
@@ -91,18 +105,20 @@ def frames(rng: np.random.Generator, n: int, w: int, random_count: int, moe_coun
     order = rng.permutation(len(items))
     for k in order:
         kind, mat = items[k]
-        beats = [(list(map(int, mat[i])), i == n - 1) for i in range(n)]
+        beats = beats_of(mat, rows)
         error = ERRORS.get(kind, 0)
-        if kind == "short":
-            cut = int(rng.integers(1, n))
+        if kind == "short" and len(beats) > 1:
+            cut = int(rng.integers(1, len(beats)))
             beats = beats[:cut - 1] + [(beats[cut - 1][0], True)]
+        elif kind == "short":
+            error = 0  # one beat per matrix: a frame cannot end early
         elif kind == "long":
             extra = int(rng.integers(1, 4))
             beats = [(v, False) for v, _ in beats] + \
-                [(beats[e][0], e == extra - 1) for e in range(extra)]
+                [(beats[e % len(beats)][0], e == extra - 1) for e in range(extra)]
         elif kind == "overflow" and w < LANE_BITS:
-            i, j = rng.integers(n, size=2)
-            beats[i][0][j] = int(rng.integers(1 << w, 1 << LANE_BITS))
+            b, j = int(rng.integers(len(beats))), int(rng.integers(rows * n))
+            beats[b][0][j] = int(rng.integers(1 << w, 1 << LANE_BITS))
         elif kind == "overflow":
             error = 0  # W = 32: every lane value fits
         yield kind, mat, beats, error
@@ -146,6 +162,7 @@ class Harness:
     def __init__(self, dut, rng: np.random.Generator) -> None:
         self.dut, self.rng = dut, rng
         self.n, self.w = dims(dut)
+        self.rows = load_rows()
         self.source = StreamSource(dut, "load", rng)
         self.sink = StreamSink(dut, "steps", rng)
         self.monitors = [StreamMonitor(dut, "load", dut.rst), StreamMonitor(dut, "steps", dut.rst)]
@@ -208,7 +225,7 @@ async def decompositions(dut):
     checked, start = {"random": 0, "moe": 0, "quantised": 0}, time.perf_counter()
     moe_cycles, quantised_cycles = [], []
     for kind, mat, beats, error in frames(rng, n, w, RANDOM_MATRICES, MOE_MATRICES,
-                                          QUANTISED_MATRICES):
+                                          QUANTISED_MATRICES, h.rows):
         if budget is not None and steps_total >= budget and kind in ("random", "moe"):
             continue
         ready_p = float(rng.choice([1.0, 1.0, 0.9, 0.5]))
@@ -224,8 +241,11 @@ async def decompositions(dut):
             continue
         expect = decompose(mat, "wavefront")
         limit = int(4 * (len(expect) + 10) / ready_p) + 4 * n + 100
-        steps, first, last_cycle = await h.run_frame(beats, gap_p=gap_p, ready_p=ready_p,
-                                                     expect_steps=True, limit=limit)
+        try:
+            steps, first, last_cycle = await h.run_frame(beats, gap_p=gap_p, ready_p=ready_p,
+                                                         expect_steps=True, limit=limit)
+        except AssertionError as e:
+            raise AssertionError(f"{kind} matrix: {e}") from None
         assert int(dut.error.value.to_unsigned()) == 0
         checker = StepChecker(mat)
         for k, (perm, weight, last) in enumerate(steps):
@@ -273,10 +293,11 @@ async def back_to_back_frames(dut):
     mats = [random_matrix(rng, n, min(w, 6)) for _ in range(BACK_TO_BACK)]
     mats[len(mats) // 2] = np.zeros((n, n), dtype=np.int64)     # no step, still a done
     for mat in mats:
-        h.send([(list(map(int, mat[i])), i == n - 1) for i in range(n)])
+        h.send(beats_of(mat, h.rows))
     h.source.gap_p, h.sink.ready_p = 0.1, 0.6
     expects = [decompose(mat, "wavefront") for mat in mats]
     dones, was_done = 0, False    # done is low after reset (no matrix loaded yet)
+    idle_before = False
     overlaps = 0                  # cycles a new frame waits behind an untaken final step
     limit = sum(4 * (len(e) + n + 10) for e in expects) + 1000
     for _ in range(limit):
@@ -288,8 +309,10 @@ async def back_to_back_frames(dut):
                     int(dut.steps__payload.value.to_unsigned()), n, w)[2]:
             overlaps += 1
         was_done = done
-        if h.source.idle and done and not int(dut.steps__valid.value):
+        # idle at the previous sample too: the last beat's handshake has been registered
+        if idle_before and done and not int(dut.steps__valid.value):
             break
+        idle_before = h.source.idle
     else:
         raise AssertionError(f"not finished after {limit} cycles")
     got, current = [], []
@@ -320,7 +343,7 @@ async def stall_keeps_every_step(dut):
     await h.reset()
     mat = rng.integers(1, 1 << min(w, 12), (n, n))
     expect = decompose(mat, "wavefront")
-    h.send([(list(map(int, mat[i])), i == n - 1) for i in range(n)])
+    h.send(beats_of(mat, h.rows))
     stalled_from = None
     while True:  # accept every cycle except a 3n-cycle stall after the third step
         taken = len(h.sink.beats)
@@ -352,10 +375,10 @@ async def monitor_catches_a_dropped_beat(dut):
     h.sink.ready_p = 0.0
     # a full frame of an all-ones matrix: the final step waits, so load.ready stays low after
     mat = np.ones((n, n), dtype=np.int64)
-    h.send([(list(map(int, mat[i])), i == n - 1) for i in range(n)])
+    h.send(beats_of(mat, h.rows))
     while not (h.source.idle and int(dut.steps__valid.value)):
         await h.clock.step()
-    h.send([([1] * n, False)])
+    h.send([([1] * n * h.rows, False)])
     await h.clock.step()
     assert int(dut.load__valid.value) and not int(dut.load__ready.value)
     h.source.current = None            # withdraw the beat: a protocol violation
@@ -367,6 +390,6 @@ async def monitor_catches_a_dropped_beat(dut):
         raise AssertionError("the monitor missed valid falling before ready")
     assert "stream 'load'" in message and "load__valid" in message and \
         f"cycle {h.clock.count}" in message, message
-    assert monitor.beats == n
+    assert monitor.beats == n // h.rows
     record_stats("monitor_catches_a_dropped_beat", transactions=monitor.beats,
                  cycles=h.meter.cycles)

@@ -142,7 +142,8 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         description="BhaVaN-style BvN engine: N x N W-bit matrix -> (permutation, weight) steps",
         # N = 64 at W = 10: slot counts of a budget up to 1,023 slots (quantised MoE, §6/§8);
         # the unquantised W = 16 engine is built by `make bench` for its comparison.
-        params=({"n": 8, "w": 8}, {"n": 16, "w": 32}, {"n": 64, "w": 10}),
+        # N = 16 loads four rows per beat (the wide load), the others one.
+        params=({"n": 8, "w": 8}, {"n": 16, "w": 32, "rows": 4}, {"n": 64, "w": 10}),
         # N = 32 at W = 16 needs about 93-96k LUT4 against the LFE5U-85F's 83,640; N = 64 is
         # about four times that and is left out (Yosys alone would run for hours).
         synth_params=({"n": 8, "w": 16}, {"n": 16, "w": 16}, {"n": 32, "w": 16},

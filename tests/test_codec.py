@@ -1,6 +1,7 @@
 """The testbench codec (``cosim/codec.py``, written from the documented layouts) and the RTL's
 own payload helpers and layouts agree, field for field."""
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from amaranth.lib import data
@@ -39,6 +40,18 @@ def test_load_beats_agree(beat):
     assert word == pack_row(values, last, n)
     assert codec.decode_row(word, n) == (values, last)
     assert data.Layout.cast(load_layout(n)).size == 32 * n + 1
+
+
+@pytest.mark.parametrize("n,rows", [(4, 2), (8, 4), (6, 6)])
+def test_wide_load_beat_layout(n, rows):
+    """R rows per beat: lane k N + j is row k of the beat, column j; ``last`` after them."""
+    layout = data.Layout.cast(load_layout(n, rows))
+    assert layout.size == 32 * n * rows + 1
+    row = layout["row"]
+    assert row.offset == 0 and row.shape.length == n * rows
+    assert layout["last"].offset == 32 * n * rows
+    values = list(range(1, n * rows + 1))
+    assert codec.decode_row(codec.encode_row(values, True), n * rows) == (values, True)
 
 
 def test_slot_word_layouts_agree():

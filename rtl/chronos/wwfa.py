@@ -29,7 +29,8 @@ from amaranth.lib.wiring import In, Out
 
 from .._util import check_params
 
-__all__ = ["WavefrontArbiter", "N_MIN", "N_MAX", "rotation_counters", "wave_grants"]
+__all__ = ["WavefrontArbiter", "N_MIN", "N_MAX", "rotation_counters", "wave_grants", "wave_steps",
+           "from_steps"]
 
 N_MIN = 2
 N_MAX = 128
@@ -75,10 +76,26 @@ def wave_grants(m, rows, rot):
     n = len(rows)
     # stepped[i][s] = requests[i, (s + a_i) mod n]
     stepped = [_rotate(m, rows[i], rot[i], right=True) for i in range(n)]
+    step_grant = wave_steps(m, stepped)
+    # Back to column order: grants[i, j] = step_grant[i][(j - a_i) mod n].
+    return [from_steps(m, step_grant[i], rot[i], name=f"grant_row{i}") for i in range(n)]
 
-    # The acyclic wave in (row, step) coordinates. row_free[i] is the row token arriving
-    # at step s of row i; col_free[i] is the token of the column that row i visits at
-    # step s (handed down from row i-1 at step s-1).
+
+def from_steps(m, step_row, amount, *, name):
+    """Row ``i`` of a matrix in step order (bit ``s`` = cell at wave step ``s``) back to
+    column order, given the row's rotation amount ``a_i`` of :func:`rotation_counters`."""
+    row = Signal(len(step_row), name=name)
+    m.d.comb += row.eq(_rotate(m, Cat(*step_row), amount, right=False))
+    return row
+
+
+def wave_steps(m, stepped):
+    """The acyclic wave on a request matrix already in (row, step) order: ``stepped[i][s]`` is
+    the request of row ``i`` at wave step ``s`` (the cell on diagonal ``p + s``). Returns the
+    grants in the same order, ``grants[i][s]`` (comb Signals)."""
+    n = len(stepped)
+    # row_free[i] is the row token arriving at step s of row i; col_free[i] is the token of
+    # the column that row i visits at step s (handed down from row i-1 at step s-1).
     step_grant = [[None] * n for _ in range(n)]
     row_free = [Const(1, 1)] * n
     col_free = [Const(1, 1)] * n
@@ -98,14 +115,7 @@ def wave_grants(m, rows, rot):
                 # The column visited by row i at step s is visited by row i+1 at step s+1.
                 new_col_free[(i + 1) % n] = cf
         row_free, col_free = new_row_free, new_col_free
-
-    # Back to column order: grants[i, j] = step_grant[i][(j - a_i) mod n].
-    grants = []
-    for i in range(n):
-        row = Signal(n, name=f"grant_row{i}")
-        m.d.comb += row.eq(_rotate(m, Cat(*step_grant[i]), rot[i], right=False))
-        grants.append(row)
-    return grants
+    return step_grant
 
 
 class WavefrontArbiter(wiring.Component):

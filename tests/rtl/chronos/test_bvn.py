@@ -11,13 +11,13 @@ from models.chronos.bvn import decompose
 from rtl.chronos.bvn import BvnEngine
 
 
-def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
+def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000, rows=1):
     """Send each frame (a list of (row values, last) beats), collect the steps of each.
 
     Returns one dict per frame: steps (perm, weight, last), error flags, done, and the cycles
     from the beat with ``last`` to the final step (or to ``done``)."""
     rng = np.random.default_rng(seed)
-    dut = BvnEngine(n=n, w=w)
+    dut = BvnEngine(n=n, w=w, rows=rows)
     results = []
 
     async def bench(ctx):
@@ -52,9 +52,13 @@ def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000):
     return results
 
 
-def frame(matrix):
+def frame(matrix, rows=1):
+    """The load beats of ``matrix``: ``rows`` rows per beat, row by row (the documented
+    lane order: lane k N + j of beat b is entry (b R + k, j))."""
     n = len(matrix)
-    return [(list(matrix[i]), i == n - 1) for i in range(n)]
+    flat = [int(v) for v in np.asarray(matrix).reshape(-1)]
+    return [(flat[b * rows * n:(b + 1) * rows * n], b == n // rows - 1)
+            for b in range(n // rows)]
 
 
 def check_against_model(matrix, result):
@@ -108,10 +112,48 @@ def test_bad_loads_raise_error_and_emit_nothing(case, flag):
 
 
 @pytest.mark.parametrize("kw", [{"n": 3, "w": 8}, {"n": 65, "w": 8}, {"n": 8, "w": 7},
-                                {"n": 8, "w": 33}, {"n": 8.0, "w": 8}, {"n": True, "w": 8}])
+                                {"n": 8, "w": 33}, {"n": 8.0, "w": 8}, {"n": True, "w": 8},
+                                {"n": 8, "w": 8, "rows": 0}, {"n": 8, "w": 8, "rows": 16}])
 def test_bad_parameters(kw):
-    with pytest.raises((TypeError, ValueError), match="Parameter '[nw]'"):
+    with pytest.raises((TypeError, ValueError), match="Parameter '(n|w|rows)'"):
         BvnEngine(**kw)
+
+
+def test_rows_must_divide_n():
+    with pytest.raises(ValueError, match="'rows' must divide n = 6, not 4"):
+        BvnEngine(n=6, w=8, rows=4)
+
+
+@pytest.mark.parametrize("n,rows", [(4, 2), (4, 4), (6, 3)])
+def test_wide_load_equals_model_and_takes_n_over_r_beats(n, rows):
+    w = 8
+    rng = np.random.default_rng(n * rows)
+    mats = [rng.integers(0, 1 << w, (n, n)) * (rng.random((n, n)) < d) for d in (0.4, 1.0)]
+    mats.append(np.arange(1, n * n + 1).reshape(n, n))
+    mats.append(np.zeros((n, n), dtype=np.int64))
+    res = simulate(n, w, [frame(x, rows) for x in mats], ready_p=0.7, seed=rows, rows=rows)
+    for x, r in zip(mats, res):
+        check_against_model(x, r)
+    (r,) = simulate(n, w, [frame(mats[2], rows)], rows=rows)
+    assert len(frame(mats[2], rows)) == n // rows and r["first"] == 1
+
+
+@pytest.mark.parametrize("case,flag", [("short", 0b001), ("long", 0b010), ("overflow", 0b100)])
+def test_wide_load_errors(case, flag):
+    n, w, rows = 4, 8, 2
+    good = np.arange(1, n * n + 1).reshape(n, n)
+    beats = frame(good, rows)                       # two beats of two rows
+    if case == "short":
+        beats = [(beats[0][0], True)]
+    elif case == "long":
+        beats = [(v, False) for v, _ in beats] + [(beats[0][0], True)]
+    else:
+        values = list(beats[1][0])
+        values[n + 2] = 1 << w                      # row 3, column 2 of the second beat
+        beats[1] = (values, True)
+    res = simulate(n, w, [beats, frame(good, rows)], rows=rows)
+    assert res[0]["steps"] == [] and res[0]["error"] == flag and not res[0]["done"]
+    check_against_model(good, res[1])
 
 
 def test_done_waits_for_the_final_step_to_be_taken():
@@ -212,3 +254,17 @@ def test_back_to_back_load_waits_for_the_final_step():
         expect = decompose(mat, "wavefront")
         assert [(p, wt) for p, wt, _ in got[name]] == [(list(p), wt) for p, wt in expect], name
         assert [last for *_, last in got[name]] == [False] * (len(expect) - 1) + [True]
+
+
+def test_one_beat_frames_after_an_overflow():
+    """rows = n: every frame is one beat, so the beat that starts a frame also ends it; an
+    overflow in one frame must not leak into the next (good) frame."""
+    n, w = 4, 8
+    good = np.arange(1, n * n + 1).reshape(n, n)
+    (values, last), = frame(good, n)
+    bad = [(values[:5] + [1 << w] + values[6:], True)]
+    res = simulate(n, w, [bad, frame(good, n), bad, bad, frame(good, n)], rows=n)
+    for k in (0, 2, 3):
+        assert res[k]["steps"] == [] and res[k]["error"] == 0b100, k
+    check_against_model(good, res[1])
+    check_against_model(good, res[4])
