@@ -40,14 +40,20 @@ async def timed_frame(h: Harness, mat: np.ndarray):
     return last_cycle - first + 1, len(got)
 
 
-@cocotb.test()
-async def moe_cycles(dut):
-    n, w = dims(dut)
+async def start_bench(dut):
+    """Clock, harness and reset; returns (harness, matrices to run, rng)."""
     count = int(os.environ.get("AIFABRIC_TRANSACTIONS", 20))
     rng = np.random.default_rng(cocotb.RANDOM_SEED)
     Clock(dut.clk, 10, unit="ns").start()
     h = Harness(dut, rng)
     await h.reset()
+    return h, count, rng
+
+
+@cocotb.test()
+async def moe_cycles(dut):
+    n, w = dims(dut)
+    h, count, rng = await start_bench(dut)
     # The model's kernel is compiled on first use: compile it before anything is timed (on a
     # matrix of its own, so the measured stimulus does not depend on the warm-up).
     decompose(moe_matrix(np.random.default_rng(0), n, w), "wavefront")
@@ -69,11 +75,7 @@ async def moe_cycles(dut):
 @cocotb.test()
 async def quantised_moe_cycles(dut):
     n, w = dims(dut)
-    count = int(os.environ.get("AIFABRIC_TRANSACTIONS", 20))
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
-    Clock(dut.clk, 10, unit="ns").start()
-    h = Harness(dut, rng)
-    await h.reset()
+    h, count, rng = await start_bench(dut)
     per_budget = {}
     start = time.perf_counter()
     for budget in (b for b in QUANT_BUDGETS if b < 1 << w):
