@@ -49,9 +49,8 @@ maximality every step matches row ``i`` or column ``j`` (or ``(i, j)`` itself). 
 match row ``i`` elsewhere, ``b`` steps column ``j`` elsewhere and ``c >= 1`` steps ``(i, j)``.
 Each such step removes at least one unit from the line it matches, so ``a + c <= R_i`` and
 ``b + c <= C_j`` (the row and column sums); the step count is at most
-``a + b + c <= R_i + C_j - c <= 2L - 1``. The bound is tight up to lower-order terms for
-maximal matchings (e.g. a 2 x 2 matrix ``[[1, 1], [1, 0]]`` matched first on ``(0, 1)`` then
-needs ``(0, 0)`` and ``(1, 0)`` in separate steps: 3 = 2L - 1 steps for L = 2).
+``a + b + c <= R_i + C_j - c <= 2L - 1``. The bound is reached: ``"wavefront"`` decomposes
+``[[0, 0, 0], [1, 0, 1], [1, 1, 0]]`` (L = 2) in 3 = 2L - 1 permutations.
 """
 
 from __future__ import annotations

@@ -29,11 +29,11 @@ TABLE2_ROW = {"exact": "maximum", "wavefront": "maximal", "fast": "maximal"}
 
 # BhaVaN (§8): "completes a BvN decomposition in less than 1 us for a 64-port switch".
 PAPER_ENGINE_S = 1e-6
-ENGINE_HZ = 1e9            # the clock the paper's < 1 us implies for its 16 nm ASIC
+ENGINE_HZ = 1e9            # an assumed 1 GHz clock for the paper's 16 nm ASIC (not stated)
 QUANT_BUDGETS = (64, 128, 256, 512)
 QUANT_NS = (16, 32, 64)
-# The slot budget the engine's design point uses at N = 64: the finest that fits W = 10 bits
-# (an entry is at most its line sum, so at most the budget).
+# The slot budget the engine's design point uses at N = 64: the finest of QUANT_BUDGETS (its
+# counts fit W = 10 bits: an entry is at most its line sum, so at most the budget).
 ENGINE_BUDGET = 512
 
 

@@ -205,8 +205,6 @@ def test_quantised_moe_fits_the_budget_and_its_bound():
         s = decompose(q.counts, "wavefront")
         assert q.used <= slots and len(s) <= 2 * q.used - 1
         assert (s.served() == q.counts).all()
-        # the unit is coarse enough that the engine's W bits hold every count
-        assert q.counts.max() < 1 << (slots.bit_length())
 
 
 def test_quantize_with_an_explicit_unit():
