@@ -36,6 +36,12 @@ def _grid(x, y) -> None:
             raise ValueError(f"{name} (grid size) must be an int >= 1, not {v!r}")
 
 
+def _sizes(x, y) -> None:
+    for name, v in (("x", x), ("y", y)):
+        if not np.all(np.asarray(v) >= 1):
+            raise ValueError(f"{name} (grid size) must be >= 1, not {v!r}")
+
+
 def _positive(**kw) -> None:
     for name, v in kw.items():
         if not np.all(np.asarray(v) > 0):
@@ -44,6 +50,7 @@ def _positive(**kw) -> None:
 
 def ag_time(D, x, y, C_F, C_S):
     """Eq 1: (y-1) D / (x y C_S) + (x-1) D / (x C_F). Broadcasts over numpy arrays."""
+    _sizes(x, y)
     _positive(C_F=C_F, C_S=C_S)
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     return (y - 1) * D / (x * y * C_S) + (x - 1) * D / (x * C_F)
@@ -51,12 +58,14 @@ def ag_time(D, x, y, C_F, C_S):
 
 def a2a_rail_optimized(D, x, y, C_F, C_S):
     """Eq 2: max((x-1) D / C_F, x (y-1) D / C_S)."""
+    _sizes(x, y)
     _positive(C_F=C_F, C_S=C_S)
     return np.maximum((x - 1) * D / C_F, x * (y - 1) * D / C_S)
 
 
 def a2a_rail_only(D, x, y, C_F, C_S):
     """Eq 3: y (x-1) D / C_F + x (y-1) D / C_S."""
+    _sizes(x, y)
     _positive(C_F=C_F, C_S=C_S)
     return y * (x - 1) * D / C_F + x * (y - 1) * D / C_S
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from models.common.clos import min_tier_clos
+
 __all__ = ["Parts", "Prices", "CostRow", "fat_tree", "tapered_fat_tree", "hammingmesh",
            "torus_3d", "rail_only_2d", "railx_mesh", "railx_bisection_ratio", "table6", "PORTS"]
 
@@ -54,16 +56,12 @@ def _int(name: str, value, low: int = 1) -> int:
 
 def fat_tree(chips: int, tiers: int, radix: int = 64) -> Parts:
     """Non-blocking fat tree per port plane (36 planes): tiers-1 levels of radix/2-down
-    switches and a top level of all-down switches; one link per chip and level."""
+    switches and a top level of all-down switches; one link per chip and level
+    (:func:`models.common.clos.min_tier_clos` with the tier count fixed)."""
     _int("tiers", tiers, 2)
-    half = radix // 2
-    cap = 2 * half ** tiers
-    if _int("chips", chips) > cap:
-        raise ValueError(f"a {tiers}-tier non-blocking fat tree of radix {radix} has at most "
-                         f"{cap} chips, not {chips}")
-    per_plane = (tiers - 1) * math.ceil(chips / half) + math.ceil(chips / radix)
-    links = tiers * chips
-    return Parts(chips, switches=PORTS * per_plane, aot=2 * PORTS * links, global_bw=1.0)
+    plane = min_tier_clos(_int("chips", chips), radix, tiers)
+    return Parts(chips, switches=PORTS * plane.switches, aot=PORTS * plane.transceivers,
+                 global_bw=1.0)
 
 
 def tapered_fat_tree(chips: int, downs: tuple[int, ...], radix: int = 64) -> Parts:

@@ -54,7 +54,7 @@ def test_parts_are_priced_linearly():
 
 
 def test_bad_inputs():
-    with pytest.raises(ValueError, match="at most 2048 chips"):
+    with pytest.raises(ValueError, match="at most 2,048 hosts"):
         fat_tree(4096, 2)
     with pytest.raises(ValueError, match="tiers must be 1 or 2"):
         hammingmesh(4, 32, 3)

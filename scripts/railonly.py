@@ -1,0 +1,130 @@
+"""Rail-only from the command line: network counts and cost, collective times, the best
+parallelisation of a GPT model, and the traffic summary of a run.
+
+    python -m scripts.railonly table2 [--hb 256]
+    python -m scripts.railonly network --gpus 32768 --radix 64 --hb 256
+    python -m scripts.railonly a2a --x 8 --y 16 --platform dgx-h100 [--bytes 1e6]
+    python -m scripts.railonly search --model gpt-1t --gpus 32768 --batch 4096 [--hb 256]
+        [--platform dgx-gh200] [--hb-gbps 3600] [--nic-gbps 400]
+    python -m scripts.railonly traffic --model gpt-1t --gpus 3072 --batch 3072 --t 8 --p 64
+
+Bad input prints one line ``error: ...`` and exits with 2.
+"""
+
+from __future__ import annotations
+
+from ._cli import Parser, UsageError, md_table, run_main
+
+GBPS = 1e9 / 8
+
+
+def _models():
+    from models.railonly import collectives, iteration, network, specs, traffic
+    return collectives, iteration, network, specs, traffic
+
+
+def cmd_table2(args) -> None:
+    _, _, network, _, _ = _models()
+    rows = network.table2(args.hb)
+    print(md_table(["GPUs", "radix", "tiers SOTA/RO", "switches SOTA", "switches RO",
+                    "transceivers SOTA", "transceivers RO", "cost saving", "power saving"],
+                   [[f"{r['gpus']:,}", r["radix"], f"{r['sota_tiers']}/{r['railonly_tiers']}",
+                     f"{r['sota_switches']:,}", f"{r['railonly_switches']:,}",
+                     f"{r['sota_transceivers']:,}", f"{r['railonly_transceivers']:,}",
+                     f"{100 * r['cost_saving']:.1f} %", f"{100 * r['power_saving']:.1f} %"]
+                    for r in rows]), end="")
+
+
+def cmd_network(args) -> None:
+    _, _, network, _, _ = _models()
+    r = network.savings(args.gpus, args.radix, args.hb)
+    for k, v in r.items():
+        print(f"{k:24} {v:,.3f}" if isinstance(v, float) else f"{k:24} {v:,}")
+
+
+def cmd_a2a(args) -> None:
+    collectives, _, _, specs, _ = _models()
+    p = specs.get_platform(args.platform)
+    opt = collectives.a2a_rail_optimized(args.bytes, args.x, args.y, p.C_F, p.C_S)
+    only = collectives.a2a_rail_only(args.bytes, args.x, args.y, p.C_F, p.C_S)
+    print(f"rail-optimized (eq 2) {opt * 1e6:12.3f} us")
+    print(f"rail-only      (eq 3) {only * 1e6:12.3f} us")
+    print(f"overhead              {100 * (only / opt - 1):12.2f} %   (C_S/C_F = "
+          f"{100 * collectives.slowdown(p.C_F, p.C_S):.2f} %)")
+
+
+def cmd_search(args) -> None:
+    _, iteration, _, specs, _ = _models()
+    model, plat = specs.get_model(args.model), specs.get_platform(args.platform)
+    if args.hb_gbps is not None:
+        plat = plat.with_(C_F=args.hb_gbps * GBPS)
+    if args.nic_gbps is not None:
+        plat = plat.with_(C_S=args.nic_gbps * GBPS)
+    res = iteration.search(model, plat, args.gpus, args.batch, hb=args.hb)
+    s = res["strategy"]
+    print(f"{model.name} on {args.gpus:,} x {plat.name} (HB {args.hb or plat.hb}), batch "
+          f"{args.batch}: {res['count']:,} strategies fit")
+    print(f"best: t={s.t} p={s.p} d={s.d} b={s.b} v={s.v}; in HB t_h={s.t_h} p_h={s.p_h} "
+          f"d_h={s.d_h}")
+    for k, v in res["terms"].items():
+        print(f"  {k:12} {v:12.4f}" + (" s" if k not in ("m",) else ""))
+    print(f"HFU {100 * iteration.hfu(model, plat, args.gpus, args.batch, res['time']):.1f} %")
+
+
+def cmd_traffic(args) -> None:
+    _, _, _, specs, traffic = _models()
+    mats = traffic.megatron_traffic(specs.get_model(args.model), args.gpus, args.batch, args.t,
+                                    args.p, micro=args.micro, hb=args.hb)
+    s = traffic.summary(mats, args.hb)
+    print(f"total {s['total'] / 1e12:.2f} TB per iteration over {s['gpus']:,} GPUs")
+    for k in mats:
+        print(f"  {k}: {100 * s['share'][k]:6.2f} % of bytes, "
+              f"{100 * s['pairs_with'][k]:.4f} % of pairs")
+    print(f"pairs with no traffic {100 * s['no_traffic']:.3f} %; bytes inside HB domains "
+          f"{100 * s['hb_share']:.2f} %, same rail {100 * s['rail_share']:.2f} %, other "
+          f"{100 * s['other_share']:.2f} %")
+
+
+def main(argv=None) -> int:
+    parser = Parser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("table2", help="Table II rebuilt")
+    p.add_argument("--hb", type=int, default=256)
+    p = sub.add_parser("network", help="one Rail-optimized vs Rail-only comparison")
+    p.add_argument("--gpus", type=int, required=True)
+    p.add_argument("--radix", type=int, required=True)
+    p.add_argument("--hb", type=int, default=8)
+    p = sub.add_parser("a2a", help="all-to-all time, eq 2 vs eq 3")
+    p.add_argument("--x", type=int, required=True, help="GPUs per HB domain")
+    p.add_argument("--y", type=int, required=True, help="HB domains")
+    p.add_argument("--bytes", type=float, default=1e6, help="bytes per GPU pair")
+    p.add_argument("--platform", default="dgx-h100")
+    p = sub.add_parser("search", help="best parallelisation (eq 6-11)")
+    p.add_argument("--model", required=True)
+    p.add_argument("--gpus", type=int, required=True)
+    p.add_argument("--batch", type=int, required=True)
+    p.add_argument("--hb", type=int)
+    p.add_argument("--platform", default="dgx-gh200")
+    p.add_argument("--hb-gbps", type=float)
+    p.add_argument("--nic-gbps", type=float)
+    p = sub.add_parser("traffic", help="traffic summary of a Megatron run")
+    p.add_argument("--model", required=True)
+    for name in ("gpus", "batch", "t", "p"):
+        p.add_argument(f"--{name}", type=int, required=True)
+    p.add_argument("--micro", type=int, default=1)
+    p.add_argument("--hb", type=int, default=8)
+    args = parser.parse_args(argv)
+    for name in ("hb_gbps", "nic_gbps", "bytes"):
+        v = getattr(args, name, None)
+        if v is not None and not v > 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be > 0, not {v!r}")
+    try:
+        {"table2": cmd_table2, "network": cmd_network, "a2a": cmd_a2a, "search": cmd_search,
+         "traffic": cmd_traffic}[args.cmd](args)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)
