@@ -1,0 +1,73 @@
+"""InfiniteHBD (Shou et al., 2025): a transceiver-centric HBD of OCS transceivers forming
+fault-tolerant K-hop rings.
+
+- :mod:`.topology`: nodes, the K-hop ring/line of OCS transceivers, TP rings with the
+  transceiver configuration that realises them (Alg. 2), link-by-link verification.
+- :mod:`.faults`: production-statistics trace generator, CSV import, 8 -> 4-GPU conversion,
+  i.i.d. GPU faults (Appendix A).
+- :mod:`.waste`: GPU waste of Big-Switch, InfiniteHBD, NVL-36/72/576, TPUv4, SiP-Ring.
+- :mod:`.bound`: Appendix C's bound (Table 7) and its Monte-Carlo check.
+- :mod:`.orchestration`: Algorithms 2-5 and cross-ToR traffic (§4.3, §6.4).
+- :mod:`.cost`: Table 8's parts, Table 6, the aggregate cost of Fig 13d.
+- :mod:`.experiments`: the paper's numbers and figures, computed by the above.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from models.common.records import Record
+
+from .topology import HBD, Ring, build_rings, verify
+
+__all__ = ["HBD", "Ring", "build_rings", "verify", "reproduce", "tables", "figures"]
+
+_cache: dict = {}
+_MC = {False: 4000, True: 400}
+
+
+def _cached(key, fn):
+    if key not in _cache:
+        _cache[key] = fn()
+    return _cache[key]
+
+
+def _study(quick: bool) -> dict:
+    from . import bound, experiments as ex, faults
+
+    def mc():
+        p = faults.gpu_fault_prob(faults.PROD_P99, 8)
+        out = {}
+        for R in (4, 8):
+            for K in (2, 3, 4):
+                m = bound.monte_carlo_waste(R, K, 32, p, samples=_MC[quick], seed=R * 10 + K)
+                out[(R, K)] = {**m, "samples": _MC[quick]}
+        return out
+
+    return _cached(("study", quick), lambda: {
+        "trace": ex.trace_study(), "sweep": ex.fault_sweep(samples=40 if quick else 200),
+        "orch": ex.orchestration_study(seeds=(1,) if quick else (1, 2, 3)),
+        "agg": ex.aggregate_study(samples=20 if quick else 100), "mc": mc()})
+
+
+def reproduce(quick: bool = False) -> list[Record]:
+    """Appendix A's conversion and trace statistics, Table 7 (bound and Monte-Carlo), the
+    §6.2 waste headline over the 348-day trace, Table 6 from Table 8's parts, Fig 13d's
+    crossover and §6.4's cross-ToR figures. ``quick``: fewer Monte-Carlo and sweep samples."""
+    from .experiments import records
+    s = _study(quick)
+    return records(s["trace"], s["orch"], s["agg"], s["mc"])
+
+
+def tables(quick: bool = False) -> list[str]:
+    from .experiments import tables_md
+    s = _study(quick)
+    return tables_md(s["trace"], s["sweep"])
+
+
+def figures(out_dir: Path, quick: bool = False) -> list[Path]:
+    """infinitehbd_fig9 (waste over the trace and CDF), fig10 (waste vs GPU fault ratio),
+    fig11 (maximal job scale), fig12 (waiting time), fig13 (orchestration and cost)."""
+    from .experiments import plot_all
+    s = _study(quick)
+    return plot_all(s["trace"], s["sweep"], s["orch"], s["agg"], Path(out_dir))
