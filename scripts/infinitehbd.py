@@ -1,0 +1,101 @@
+"""InfiniteHBD from the command line: TP rings and their transceiver settings, GPU waste of
+the HBD architectures over a fault trace, Table 7's bound and Table 6's costs.
+
+    python -m scripts.infinitehbd rings --nodes 12 --R 4 --K 2 --tp 16 --faulty 2,7 [--line]
+    python -m scripts.infinitehbd waste --tp 32 [--trace faults.csv --nodes 2448 --hours 8352]
+    python -m scripts.infinitehbd table7
+    python -m scripts.infinitehbd table6
+
+``waste`` without ``--trace`` uses the generated 348-day trace of 9,792 GPUs. The CSV has
+the header ``node,start_h,end_h`` (4-GPU nodes, hours from the trace start). Bad input
+prints one line ``error: ...`` and exits with 2.
+"""
+
+from __future__ import annotations
+
+from ._cli import Parser, UsageError, md_table, run_main
+
+
+def _ints(text: str, what: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--{what} {text!r}: expected a comma list of integers") from None
+
+
+def cmd_rings(args) -> None:
+    from models.infinitehbd.topology import HBD, build_rings, verify
+    hbd = HBD(args.nodes, args.R, args.K, ring=not args.line)
+    faulty = _ints(args.faulty, "faulty") if args.faulty else []
+    rings = build_rings(hbd, faulty, args.tp)
+    verify(hbd, rings, faulty)
+    print(f"{len(rings)} TP-{args.tp} rings on {args.nodes} nodes of {args.R} GPUs "
+          f"(K = {args.K}, {'line' if args.line else 'ring'}), faulty {faulty or 'none'}; "
+          f"every ring verified on the link graph")
+    for i, r in enumerate(rings):
+        cfg = " ".join(f"{side}{n}={path}" for (side, n), path in sorted(
+            r.config.items(), key=lambda kv: (kv[0][1], kv[0][0])))
+        print(f"ring {i}: nodes {list(r.nodes)}  transceivers {cfg}")
+
+
+def cmd_waste(args) -> None:
+    from models.infinitehbd import experiments as ex, faults, waste
+    if args.trace:
+        if args.nodes is None or args.hours is None:
+            raise UsageError("--trace needs --nodes and --hours")
+        trace = faults.read_trace_csv(args.trace, nodes=args.nodes, hours=args.hours, R=4)
+    else:
+        trace = ex.cluster_trace()[1]
+    states = trace.states()
+    rows = []
+    for arch in waste.ARCHS:
+        w = waste.waste(arch, states, args.tp, 4)
+        rows.append([arch, f"{100 * w.mean():.3f} %", f"{100 * w.max():.3f} %"])
+    print(f"{trace.nodes:,} nodes x 4 GPUs, {trace.hours:,.0f} h, {len(trace.events):,} faults, "
+          f"TP-{args.tp}")
+    print(md_table(["architecture", "mean waste", "worst"], rows), end="")
+
+
+def cmd_table7(args) -> None:
+    from models.infinitehbd import bound
+    t = bound.table7()
+    print(md_table(["R", "K = 2", "K = 3", "K = 4"],
+                   [[R] + [f"{100 * t[(R, K)]:.4g} %" for K in (2, 3, 4)] for R in (4, 8)]),
+          end="")
+
+
+def cmd_table6(args) -> None:
+    from models.infinitehbd import cost
+    print(md_table(["system", "$ / GPU", "W / GPU", "$ / GPU GB/s", "W / GPU GB/s"],
+                   [[k, f"{v['cost']:,.2f}", f"{v['watts']:.2f}", f"{v['cost_per_gbps']:.2f}",
+                     f"{v['watts_per_gbps']:.2f}"] for k, v in cost.table6().items()]), end="")
+
+
+def main(argv=None) -> int:
+    parser = Parser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("rings", help="TP rings and transceiver settings")
+    p.add_argument("--nodes", type=int, required=True)
+    p.add_argument("--R", type=int, default=4)
+    p.add_argument("--K", type=int, default=2)
+    p.add_argument("--tp", type=int, required=True)
+    p.add_argument("--faulty", default="")
+    p.add_argument("--line", action="store_true")
+    p = sub.add_parser("waste", help="GPU waste of every architecture over a trace")
+    p.add_argument("--tp", type=int, required=True)
+    p.add_argument("--trace")
+    p.add_argument("--nodes", type=int)
+    p.add_argument("--hours", type=float)
+    sub.add_parser("table7", help="Appendix C's waste bound")
+    sub.add_parser("table6", help="interconnect cost and power from Table 8's parts")
+    args = parser.parse_args(argv)
+    try:
+        {"rings": cmd_rings, "waste": cmd_waste, "table7": cmd_table7,
+         "table6": cmd_table6}[args.cmd](args)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)
