@@ -420,7 +420,7 @@ def run_hbd(args) -> str:
     ts = ex.trace_study()
     trace_s = time.perf_counter() - start
     for arch in waste.ARCHS:
-        for tp in (16, 32):
+        for tp in ex.TPS:
             for s in ex.JOB_SCALES:
                 ex.waiting_fraction(ts["usable"][(arch, tp)], s * ex.GPUS)
             ex.max_job_scale(ts["usable"][(arch, tp)])

@@ -72,7 +72,7 @@ def waiting_fraction(usable: np.ndarray, job_gpus: float) -> float:
     return float((usable < job_gpus).mean())
 
 
-def fault_sweep(ratios=GPU_RATIOS, tps=(16, 32), samples: int = 200, seed: int = 2) -> dict:
+def fault_sweep(ratios=GPU_RATIOS, tps=TPS, samples: int = 200, seed: int = 2) -> dict:
     """Fig 10 / 18: mean waste ratio under i.i.d. GPU faults at each GPU fault ratio."""
     out = {}
     nodes = GPUS // R
@@ -306,14 +306,14 @@ def plot_all(ts: dict, sweep: dict, orch: dict, agg: dict, out_dir: Path) -> lis
     # Fig 10 / 18: waste vs GPU fault ratio
     tps = sorted({k[1] for k in sweep})
     ratios = sorted({k[2] for k in sweep})
-    fig, axes = plt.subplots(1, len(tps), figsize=(10, 3.8))
+    fig, axes = plt.subplots(1, len(tps), figsize=(14, 3.8))
     for ax, tp in zip(np.atleast_1d(axes), tps):
         for arch in waste.ARCHS:
             ax.plot([100 * q for q in ratios], [100 * sweep[(arch, tp, q)] for q in ratios],
                     "o-", ms=3, label=LABEL[arch])
         ax.set_xlabel("GPU fault ratio (%)")
         ax.set_ylabel("GPU waste (%)")
-        ax.set_title(f"Fig 10: TP-{tp}, i.i.d. GPU faults")
+        ax.set_title(f"Fig 10 / 18: TP-{tp}, i.i.d. GPU faults")
     np.atleast_1d(axes)[0].legend(fontsize=6)
     paths.append(_save(fig, out_dir / "infinitehbd_fig10_waste_vs_faults.png"))
     # Fig 11: max job scale
@@ -329,15 +329,15 @@ def plot_all(ts: dict, sweep: dict, orch: dict, agg: dict, out_dir: Path) -> lis
     ax.legend(fontsize=6, ncol=4)
     paths.append(_save(fig, out_dir / "infinitehbd_fig11_job_scale.png"))
     # Fig 12: waiting time
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for ax, tp in zip(axes, (16, 32)):
+    fig, axes = plt.subplots(1, len(TPS), figsize=(14, 3.6))
+    for ax, tp in zip(axes, TPS):
         for arch in waste.ARCHS:
             ax.plot([100 * s for s in JOB_SCALES],
                     [100 * waiting_fraction(ts["usable"][(arch, tp)], s * GPUS)
                      for s in JOB_SCALES], "o-", ms=3, label=LABEL[arch])
         ax.set_xlabel("job scale (% of the cluster)")
         ax.set_ylabel("time waiting for repairs (%)")
-        ax.set_title(f"Fig 12: TP-{tp}")
+        ax.set_title(f"Fig 12 / 19: TP-{tp}")
     axes[0].legend(fontsize=6)
     paths.append(_save(fig, out_dir / "infinitehbd_fig12_waiting.png"))
     # Fig 13b-d
