@@ -1,0 +1,281 @@
+"""Wavelength allocation (Flex-SiPAC §3.C, eq 1): exact, the paper's heuristic, per-WSS
+wavelength assignment by vertex colouring, and minimal-change reconfiguration.
+
+Eq 1 as printed: min sum_ij (lambda_ij - t_ij)^2 subject to sum_j lambda_ij <= w (ingress),
+sum_i lambda_ij <= w (egress), lambda_ii = 0, lambda_ij integer; the sums run 1..N where the
+indices run 0..N-1, and no lambda >= 0 is stated. We solve it with the sums over 0..N-1 and
+lambda_ij >= 0 (a negative wavelength count means nothing), and only on *direct* pairs
+(CUs one WSS apart; other pairs get 0: a wavelength cannot reach them). The traffic is
+scaled into wavelength units first (:func:`scale`): T x w / (its largest row or column sum),
+CU's sending traffic fills its w wavelengths.
+
+- :func:`exact`: the integer least squares as a MILP solved by HiGHS (scipy.optimize.milp):
+  one binary per pair and value k = 0..w, objective sum (k - t)^2 -- exact, for small N.
+- :func:`heuristic`: the paper's two steps. The continuous relaxation (its optimum is the
+  scaled T itself, which is feasible), rounded to the nearest integers; rounding overshoot is
+  repaired (the paper does not say how: we take back wavelengths, smallest rounding gain
+  first, from any row or column over w); then CUs short of w wavelengths get more, one at a
+  time, round-robin over pairs by decreasing weight t_ij - lambda_ij, as long as ingress and
+  egress allow.
+- :func:`assign_wavelengths`: every unit of lambda_ij is a signal on the WSS of the pair's
+  level; signals conflict when they share a transmitter (one comb line goes to one port),
+  a receiver (an output bus must not carry a wavelength twice: coherent crosstalk), and
+  colours are wavelengths 0..w-1 (DSatur, networkx). The conflict graph is the line graph
+  of a bipartite multigraph (transmitters x receivers), so w colours always suffice
+  (Koenig); when DSatur needs more, the exact colouring peels w perfect matchings off the
+  graph padded to w-regular. Returns each WSS's configuration
+  ``{(input port, wavelength): output port}`` -- the WSS controller's input format.
+- :func:`reconfigure`: the next allocation's assignment keeping every signal that survives
+  on its wavelength and filling new signals with wavelengths free at both ends; counts the
+  wavelengths retuned.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .topology import SiPAC
+from .traffic import check_traffic
+
+__all__ = ["scale", "direct_mask", "objective", "exact", "heuristic", "check_allocation",
+           "assign_wavelengths", "check_assignment", "reconfigure"]
+
+
+def direct_mask(topo: SiPAC) -> np.ndarray:
+    m = np.zeros((topo.N, topo.N), dtype=bool)
+    for x in range(topo.N):
+        for l in range(topo.L):
+            m[x, topo.neighbours(x, l)] = True
+    return m
+
+
+def scale(T, w: int) -> np.ndarray:
+    """Traffic in wavelength units: each CU's row scaled to its w wavelengths (the
+    allocation is proportional to the traffic each CU sends)."""
+    T = check_traffic(T)
+    _w(w)
+    rows = T.sum(axis=1, keepdims=True)
+    return np.divide(T * w, rows, out=np.zeros_like(T), where=rows > 0)
+
+
+def _w(w) -> int:
+    if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1:
+        raise ValueError(f"w (wavelengths per transceiver) must be an int >= 1, not {w!r}")
+    return int(w)
+
+
+def objective(lam: np.ndarray, t: np.ndarray) -> float:
+    return float(((lam - t) ** 2).sum())
+
+
+def check_allocation(topo: SiPAC, lam: np.ndarray, w: int) -> None:
+    """ValueError naming the first violated constraint of eq 1 (plus direct pairs only)."""
+    lam = np.asarray(lam)
+    if lam.shape != (topo.N, topo.N):
+        raise ValueError(f"allocation must be {topo.N} x {topo.N}, not {lam.shape}")
+    if (lam < 0).any() or np.any(lam != np.round(lam)):
+        raise ValueError("allocation entries must be integers >= 0")
+    if np.any(np.diag(lam)):
+        raise ValueError("allocation diagonal must be 0")
+    off = lam * ~direct_mask(topo)
+    if off.any():
+        i, j = np.argwhere(off)[0]
+        raise ValueError(f"CUs {i} and {j} are not direct neighbours but get {lam[i, j]} "
+                         f"wavelengths")
+    for name, sums in (("ingress", lam.sum(axis=1)), ("egress", lam.sum(axis=0))):
+        if (sums > w).any():
+            i = int(np.argmax(sums > w))
+            raise ValueError(f"{name} constraint: CU {i} has {int(sums[i])} wavelengths, more "
+                             f"than w = {w}")
+
+
+def exact(topo: SiPAC, T, w: int, *, time_limit: float = 60.0) -> np.ndarray:
+    """Eq 1 solved exactly (see the module docstring)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    w = _w(w)
+    t = scale(T, w)
+    pairs = np.argwhere(direct_mask(topo))
+    P, K = len(pairs), w + 1
+    k = np.arange(K)
+    c = np.concatenate([(k - t[i, j]) ** 2 for i, j in pairs])
+    rows, lo, hi = [], [], []
+    one = np.zeros((P, P * K))
+    for p in range(P):
+        one[p, p * K:(p + 1) * K] = 1
+    rows.append(one)
+    lo += [1] * P
+    hi += [1] * P
+    for axis in (0, 1):
+        A = np.zeros((topo.N, P * K))
+        for p, (i, j) in enumerate(pairs):
+            A[(i, j)[axis], p * K:(p + 1) * K] = k
+        rows.append(A)
+        lo += [0] * topo.N
+        hi += [w] * topo.N
+    res = milp(c, constraints=LinearConstraint(np.vstack(rows), lo, hi),
+               integrality=np.ones(P * K), bounds=Bounds(0, 1),
+               options={"time_limit": time_limit})
+    if res.x is None:
+        raise ValueError(f"eq 1 has no solution within {time_limit} s ({res.message})")
+    z = np.round(res.x).reshape(P, K)
+    lam = np.zeros((topo.N, topo.N))
+    for p, (i, j) in enumerate(pairs):
+        lam[i, j] = k[np.argmax(z[p])]
+    return lam
+
+
+def heuristic(topo: SiPAC, T, w: int) -> np.ndarray:
+    """The paper's rounding and round-robin fill (see the module docstring)."""
+    w = _w(w)
+    t = scale(T, w) * direct_mask(topo)
+    lam = np.rint(t)
+    # repair rounding overshoot: take back the least-needed rounded-up units first
+    for axis in (1, 0):
+        sums = lam.sum(axis=axis)
+        for i in np.flatnonzero(sums > w):
+            line = (lambda a: a[i, :]) if axis == 1 else (lambda a: a[:, i])
+            while line(lam).sum() > w:
+                gain = np.where(line(lam) > 0, line(lam) - line(t), -np.inf)
+                j = int(np.argmax(gain))
+                if axis == 1:
+                    lam[i, j] -= 1
+                else:
+                    lam[j, i] -= 1
+    # round-robin fill by decreasing weight while ingress and egress allow
+    mask = direct_mask(topo) & (t > 0)
+    while True:
+        out_left = w - lam.sum(axis=1)
+        in_left = w - lam.sum(axis=0)
+        progress = False
+        for i in np.flatnonzero(out_left > 0):
+            weight = np.where(mask[i] & (in_left > 0), t[i] - lam[i], -np.inf)
+            j = int(np.argmax(weight))
+            if weight[j] == -np.inf or lam[i].sum() >= w:
+                continue
+            lam[i, j] += 1
+            in_left[j] -= 1
+            progress = True
+        if not progress:
+            return lam
+
+
+def assign_wavelengths(topo: SiPAC, lam, w: int) -> dict:
+    """Per-WSS wavelength configuration by DSatur colouring (see the module docstring).
+    Returns ``{"wss": {(l, i): {(in_port, wavelength): out_port}}, "signals": {(src, dst,
+    k): wavelength}}``. ValueError when the signals need more than w wavelengths."""
+    import networkx as nx
+    check_allocation(topo, lam, w)
+    g = nx.Graph()
+    by_src: dict = {}
+    by_dst: dict = {}
+    for i, j in np.argwhere(np.asarray(lam) > 0):
+        for k in range(int(lam[i, j])):
+            s = (int(i), int(j), k)
+            g.add_node(s)
+            by_src.setdefault(int(i), []).append(s)
+            by_dst.setdefault(int(j), []).append(s)
+    for group in list(by_src.values()) + list(by_dst.values()):
+        g.add_edges_from((a, b) for n, a in enumerate(group) for b in group[n + 1:])
+    colour = nx.greedy_color(g, strategy="DSATUR") if len(g) else {}
+    method = "dsatur"
+    if colour and max(colour.values()) >= w:
+        colour, method = _koenig(lam, w), "koenig"
+    out = _config(topo, colour)
+    out["method"] = method
+    return out
+
+
+def _koenig(lam, w: int) -> dict:
+    """Edge colouring of the transmitter x receiver multigraph with w colours: pad to a
+    w-regular bipartite multigraph, then take w perfect matchings (Hall: one always exists)."""
+    import networkx as nx
+    lam = np.asarray(lam).astype(int)
+    n = lam.shape[0]
+    mult = lam.copy()
+    out_def = w - mult.sum(axis=1)
+    in_def = w - mult.sum(axis=0)
+    dummy = np.zeros_like(mult)
+    i = j = 0
+    while i < n and j < n:                      # pair deficits greedily (totals are equal)
+        if out_def[i] == 0:
+            i += 1
+            continue
+        if in_def[j] == 0:
+            j += 1
+            continue
+        k = min(out_def[i], in_def[j])
+        dummy[i, j] += k
+        out_def[i] -= k
+        in_def[j] -= k
+    total = mult + dummy
+    colour: dict = {}
+    used = np.zeros_like(mult)
+    for c in range(w):
+        g = nx.Graph()
+        g.add_nodes_from(("t", a) for a in range(n))
+        g.add_nodes_from(("r", b) for b in range(n))
+        g.add_edges_from((("t", a), ("r", b)) for a, b in np.argwhere(total > 0))
+        match = nx.bipartite.hopcroft_karp_matching(g, top_nodes=[("t", a) for a in range(n)])
+        for a in range(n):
+            b = match[("t", a)][1]
+            total[a, b] -= 1
+            if used[a, b] < lam[a, b]:          # real and padding edges are interchangeable
+                colour[(a, b, int(used[a, b]))] = c
+                used[a, b] += 1
+    return colour
+
+
+def _config(topo: SiPAC, colour: dict) -> dict:
+    wss: dict = {}
+    for (i, j, _k), lam_id in colour.items():
+        l = topo.level(i, j)
+        cfg = wss.setdefault(topo.wss(i, l), {})
+        cfg[(topo.port(i, l), int(lam_id))] = topo.port(j, l)
+    return {"wss": wss, "signals": {s: int(c) for s, c in colour.items()}}
+
+
+def check_assignment(topo: SiPAC, lam, assignment: dict, w: int) -> None:
+    """Every unit of lambda has a wavelength < w; no transmitter uses a wavelength twice; no
+    output bus (receiver) carries a wavelength twice. AssertionError otherwise."""
+    sig = assignment["signals"]
+    lam = np.asarray(lam)
+    for i, j in np.argwhere(lam > 0):
+        for k in range(int(lam[i, j])):
+            assert (i, j, k) in sig, f"signal {(i, j, k)} has no wavelength"
+    tx, rx = set(), set()
+    for (i, j, _k), c in sig.items():
+        assert 0 <= c < w, f"wavelength {c} outside 0..{w - 1}"
+        assert (i, c) not in tx, f"CU {i} transmits wavelength {c} twice"
+        assert (j, c) not in rx, f"CU {j} receives wavelength {c} twice (coherent crosstalk)"
+        tx.add((i, c))
+        rx.add((j, c))
+
+
+def reconfigure(topo: SiPAC, old: dict, new_lam, w: int) -> tuple[dict, int]:
+    """Minimal-change assignment for ``new_lam`` from the ``old`` assignment: surviving
+    signals keep their wavelengths, new ones take a wavelength free at both ends (lowest
+    first), falling back to a full DSatur colouring if that fails. Returns (assignment,
+    wavelengths retuned)."""
+    check_allocation(topo, new_lam, w)
+    new_lam = np.asarray(new_lam)
+    keep = {s: c for s, c in old["signals"].items() if s[2] < new_lam[s[0], s[1]]}
+    tx = {(s[0], c) for s, c in keep.items()}
+    rx = {(s[1], c) for s, c in keep.items()}
+    colour = dict(keep)
+    retuned = 0
+    for i, j in np.argwhere(new_lam > 0):
+        for k in range(int(new_lam[i, j])):
+            s = (int(i), int(j), k)
+            if s in colour:
+                continue
+            free = [c for c in range(w) if (s[0], c) not in tx and (s[1], c) not in rx]
+            if not free:
+                full = assign_wavelengths(topo, new_lam, w)
+                moved = sum(1 for s2, c in full["signals"].items()
+                            if old["signals"].get(s2) != c)
+                return full, moved
+            colour[s] = free[0]
+            tx.add((s[0], free[0]))
+            rx.add((s[1], free[0]))
+            retuned += 1
+    return _config(topo, colour), retuned
