@@ -26,8 +26,8 @@ CU's sending traffic fills its w wavelengths.
   graph padded to w-regular. Returns each WSS's configuration
   ``{(input port, wavelength): output port}`` -- the WSS controller's input format.
 - :func:`reconfigure`: the next allocation's assignment keeping every signal that survives
-  on its wavelength and filling new signals with wavelengths free at both ends; counts the
-  wavelengths retuned.
+  on its wavelength, filling new signals with wavelengths free at both ends (swapping an
+  alternating path of two wavelengths when none is); counts the wavelengths retuned.
 """
 
 from __future__ import annotations
@@ -253,29 +253,52 @@ def check_assignment(topo: SiPAC, lam, assignment: dict, w: int) -> None:
 
 def reconfigure(topo: SiPAC, old: dict, new_lam, w: int) -> tuple[dict, int]:
     """Minimal-change assignment for ``new_lam`` from the ``old`` assignment: surviving
-    signals keep their wavelengths, new ones take a wavelength free at both ends (lowest
-    first), falling back to a full DSatur colouring if that fails. Returns (assignment,
-    wavelengths retuned)."""
+    signals keep their wavelengths; a new signal takes a wavelength free at both its
+    transmitter and receiver (lowest first), and when none is, the alternating path of two
+    wavelengths (a free at the transmitter, b at the receiver) is swapped to free one
+    (bipartite edge colouring: it always succeeds within w). Returns (assignment, number of
+    signals whose wavelength is new or changed)."""
     check_allocation(topo, new_lam, w)
     new_lam = np.asarray(new_lam)
-    keep = {s: c for s, c in old["signals"].items() if s[2] < new_lam[s[0], s[1]]}
-    tx = {(s[0], c) for s, c in keep.items()}
-    rx = {(s[1], c) for s, c in keep.items()}
-    colour = dict(keep)
-    retuned = 0
+    colour = {s: c for s, c in old["signals"].items() if s[2] < new_lam[s[0], s[1]]}
+    at_tx = {(s[0], c): s for s, c in colour.items()}
+    at_rx = {(s[1], c): s for s, c in colour.items()}
+    changed: set = set()
+
+    def put(sig, c):
+        colour[sig] = c
+        at_tx[(sig[0], c)] = sig
+        at_rx[(sig[1], c)] = sig
+
     for i, j in np.argwhere(new_lam > 0):
         for k in range(int(new_lam[i, j])):
-            s = (int(i), int(j), k)
-            if s in colour:
+            sig = (int(i), int(j), k)
+            if sig in colour:
                 continue
-            free = [c for c in range(w) if (s[0], c) not in tx and (s[1], c) not in rx]
-            if not free:
-                full = assign_wavelengths(topo, new_lam, w)
-                moved = sum(1 for s2, c in full["signals"].items()
-                            if old["signals"].get(s2) != c)
-                return full, moved
-            colour[s] = free[0]
-            tx.add((s[0], free[0]))
-            rx.add((s[1], free[0]))
-            retuned += 1
-    return _config(topo, colour), retuned
+            u, v = sig[0], sig[1]
+            free_u = [c for c in range(w) if (u, c) not in at_tx]
+            both = [c for c in free_u if (v, c) not in at_rx]
+            if both:
+                put(sig, both[0])
+                changed.add(sig)
+                continue
+            a = free_u[0]
+            b = next(c for c in range(w) if (v, c) not in at_rx)
+            # alternating a/b path from v: rx v --a--> tx x --b--> rx y --a--> ...
+            path, node, side, col = [], v, "rx", a
+            while True:
+                nxt = (at_rx if side == "rx" else at_tx).get((node, col))
+                if nxt is None:
+                    break
+                path.append(nxt)
+                node, side = (nxt[0], "tx") if side == "rx" else (nxt[1], "rx")
+                col = b if col == a else a
+            for p in path:
+                del at_tx[(p[0], colour[p])]
+                del at_rx[(p[1], colour[p])]
+            for p in path:
+                put(p, b if colour[p] == a else a)
+                changed.add(p)
+            put(sig, a)
+            changed.add(sig)
+    return _config(topo, colour), len(changed)
