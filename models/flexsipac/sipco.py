@@ -4,9 +4,10 @@ numbers, and the mesh all-reduce it is compared with.
 A job is a sub-grid of SiPAC(r, L) (contiguous blocks of a multiple of r CUs mapped
 sequentially are: e.g. 8 CUs of r = 4 are 4 x 2); its used levels ``U`` are those where it
 spans more than one digit value (``l_hat = |U|``, Algorithm 1 line 3: the highest level whose
-WSSs connect the job, plus one). The message is split into l_hat groups, group ``g`` into
-``d_g`` chunks (``d_g`` = the job's extent at level ``U[g]``; r for a full level, as in the
-paper's r l_hat chunks). Steps, on every link ``a`` (level ``U[a]``) in parallel:
+WSSs connect the job, plus one). The message is split into sum_g d_g evenly sized chunks,
+``d_g`` of them in group ``g`` (``d_g`` = the job's extent at level ``U[g]``: r l_hat chunks
+of n / (r l_hat) for a job of whole levels, as in the paper; equal chunks keep every direct
+link equally loaded in every step when a level is partial). Steps, on every link ``a`` (level ``U[a]``) in parallel:
 
 - step 0: group ``a``'s chunk ``c`` goes to the level-``U[a]`` neighbour at position ``c``,
   which reduces it (line 11: send C_l^c on link l);
@@ -16,7 +17,7 @@ paper's r l_hat chunks). Steps, on every link ``a`` (level ``U[a]``) in parallel
 - step ``l_hat``: group ``a``, now fully reduced at the CU owning each chunk, is multicast on
   link ``a`` (the last step), so every CU holds every chunk: l_hat + 1 steps in all.
 
-Per step a link carries at most (r - 1) n / (r l_hat) bytes, within the paper's
+Per step a CU's port carries at most (r - 1) n / (r l_hat) bytes, within the paper's
 (l_hat + 1)(alpha + (r - 1) 2n / (r l_hat) beta) bound. The transit chunks of Algorithm 1
 (lines 12, 19: chunks meant for CUs outside the job on a shared WSS) do not arise here:
 chunks are split by the job's own extent per level, so every chunk's owner is in the job.
@@ -73,7 +74,8 @@ def sipco_schedule(topo: SiPAC, job, n: float) -> list[Transfer]:
         return []
     lh = len(used)
     pos = {l: {v: i for i, v in enumerate(values[l])} for l in used}
-    size = {g: n / (lh * len(values[used[g]])) for g in range(lh)}
+    chunk = n / sum(len(values[l]) for l in used)          # every chunk the same size
+    size = {g: chunk for g in range(lh)}
     out = []
 
     def peers(x, l):
@@ -111,10 +113,10 @@ def mesh_schedule(topo: SiPAC, job, n: float) -> list[Transfer]:
     return out
 
 
-def _chunks(job_size_by_group: dict, data: np.ndarray, groups: int) -> dict:
-    parts = np.array_split(data, groups)
-    return {(g, c): part.copy() for g, grp in enumerate(parts)
-            for c, part in enumerate(np.array_split(grp, job_size_by_group[g]))}
+def _chunks(counts: dict, data: np.ndarray, groups: int) -> dict:
+    """Cut ``data`` into sum(counts) near-equal chunks, ``counts[g]`` for group g in turn."""
+    keys = [(g, c) for g in range(groups) for c in range(counts[g])]
+    return {k: part.copy() for k, part in zip(keys, np.array_split(data, len(keys)))}
 
 
 def execute(topo: SiPAC, job, schedule: list[Transfer], data: dict) -> dict:

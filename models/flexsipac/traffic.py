@@ -8,8 +8,9 @@ between different jobs is filtered out. Collectives:
 - ``hierarchical-ring``: a ring inside each level-0 group of the job, and a ring across
   the groups between CUs with the same level-0 digit.
 - ``mesh``: every CU to every other CU of its job, one unit each.
-- ``sipco``: every CU to each of its *direct* neighbours (one WSS away) in its job, one unit
-  each -- the only pairs Flex-SiPCO talks to, so t_ij = 0 wherever no direct link exists.
+- ``sipco``: the bytes Flex-SiPCO's schedule sends between each pair of the job (a unit
+  message; :mod:`.sipco`) -- only *direct* neighbours, so t_ij = 0 wherever no direct link
+  exists. Jobs that are not sub-grids fall back to one unit per direct neighbour in the job.
 
 :func:`skewness` is eq 2: sigma = 1 - min |u_i| / max |u_i|.
 """
@@ -67,11 +68,16 @@ def traffic_matrix(topo: SiPAC, sizes, collective: str = "sipco") -> np.ndarray:
                     if a != b:
                         T[a, b] += 1
         elif collective == "sipco":
-            for a in job:
-                for l in range(topo.L):
-                    for b in topo.neighbours(a, l):
-                        if b in members:
-                            T[a, b] += 1
+            from .sipco import sipco_schedule
+            try:
+                for t in sipco_schedule(topo, job, 1.0):
+                    T[t.src, t.dst] += t.size
+            except ValueError:                       # not a sub-grid: neighbours, one unit
+                for a in job:
+                    for l in range(topo.L):
+                        for b in topo.neighbours(a, l):
+                            if b in members:
+                                T[a, b] += 1
         else:   # hierarchical ring
             groups: dict = {}
             for a in job:
