@@ -5,6 +5,8 @@
 - :mod:`.allocation`: eq 1 exact and heuristic, per-WSS wavelength colouring,
   minimal-change reconfiguration.
 - :mod:`.sipco`: Flex-SiPCO (Algorithm 1) and mesh all-reduce schedules, executed.
+- :mod:`.packetsim`: the packet-level simulator (back-pressure, relaying, blocking steps);
+  :mod:`.fabrics`: the evaluated networks as simulator links.
 - :mod:`.experiments`: the paper's numbers and figures, computed by the above.
 """
 
@@ -33,23 +35,37 @@ def _gaps(quick: bool):
     return _cached(("gaps", quick), lambda: gap_study(_COUNT[quick]))
 
 
+def _sim(quick: bool) -> dict:
+    from .experiments import fig7, fig8, testbed
+    return _cached(("sim", quick), lambda: {"f7": fig7(quick), "f8": fig8(quick),
+                                            "tb": testbed()})
+
+
 def reproduce(quick: bool = False) -> list[Record]:
     """Topology counts (Fig 9's scales) from built graphs, Fig 9's crossover with TPUv4,
-    Fig 3's link figures (definitions) and Flex-SiPCO's per-link load against §4's bound."""
-    from .experiments import records
-    return records(_gaps(quick))
+    Fig 3's link figures (definitions), Flex-SiPCO's per-link load against §4's bound and
+    Fig 7's JCT gain over the H100 SuperPOD from the packet simulator. ``quick``: 64 CUs
+    instead of 512 for Figs 7-8 and fewer random mappings for eq 1."""
+    from .experiments import records, sim_records
+    return records(_gaps(quick)) + sim_records(_sim(quick)["f7"], quick)
 
 
 def tables(quick: bool = False) -> list[str]:
-    from .experiments import reconfig_study, tables_md
+    from .experiments import reconfig_study, sim_tables_md, tables_md
+    s = _sim(quick)
     return tables_md(_gaps(quick), _cached(("rc", quick),
-                                           lambda: reconfig_study(12 if quick else 50)))
+                                           lambda: reconfig_study(12 if quick else 50))) \
+        + sim_tables_md(s["f7"], s["f8"], s["tb"], quick)
 
 
 def figures(out_dir: Path, quick: bool = False) -> list[Path]:
-    """flexsipac_fig3_bandwidth.png, flexsipac_fig9_scale.png, flexsipac_eq1_gap.png."""
-    from .experiments import plot_fig3, plot_fig9, plot_gap
+    """flexsipac_fig3_bandwidth.png, flexsipac_fig9_scale.png, flexsipac_eq1_gap.png,
+    flexsipac_fig7_allreduce.png, flexsipac_fig8_workloads.png."""
+    from .experiments import plot_fig3, plot_fig7, plot_fig8, plot_fig9, plot_gap
     out_dir = Path(out_dir)
+    s = _sim(quick)
     return [plot_fig3(out_dir / "flexsipac_fig3_bandwidth.png"),
             plot_fig9(out_dir / "flexsipac_fig9_scale.png"),
-            plot_gap(_gaps(quick), out_dir / "flexsipac_eq1_gap.png")]
+            plot_gap(_gaps(quick), out_dir / "flexsipac_eq1_gap.png"),
+            plot_fig7(s["f7"], out_dir / "flexsipac_fig7_allreduce.png", quick),
+            plot_fig8(s["f8"], out_dir / "flexsipac_fig8_workloads.png")]

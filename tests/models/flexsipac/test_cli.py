@@ -1,0 +1,41 @@
+"""scripts.flexsipac as users run it: results on stdout, bad input one line and exit 2."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "scripts.flexsipac", *args], cwd=ROOT,
+                          capture_output=True, text=True)
+
+
+def test_commands():
+    assert "N = 256 CUs, M = 32 WSSs" in run("topology", "--r", "16", "--L", "2").stdout
+    p = run("allocate", "--r", "2", "--L", "2", "--w", "2", "--jobs", "2,2", "--wss")
+    assert p.returncode == 0 and "CU 0: {1: 2}" in p.stdout
+    assert "in 0 lambda 0 -> out 1" in p.stdout
+    p = run("allreduce", "--r", "4", "--L", "3", "--jobs", "32,16,16")
+    assert p.stdout.count("every CU holds the sum: True") == 3
+
+
+@pytest.mark.parametrize("args,message", [
+    (["topology", "--r", "1", "--L", "2"], "r (WSS radix) must be an int >= 2"),
+    (["topology", "--r", "4", "--L", "0"], "L (levels) must be an int >= 1"),
+    (["allocate", "--r", "4", "--L", "2", "--w", "0", "--jobs", "8"], "w (wavelengths"),
+    (["allocate", "--r", "4", "--L", "2", "--w", "8", "--jobs", "20"], "do not fit"),
+    (["allreduce", "--r", "4", "--L", "2", "--jobs", "6,10"], "not a sub-grid"),
+    (["simulate", "--r", "4", "--L", "2", "--jobs", "8,8", "--fabric", "dgx"],
+     "fabric must be one of"),
+    (["simulate", "--r", "4", "--L", "2", "--jobs", "8", "--message", "0"],
+     "--message must be > 0"),
+])
+def test_bad_input_one_line_exit_2(args, message):
+    p = run(*args)
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("error: ")
+    assert message in p.stderr and "Traceback" not in p.stderr

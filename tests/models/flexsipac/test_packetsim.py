@@ -1,0 +1,107 @@
+"""The packet simulator on hand-worked transfers, the compiled engine against the plain-Python
+reference, and the evaluation fabrics."""
+
+import random
+
+import numpy as np
+import pytest
+
+from models.flexsipac import fabrics
+from models.flexsipac.packetsim import Flow, Link, simulate, simulate_reference
+
+BOTH = (simulate, simulate_reference)
+
+
+@pytest.mark.parametrize("sim", BOTH)
+def test_one_flow_at_line_rate(sim):
+    # 10 packets of 9 kB over 1 GB/s with 1 us latency: 90 us + 1 us
+    r = sim({("a", "b"): Link(1e9, 1e-6)}, [Flow(0, 0, ("a", "b"), 90_000)], packet=9000)
+    assert r.jct == pytest.approx(91e-6)
+    assert r.packets == 10
+
+
+@pytest.mark.parametrize("sim", BOTH)
+def test_two_flows_share_a_link(sim):
+    links = {("a", "s"): Link(1e9), ("c", "s"): Link(1e9), ("s", "d"): Link(1e9)}
+    flows = [Flow(0, 0, ("a", "s", "d"), 90_000), Flow(1, 0, ("c", "s", "d"), 90_000)]
+    r = sim(links, flows, packet=9000)
+    # s -> d carries 20 packets back to back from the first arrival at 9 us: done at 189 us;
+    # the two flows interleave, so both finish within one packet of the end
+    assert r.jct == pytest.approx(189e-6)
+    assert min(r.job_time.values()) == pytest.approx(180e-6)
+
+
+def test_back_pressure_holds_the_sender():
+    # fast a -> s, slow s -> d, room for 2 packets at s: a may only send when s forwards one
+    links = {("a", "s"): Link(10e9, 0, 2000), ("s", "d"): Link(1e9, 0, 1e6)}
+    trace = []
+    r = simulate_reference(links, [Flow(0, 0, ("a", "s", "d"), 10_000)], packet=1000,
+                           trace=trace)
+    sends = [t for t, kind, link, *_ in trace if kind == "send" and link == ("a", "s")]
+    assert sends[:2] == pytest.approx([0.0, 0.1e-6])
+    # from the third packet on, a sends only as s frees a slot (every 1 us)
+    assert np.diff(sends[3:]) == pytest.approx([1e-6] * 6)
+    assert r.jct == pytest.approx(10.1e-6)
+    # without the buffer limit a sends all ten packets back to back in 1 us
+    trace = []
+    simulate_reference({("a", "s"): Link(10e9, 0, 1e6), ("s", "d"): Link(1e9)},
+                       [Flow(0, 0, ("a", "s", "d"), 10_000)], packet=1000, trace=trace)
+    sends = [t for t, kind, link, *_ in trace if kind == "send" and link == ("a", "s")]
+    assert sends[-1] == pytest.approx(0.9e-6)
+
+
+@pytest.mark.parametrize("sim", BOTH)
+def test_blocking_steps(sim):
+    links = {("a", "b"): Link(1e9, 1e-6), ("b", "a"): Link(1e9, 1e-6)}
+    flows = [Flow(0, 0, ("a", "b"), 1000), Flow(0, 1, ("b", "a"), 1000)]
+    r = sim(links, flows, packet=1000, step_gap=5e-6)
+    assert r.step_time[(0, 0)] == pytest.approx(2e-6)
+    assert r.step_time[(0, 1)] == pytest.approx(2e-6 + 5e-6 + 2e-6)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_compiled_engine_equals_the_reference(seed):
+    rng = random.Random(seed)
+    nodes = list(range(8))
+    links = {(u, v): Link(rng.choice([1e9, 2e9, 5e9]), rng.choice([0, 1e-7, 5e-7]),
+                          rng.choice([3000, 20_000]))
+             for u in nodes for v in nodes if u != v and rng.random() < 0.5}
+    fab = fabrics.Fabric("random", links, 8)
+    flows = []
+    for job in range(3):
+        for step in range(3):
+            for _ in range(rng.randint(1, 6)):
+                s, d = rng.sample(nodes, 2)
+                try:
+                    flows.append(Flow(job, step, fab.route(s, d), rng.choice([500, 3000, 9000])))
+                except ValueError:
+                    pass
+    a = simulate(links, flows, packet=1000)
+    b = simulate_reference(links, flows, packet=1000)
+    assert a.step_time == b.step_time and a.events == b.events and a.packets == b.packets
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="no link b->c"):
+        simulate({("a", "b"): Link(1e9)}, [Flow(0, 0, ("a", "b", "c"), 10)])
+    with pytest.raises(ValueError, match="cannot hold one"):
+        simulate({("a", "b"): Link(1e9, 0, 100)}, [Flow(0, 0, ("a", "b"), 10)], packet=1000)
+    with pytest.raises(ValueError, match="bandwidth must be > 0"):
+        simulate({("a", "b"): Link(0)}, [Flow(0, 0, ("a", "b"), 10)])
+
+
+@pytest.mark.parametrize("name", fabrics.FABRICS)
+def test_fabrics_keep_the_per_cu_bandwidth(name):
+    sizes = [16, 16, 32]
+    fab = fabrics.build(name, sizes, r=4, L=3, w=12, rate_gbps=8)
+    bw = 12 * 8e9 / 8
+    out = {}
+    for (u, v), link in fab.links.items():
+        out[u] = out.get(u, 0.0) + link.bandwidth
+    cus = [out.get(x, 0.0) for x in range(64)]
+    assert max(cus) <= bw * (1 + 1e-9)
+    if name in ("sipac", "h100-superpod"):
+        assert min(cus) == pytest.approx(bw)
+    # every job's CUs reach each other
+    for s, d in [(0, 15), (16, 31), (32, 63)]:
+        assert fab.route(s, d)[0] == s
