@@ -29,7 +29,10 @@ hbd (build/bench/infinitehbd.json): wall time of InfiniteHBD's Figs 9-12 set (34
 9,792 GPUs x 8 architectures x 4 TP sizes, hourly) against the 60 s target; baseline: the
 plain per-GPU Python rules on a slice of the same trace.
 
-    python -m scripts.bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd] [--n 64] [--cycles 20000]
+sipac (build/bench/flexsipac.json): the packet simulator on a 512-CU Fig 7 point, compiled
+engine against the plain-Python reference (same result), and the whole Fig 7's wall time.
+
+    python -m scripts.bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd|sipac] [--n 64] [--cycles 20000]
 """
 
 from __future__ import annotations
@@ -469,6 +472,44 @@ def run_hbd(args) -> str:
                 ["speed-up", f"{out['speedup']:,.0f}x"]]))
 
 
+def run_sipac(args) -> str:
+    """Flex-SiPAC's packet simulator: one 512-CU Fig 7 point (sigma = 0, 1 MB, mesh on the
+    static SiPAC: the most relaying) on the compiled engine and on the plain-Python reference
+    (same rules, same result), then the whole Fig 7 (4 mappings x 7 fabric-algorithm pairs x
+    6 message sizes) on the compiled engine."""
+    from models.flexsipac import experiments as ex, fabrics
+    from models.flexsipac.packetsim import simulate, simulate_reference
+    sizes = [64] * 8
+    fab = fabrics.build("sipac", sizes, r=8, L=3)
+    flows = fabrics.flows_for(fab, sizes, "mesh", 1e6)
+    packet = ex.packet_for(flows)
+    simulate(fab.links, flows[:10], packet=packet)          # compile outside the timing
+    t = time.perf_counter()
+    fast = simulate(fab.links, flows, packet=packet)
+    fast_s = time.perf_counter() - t
+    t = time.perf_counter()
+    ref = simulate_reference(fab.links, flows, packet=packet)
+    ref_s = time.perf_counter() - t
+    assert fast.step_time == ref.step_time, "compiled engine and reference disagree"
+    t = time.perf_counter()
+    f7 = ex.fig7(quick=False)
+    fig7_s = time.perf_counter() - t
+    out = {"point_events": fast.events, "point_packets": fast.packets,
+           "compiled_s": round(fast_s, 3), "reference_s": round(ref_s, 2),
+           "speedup": round(ref_s / fast_s, 1), "events_per_s": round(fast.events / fast_s),
+           "fig7_points": len(f7), "fig7_s": round(fig7_s, 1)}
+    write_json(BUILD / "bench" / "flexsipac.json", out)
+    return ("## Flex-SiPAC packet simulator (build/bench/flexsipac.json)\n\n"
+            + md_table(["measure", "value"], [
+                ["Fig 7 point: 512 CUs, 8 jobs of 64, 1 MB mesh all-reduce on static SiPAC",
+                 f"{fast.packets:,} packets, {fast.events:,} events"],
+                ["compiled engine", f"{fast_s:.2f} s ({fast.events / fast_s / 1e6:.2f} M "
+                                    f"events/s)"],
+                ["plain-Python reference, same run, same result", f"{ref_s:.1f} s"],
+                ["speed-up", f"{ref_s / fast_s:.1f}x"],
+                [f"whole Fig 7 ({len(f7)} points)", f"{fig7_s / 60:.1f} min"]]))
+
+
 def run_mesh(args) -> str:
     """The mesh co-simulation's rate against the simulator's on the same packets."""
     from cosim.runner import run
@@ -520,7 +561,7 @@ def run_mesh(args) -> str:
 def main(argv=None) -> int:
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=("wwfa", "bvn", "engine", "netsim", "fig14b", "mesh",
-                                           "hbd"),
+                                           "hbd", "sipac"),
                         action="append",
                         help="run only this benchmark (repeatable; default: all)")
     parser.add_argument("--n", type=int, default=64, help="arbiter size (default 64)")
@@ -559,9 +600,9 @@ def main(argv=None) -> int:
         parser.error("--engine-n values must be in 4..64 and --engine-matrices >= 1")
     if args.hbd_slice < 1:
         parser.error("--hbd-slice must be >= 1")
-    only = args.only or ["wwfa", "bvn", "engine", "netsim", "fig14b", "mesh", "hbd"]
+    only = args.only or ["wwfa", "bvn", "engine", "netsim", "fig14b", "mesh", "hbd", "sipac"]
     runners = {"wwfa": run_wwfa, "bvn": run_bvn, "engine": run_engine, "netsim": run_netsim,
-               "fig14b": run_fig14b, "mesh": run_mesh, "hbd": run_hbd}
+               "fig14b": run_fig14b, "mesh": run_mesh, "hbd": run_hbd, "sipac": run_sipac}
     sections = [runners[name](args) for name in only]
     m = machine()
     text = (f"# Benchmarks\n\nMachine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, "

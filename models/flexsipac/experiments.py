@@ -275,7 +275,7 @@ FIG7 = {False: {"r": 8, "L": 3, "sizes": (1e3, 1e4, 1e5, 1e6, 1e7, 1e8),
 # Fig 8's workloads: the all-reduces of one iteration (bytes). The paper takes them from the
 # task graphs of its reference [30] without listing them; these are ours: VGG many small
 # messages, Candle and BERT fewer large ones, as the text describes them.
-WORKLOADS = {"vgg": (256e3,) * 4, "candle": (8e6,) * 4, "bert": (32e6,) * 4}
+WORKLOADS = {"vgg": (512e3,) * 2, "candle": (16e6,) * 2, "bert": (64e6,) * 2}
 FIG8 = {False: {64: (4, 3, ([32, 32], [48, 16])),
                 512: (8, 3, ([256, 256], [384, 128], [448, 64]))},
         True: {64: (4, 3, ([32, 32], [48, 16]))}}
