@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from models.common.figures import md_table  # noqa: F401  (the scripts' table writer)
 from rtl.catalog import BLOCKS, Block, get_block
 
 BUILD = Path(__file__).resolve().parent.parent / "build"
@@ -109,12 +110,6 @@ def atomic_write(path: Path, text: str) -> None:
 
 def write_json(path: Path, data) -> None:
     atomic_write(path, json.dumps(data, indent=2, default=str) + "\n")
-
-
-def md_table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
 
 
 def fmt_params(params: dict) -> str:

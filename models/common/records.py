@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Record", "PAPERS", "KINDS", "TOLERANCE", "printed_tolerance"]
+__all__ = ["Record", "PAPERS", "KINDS", "TOLERANCE", "printed_tolerance", "record"]
 
 # The five papers, keyed by the models/ package that reproduces each.
 PAPERS: dict[str, str] = {
@@ -125,3 +125,13 @@ def printed_tolerance(printed: float, text: str | None = None) -> float:
     if not printed:
         return TOLERANCE
     return max(TOLERANCE, 0.5 * 10.0 ** -digits / abs(printed))
+
+
+def record(paper: str, id: str, metric: str, unit: str, paper_value: float,
+           model_value: float, **kw) -> Record:
+    """A :class:`Record` whose ``why`` is kept only where the model differs from the paper (a
+    reason explains a difference; on a match or a held bound it would mislead)."""
+    from dataclasses import replace
+    r = Record(id=id, paper=paper, metric=metric, unit=unit, paper_value=float(paper_value),
+               model_value=float(model_value), **kw)
+    return replace(r, why="") if r.why and r.status in ("match", "holds") else r

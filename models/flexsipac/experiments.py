@@ -3,12 +3,12 @@ models compute (the packet-level results, Figs 7-8, need the simulator)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from models.common.records import Record, printed_tolerance
+from models.common.figures import md_table, pyplot, save
+from models.common.records import Record, printed_tolerance, record
 
 from . import allocation, sipco, topology, traffic
 
@@ -23,9 +23,7 @@ GAP_CASES = ((3, 2, 6), (4, 2, 8), (2, 4, 4))      # (r, L, w): N = 9, 16, 16
 
 
 def _rec(id, metric, unit, paper, model, **kw) -> Record:
-    r = Record(id=id, paper=P, metric=metric, unit=unit, paper_value=float(paper),
-               model_value=float(model), **kw)
-    return replace(r, why="") if r.why and r.status in ("match", "holds") else r
+    return record(P, id, metric, unit, paper, model, **kw)
 
 
 def random_sizes(N: int, rng, *, min_size: int = 2) -> list[int]:
@@ -143,7 +141,6 @@ def records(gaps: list[dict]) -> list[Record]:
 
 
 def sim_tables_md(f7: dict, f8: dict, tb: dict, quick: bool) -> list[str]:
-    from scripts._cli import md_table
     cfg = FIG7[quick]
     rows = [[f"{fab} ({'F' if alg == 'sipco' else 'M'})"]
             + [f"{f7[(name, fab, alg, 1e6)] * 1e6:.1f}" for name in cfg["mappings"]]
@@ -176,7 +173,6 @@ def sim_tables_md(f7: dict, f8: dict, tb: dict, quick: bool) -> list[str]:
 
 
 def tables_md(gaps: list[dict], rc: dict) -> list[str]:
-    from scripts._cli import md_table
     rows = []
     for r, L, w in GAP_CASES:
         sel = [g for g in gaps if (g["r"], g["L"], g["w"]) == (r, L, w)]
@@ -200,19 +196,11 @@ def tables_md(gaps: list[dict], rc: dict) -> list[str]:
 
 
 def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+    return pyplot()
 
 
 def _save(fig, path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    _plt().close(fig)
-    return path
+    return save(fig, path)
 
 
 def plot_fig3(path) -> Path:

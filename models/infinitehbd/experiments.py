@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from models.common.records import Record, printed_tolerance
+from models.common.figures import md_table, pyplot, save
+from models.common.records import Record, printed_tolerance, record
 
 from . import bound, cost, faults, orchestration, waste
 
@@ -27,9 +27,7 @@ GPU_COST = 30_000.0         # $ per GPU for Fig 13d's aggregate cost (not stated
 
 
 def _rec(id, metric, unit, paper, model, **kw) -> Record:
-    r = Record(id=id, paper=P, metric=metric, unit=unit, paper_value=float(paper),
-               model_value=float(model), **kw)
-    return replace(r, why="") if r.why and r.status in ("match", "holds") else r
+    return record(P, id, metric, unit, paper, model, **kw)
 
 
 def _pct(id, metric, text, frac, **kw) -> Record:
@@ -262,19 +260,11 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict) -> list[Record]:
 # --------------------------------------------------------------------- figures ----------
 
 def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+    return pyplot()
 
 
-def _save(fig, path: Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    _plt().close(fig)
-    return path
+def _save(fig, path) -> Path:
+    return save(fig, path)
 
 
 LABEL = {"big-switch": "Big-Switch", "infinitehbd-k2": "InfiniteHBD K=2",
@@ -364,7 +354,6 @@ def plot_all(ts: dict, sweep: dict, orch: dict, agg: dict, out_dir: Path) -> lis
 
 
 def tables_md(ts: dict, sweep: dict) -> list[str]:
-    from scripts._cli import md_table
     rows = []
     for arch in waste.ARCHS:
         rows.append([LABEL[arch]] + [f"{100 * ts['waste'][(arch, tp)].mean():.3f} %"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from models.common.records import Record, printed_tolerance
+from models.common.figures import md_table, pyplot, save
+from models.common.records import Record, printed_tolerance, record
 
 from . import collectives, faults, iteration, network, traffic
 from .specs import GPT, KORTHIKANTI, MEGATRON, MODELS, PLATFORMS
@@ -32,10 +32,7 @@ WHY_SEARCH = ("the paper's strategy generator, memory model and latencies are no
 
 
 def _rec(id, metric, unit, paper, model, **kw) -> Record:
-    """A record; a ``why`` is kept only where the model differs (it explains a difference)."""
-    r = Record(id=id, paper=P, metric=metric, unit=unit, paper_value=float(paper),
-               model_value=float(model), **kw)
-    return replace(r, why="") if r.why and r.status in ("match", "holds") else r
+    return record(P, id, metric, unit, paper, model, **kw)
 
 
 def _pct(id, metric, paper_text, model_frac, **kw) -> Record:
@@ -289,19 +286,11 @@ def fault_study(*, job_domains: int = 64, spare_domains: int = 4, hb: int = 8,
 # --------------------------------------------------------------------- figures ----------
 
 def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+    return pyplot()
 
 
-def _save(fig, path: Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    _plt().close(fig)
-    return path
+def _save(fig, path) -> Path:
+    return save(fig, path)
 
 
 def plot_fig2(st: dict, path: Path) -> Path:
@@ -410,15 +399,10 @@ def plot_faults(fs: dict, path: Path) -> Path:
     return _save(fig, path)
 
 
-def _md(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]) + "\n"
-
-
 def tables_md(sweeps: tuple, fs: dict) -> list[str]:
     rows = network.table2()
     t2 = ["**Table II, rebuilt** (HB domain 256; paper value / model value):", "",
-          _md(["GPUs", "radix", "tiers SOTA / RO", "switches SOTA", "switches RO",
+          md_table(["GPUs", "radix", "tiers SOTA / RO", "switches SOTA", "switches RO",
                "transceivers SOTA", "transceivers RO", "cost saving", "power saving"],
               [[f"{r['gpus']:,}", r["radix"], f"{r['sota_tiers']} / {r['railonly_tiers']}",
                 f"{p[2]:,} / {r['sota_switches']:,}", f"{p[3]:,} / {r['railonly_switches']:,}",
@@ -438,13 +422,13 @@ def tables_md(sweeps: tuple, fs: dict) -> list[str]:
                          f"{res['time']:.3f}", f"t={s.t} p={s.p} d={s.d} b={s.b} v={s.v}",
                          f"{s.t_h} / {s.p_h} / {s.d_h}", f"{res['count']:,}"])
     t8 = ["**Best parallelisation found for Fig 8** (DGX GH200 parameters):", "",
-          _md(["model", "GPUs", "K", "iteration (s)", "strategy", "t_h / p_h / d_h in HB",
+          md_table(["model", "GPUs", "K", "iteration (s)", "strategy", "t_h / p_h / d_h in HB",
                "strategies searched"], best)]
     p = fs["params"]
     tf = [f"**HB-domain failure policies (§IV-C)**: {p['job_domains']} domains of {p['hb']} "
           f"GPUs, {p['spare_domains']} spare domains, {100 * p['fault_ratio']:g} % of GPUs "
           f"down on average (repair {p['mttr']:g} h), {p['days']} days:", "",
-          _md(["policy", "mean capacity kept", "worst", "GPUs doing job work"],
+          md_table(["policy", "mean capacity kept", "worst", "GPUs doing job work"],
               [[pol, f"{100 * fs[pol]['mean']:.2f} %", f"{100 * fs[pol]['min']:.2f} %",
                 f"{100 * fs[pol]['gpu_use']:.2f} %"] for pol in faults.POLICIES])]
     return ["\n".join(t2), "\n".join(t8), "\n".join(tf)]
