@@ -19,6 +19,12 @@ Router (``rtl/railx/router.py``); c = bits of V - 1, at least 1
     (l = bits of the longest packet length ``packet``, at least 1).
     table entry: ``row`` (c bits) from bit 0, then ``dst`` (dst_width), ``port`` (bits of
     P - 1, at least 1), ``vc_lo`` (c), ``vc_hi`` (c).
+OCS transceiver controller (``rtl/optics/ocstrx.py``); N lanes, G groups, E = 2G + the
+Benes elements, l = log2 N
+    command: ``op`` bits 0..2, then from bit 3: SET_PATH ``group`` (4), ``path`` (2),
+    ``backup`` (2); LOAD_PERM ``perm[i]`` (l bits each) then one state bit per matrix
+    element; WRITE_CAL ``element`` (bit length of E), ``state`` (1), ``code`` (H);
+    SET_TIMING ``which`` (2), ``value`` (T).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from __future__ import annotations
 __all__ = ["LANE_BITS", "TAG_BITS", "dest_bits", "step_bits", "encode_row", "decode_row",
            "encode_step", "decode_step", "field", "decode_words", "decode_outputs",
            "width_of", "encode_flit", "decode_flit", "encode_head", "decode_head",
-           "encode_entry"]
+           "encode_entry", "ocs_command"]
 
 LANE_BITS = 32
 TAG_BITS = 2
@@ -136,4 +142,26 @@ def encode_entry(row: int, dst: int, port: int, lo: int, hi: int, *, ports: int,
             raise ValueError(f"table field {value} does not fit in {width} bits")
         word |= value << at
         at += width
+    return word
+
+
+def ocs_command(op: int, *, lanes: int, groups: int, group: int = 0, path: int = 0,
+                backup: int = 0, perm=(), states=(), element: int = 0, state: int = 0,
+                code: int = 0, which: int = 0, value: int = 0) -> int:
+    """An OCS transceiver command word from its raw fields (any values that fit)."""
+    l = lanes.bit_length() - 1
+    elements = 2 * groups + (lanes // 2) * (2 * l - 1)
+    word = op
+    if op == 1:
+        word |= group << 3 | path << 7 | backup << 9
+    elif op == 2:
+        for i, p in enumerate(perm):
+            word |= p << (3 + i * l)
+        for e, b in enumerate(states):
+            word |= int(b) << (3 + lanes * l + e)
+    elif op == 3:
+        eb = elements.bit_length()
+        word |= element << 3 | state << (3 + eb) | code << (4 + eb)
+    elif op == 4:
+        word |= which << 3 | value << 5
     return word

@@ -3,7 +3,7 @@ marker, and small netlist builders."""
 
 from amaranth.hdl import Cat, Const, Signal
 
-__all__ = ["check_param", "check_params", "not_elaborated", "or_tree", "eq_const",
+__all__ = ["check_param", "check_params", "not_elaborated", "or_tree", "eq_const", "ge_const",
            "two_or_more"]
 
 
@@ -80,3 +80,17 @@ def eq_const(x, k):
     if k >> len(x):
         return Const(0, 1)
     return Cat(*[x[b] if k >> b & 1 else ~x[b] for b in range(len(x))]).all()
+
+
+def ge_const(x, k):
+    """``x >= k`` for a constant ``k`` as bit logic from the least significant bit up (no
+    narrowed constant in the Verilog): with k's bit i set, x must have it and be >= on the
+    lower bits; with it clear, x having it is enough."""
+    if k <= 0:
+        return Const(1, 1)
+    if k >> len(x):
+        return Const(0, 1)
+    ge = Const(1, 1)
+    for i in range(len(x)):
+        ge = (x[i] & ge) if k >> i & 1 else (x[i] | ge)
+    return ge

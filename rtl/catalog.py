@@ -18,6 +18,7 @@ from .chronos.slot_endpoint import SlotEndpoint
 from .chronos.slot_fabric import SlotFabric
 from .chronos.slot_switch import SlotSwitch
 from .chronos.wwfa import WavefrontArbiter
+from .optics.ocstrx import OCSTrxController
 from .railx.mesh import RouterMesh
 from .railx.router import Router
 
@@ -205,6 +206,19 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
                  "packet": 8, "delay": 2, "allocator": "separable"},),
         synth_params=(),
         build_opt="-O0",       # 5-8 MB of Verilog: 1.5 instead of 3 minutes to build
+    ),
+    Block(
+        name="ocstrx",
+        component=OCSTrxController,
+        description="InfiniteHBD OCS transceiver controller: path MZIs, N x N Benes matrix, "
+                    "heater calibration, settle, link check, failover",
+        # short timers for the regression (the random test sets settle/debounce/window at
+        # run time); G = 3 leaves group numbers that do not exist below 2^g
+        params=({"lanes": 8, "groups": 2, "code_bits": 8, "timer_bits": 8, "settle": 5},
+                {"lanes": 4, "groups": 3, "code_bits": 6, "timer_bits": 6, "settle": 3}),
+        # 1 ms at 100 MHz = 100,000 cycles of settle (T = 20)
+        synth_params=({"lanes": 8, "groups": 2, "code_bits": 12, "timer_bits": 20,
+                       "settle": 100_000},),
     ),
 ]}
 

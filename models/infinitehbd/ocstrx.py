@@ -1,0 +1,424 @@
+"""The OCS transceiver (OCSTrx, InfiniteHBD §4.1, Fig 3) and its controller, as behaviour.
+
+Optics
+======
+Each *lane group* of the transceiver (the upper and the lower SerDes half of a bundle: one
+GPU each) has two MZI elements on its Tx path: ``A`` sends the light out (1) or into the
+internal loopback (0); ``B`` picks external path 1 (0) or 2 (1). Paths: 1 = external 1
+(A = 1, B = 0), 2 = external 2 (A = 1, B = 1), 3 = internal loopback (A = 0, B = 0). The
+loopback light of the N lanes crosses an N x N MZI matrix, a Benes network of 2 x 2 MZI
+elements (N = 2^k lanes, 2k - 1 stages of N / 2 elements; 0 = bar, 1 = cross), so any lane
+permutation is a setting:
+
+- N = 2: one element.
+- N > 2: a first column of N / 2 elements (element j takes lanes 2j and 2j + 1; its upper
+  output feeds input j of the upper N / 2 sub-network, its lower output input j of the lower
+  one), the two sub-networks, and a last column (element j takes output j of the upper and of
+  the lower sub-network and drives lanes 2j and 2j + 1).
+- Element numbering: stage-major, ``s * N/2 + j``; in an inner stage the upper sub-network's
+  elements come first. Of all the transceiver's elements, the path elements come first
+  (group g: ``A`` = 2g, ``B`` = 2g + 1), then the matrix (``2G + s * N/2 + j``).
+
+:func:`benes_route` is the control-plane routine (the looping algorithm) that finds element
+states for a permutation; :func:`benes_trace` follows the light through the elements and
+returns the permutation a setting realises.
+
+Controller (what ``rtl/optics/ocstrx.py`` does, cycle by cycle)
+===============================================================
+Commands (:class:`Command`) arrive on a stream and are taken only while the controller is
+idle and no failover waits (``ready``); a command is checked in the cycle it is taken and
+either applied whole or rejected whole, setting one sticky error bit:
+
+=====  =============  ===========================================================
+op     command        checks (error bit)
+=====  =============  ===========================================================
+1      SET_PATH       group < G (GROUP); path in 1..3, backup in 0..3, backup != path (PATH)
+2      LOAD_PERM      a permutation of the lanes (PERM); the states realise it (STATES)
+3      WRITE_CAL      element < E (ELEMENT)
+4      SET_TIMING     which in 0..2 (settle, debounce, window), value >= 1 (TIMING)
+5      CLEAR          clears the sticky error bits
+other                 (OPCODE)
+=====  =============  ===========================================================
+
+Order of events after an accepted SET_PATH taken in cycle t (``settle`` S, ``debounce`` D,
+``window`` W as set):
+
+1. t + 1: the group's path, backup and MZI states are the new ones, the heater codes follow
+   (``cal[e][state]``), its link is SETTLING, ``reconfigs`` + 1, ``cause`` 0, ``failover`` 0.
+2. t + 1 .. t + S: SETTLING (exactly S cycles). Then CHECKING: in each checking cycle the
+   photodetector of the active Rx path is sampled; after D consecutive lit samples the link
+   is UP in the next cycle; if W samples pass first it is FAULT (cause 1, no light), and the
+   controller is idle again. So UP comes S + D cycles after t at the earliest.
+3. While UP, D consecutive dark samples make it FAULT (cause 2, light lost); this is watched
+   in every group at once, also while another group reconfigures.
+4. A group in FAULT with a backup path fails over in the first idle cycle (lowest group
+   first, commands wait): path := backup, backup := 0 (a failover is used once), failover
+   := 1, SETTLING, reconfigs + 1; then as 2.
+
+LOAD_PERM sets the matrix states, SETTLING for S cycles, then the matrix is READY; its
+lanes are not checked (the photodetectors watch the Rx paths). WRITE_CAL, SET_TIMING and
+CLEAR act at once and keep the controller idle. Reset: every group on the loopback path,
+DOWN, no backup; the matrix all bar (the identity) and IDLE; ``cal[e] = (0, 2^(H-1))``;
+settle = the parameter, debounce 8, window 1,000 (each clipped to the timer width); errors
+and counters 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LOOP_PATH", "PATH_ELEMENTS", "LINK", "ERRORS", "Command", "OCSTrx",
+           "benes_size", "benes_route", "benes_trace", "element_count", "path_states",
+           "trx_commands", "check_params"]
+
+LOOP_PATH = 3
+PATH_ELEMENTS = {1: (1, 0), 2: (1, 1), 3: (0, 0)}       # path -> (A, B)
+LINK = ("DOWN", "SETTLING", "CHECKING", "UP", "FAULT")
+ERRORS = ("OPCODE", "GROUP", "PATH", "PERM", "STATES", "ELEMENT", "TIMING")
+OPS = {1: "SET_PATH", 2: "LOAD_PERM", 3: "WRITE_CAL", 4: "SET_TIMING", 5: "CLEAR"}
+COUNTER_BITS = 16
+
+
+def _is_pow2(n) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) and n >= 2 and n & (n - 1) == 0
+
+
+def check_params(lanes: int, groups: int, code_bits: int, timer_bits: int, settle: int):
+    """ValueError naming the first parameter out of range."""
+    for name, v, lo, hi in (("groups", groups, 1, 8), ("code_bits", code_bits, 1, 16),
+                            ("timer_bits", timer_bits, 2, 32)):
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
+    if not _is_pow2(lanes) or lanes > 16:
+        raise ValueError(f"lanes must be a power of two in 2..16 (a Benes matrix), "
+                         f"not {lanes!r}")
+    top = (1 << timer_bits) - 1
+    if not isinstance(settle, int) or isinstance(settle, bool) or not 1 <= settle <= top:
+        raise ValueError(f"settle must be 1..{top} cycles (timer_bits {timer_bits}), "
+                         f"not {settle!r}")
+
+
+# ---------------------------------------------------------------------------- Benes -----
+
+def benes_size(n: int) -> tuple[int, int]:
+    """(stages, elements) of an n-lane Benes network."""
+    k = n.bit_length() - 1
+    return 2 * k - 1, (n // 2) * (2 * k - 1)
+
+
+def element_count(lanes: int, groups: int) -> int:
+    return 2 * groups + benes_size(lanes)[1]
+
+
+def _layout(n: int, base: int = 0, stage0: int = 0, offset: int = 0, out=None):
+    """Element ids of a sub-network of size n whose stages start at ``stage0`` of the full
+    network and whose elements sit at ``offset`` within each stage: a nested tuple
+    (first column, upper, lower, last column) or the single element id (n = 2)."""
+    half = base // 2 if base else n // 2
+    if n == 2:
+        return stage0 * half + offset
+    first = [stage0 * half + offset + j for j in range(n // 2)]
+    sub = (n.bit_length() - 1) * 2 - 3                 # stages of a sub-network
+    upper = _layout(n // 2, base or n, stage0 + 1, offset)
+    lower = _layout(n // 2, base or n, stage0 + 1, offset + n // 4)
+    last = [(stage0 + 1 + sub) * half + offset + j for j in range(n // 2)]
+    return (first, upper, lower, last)
+
+
+def _trace(n: int, ids, states, values: list) -> list:
+    """Push ``values`` (one per input lane) through the sub-network; returns the values at
+    its output lanes."""
+    if n == 2:
+        return values[::-1] if states[ids] else list(values)
+    first, upper, lower, last = ids
+    top, bottom = [], []
+    for j, e in enumerate(first):
+        a, b = values[2 * j], values[2 * j + 1]
+        if states[e]:
+            a, b = b, a
+        top.append(a)
+        bottom.append(b)
+    top = _trace(n // 2, upper, states, top)
+    bottom = _trace(n // 2, lower, states, bottom)
+    out = []
+    for j, e in enumerate(last):
+        a, b = top[j], bottom[j]
+        out += [b, a] if states[e] else [a, b]
+    return out
+
+
+def benes_trace(states, n: int) -> list[int]:
+    """The permutation a Benes setting realises: ``perm[i]`` = the output lane the light of
+    input lane i reaches (``states[e]`` for e in the matrix numbering, 0-based)."""
+    stages, count = benes_size(n)
+    if len(states) != count:
+        raise ValueError(f"a {n}-lane Benes network has {count} elements, got {len(states)}")
+    at_output = _trace(n, _layout(n), list(states), list(range(n)))
+    perm = [0] * n
+    for o, i in enumerate(at_output):
+        perm[i] = o
+    return perm
+
+
+def _check_perm(perm, n: int) -> list[int]:
+    perm = [int(p) for p in perm]
+    if len(perm) != n or sorted(perm) != list(range(n)):
+        raise ValueError(f"{perm} is not a permutation of the {n} lanes")
+    return perm
+
+
+def benes_route(perm, n: int | None = None) -> list[int]:
+    """Element states realising ``perm`` (input lane i -> output lane perm[i]): the looping
+    algorithm. Every permutation has a setting (the network is rearrangeable)."""
+    n = len(perm) if n is None else n
+    if not _is_pow2(n):
+        raise ValueError(f"a Benes network needs a power-of-two lane count, not {n}")
+    perm = _check_perm(perm, n)
+    states = [0] * benes_size(n)[1]
+    _route(n, _layout(n), perm, states)
+    return states
+
+
+def _route(n: int, ids, perm: list[int], states: list) -> None:
+    if n == 2:
+        states[ids] = int(perm[0] == 1)
+        return
+    first, upper, lower, last = ids
+    inv = [0] * n
+    for i, o in enumerate(perm):
+        inv[o] = i
+    side = [None] * n                     # sub-network (0 upper, 1 lower) of each input lane
+    for start in range(0, n, 2):
+        if side[start] is not None:
+            continue
+        i, s = start, 0
+        while side[i] is None:
+            side[i], side[i ^ 1] = s, 1 - s
+            # the other input of i's partner's output element must take the other side
+            j = inv[perm[i ^ 1] ^ 1]
+            i, s = j, s                   # i ^ 1 is on side 1 - s, so j is on side s
+            if side[i] is not None:
+                break
+    sub = ([0] * (n // 2), [0] * (n // 2))
+    for j in range(n // 2):
+        states[first[j]] = side[2 * j]    # 0: lane 2j to the upper sub-network (bar)
+        for i in (2 * j, 2 * j + 1):
+            sub[side[i]][j] = perm[i] // 2
+    for j in range(n // 2):
+        states[last[j]] = side[inv[2 * j]]  # output 2j fed from the upper side: bar
+    _route(n // 2, upper, sub[0], states)
+    _route(n // 2, lower, sub[1], states)
+
+
+def path_states(path: int) -> tuple[int, int]:
+    return PATH_ELEMENTS[path]
+
+
+# ----------------------------------------------------------------------- controller -----
+
+@dataclass(frozen=True)
+class Command:
+    """One command with its raw fields (malformed values are kept: the controller rejects
+    them). Unused fields are 0."""
+
+    op: int
+    group: int = 0
+    path: int = 0
+    backup: int = 0
+    perm: tuple = ()
+    states: tuple = ()
+    element: int = 0
+    state: int = 0
+    code: int = 0
+    which: int = 0
+    value: int = 0
+
+    @classmethod
+    def set_path(cls, group, path, backup=0):
+        return cls(1, group=group, path=path, backup=backup)
+
+    @classmethod
+    def load_perm(cls, perm, states=None):
+        perm = tuple(int(p) for p in perm)
+        return cls(2, perm=perm, states=tuple(benes_route(perm) if states is None
+                                              else states))
+
+    @classmethod
+    def write_cal(cls, element, state, code):
+        return cls(3, element=element, state=state, code=code)
+
+    @classmethod
+    def set_timing(cls, which, value):
+        return cls(4, which=which, value=value)
+
+
+class OCSTrx:
+    """The controller's behaviour, one :meth:`outputs` / :meth:`edge` pair per clock."""
+
+    def __init__(self, lanes: int = 8, groups: int = 2, code_bits: int = 12,
+                 timer_bits: int = 20, settle: int = 100_000) -> None:
+        check_params(lanes, groups, code_bits, timer_bits, settle)
+        self.N, self.G, self.H, self.T = lanes, groups, code_bits, timer_bits
+        self.E = element_count(lanes, groups)
+        self.settle0 = settle
+        self.reset()
+
+    def reset(self) -> None:
+        top = (1 << self.T) - 1
+        self.timing = [self.settle0, min(8, top), min(1000, top)]   # settle, debounce, window
+        self.cal = [[0, 1 << (self.H - 1)] for _ in range(self.E)]
+        self.states = [0] * self.E
+        self.path = [LOOP_PATH] * self.G
+        self.backup = [0] * self.G
+        self.link = [0] * self.G
+        self.cause = [0] * self.G
+        self.failover = [0] * self.G
+        self.los = [0] * self.G
+        self.mstate = 0
+        self.perm = list(range(self.N))
+        self.errors = 0
+        self.reconfigs = 0
+        self.busy = None          # None, or [target (group or "matrix"), phase, count, ...]
+
+    # -- outputs of this cycle ------------------------------------------------------------
+    def pending(self) -> int | None:
+        for g in range(self.G):
+            if self.link[g] == 4 and self.backup[g]:
+                return g
+        return None
+
+    @property
+    def ready(self) -> bool:
+        return self.busy is None and self.pending() is None
+
+    def outputs(self) -> dict:
+        return {"ready": self.ready, "mzi": list(self.states),
+                "heater": [self.cal[e][self.states[e]] for e in range(self.E)],
+                "path": list(self.path), "backup": list(self.backup),
+                "link": list(self.link), "cause": list(self.cause),
+                "failover": list(self.failover), "mstate": self.mstate,
+                "perm": list(self.perm), "busy": self.busy is not None,
+                "error": self.errors, "reconfigs": self.reconfigs}
+
+    # -- checks ---------------------------------------------------------------------------
+    def check(self, c: Command) -> str | None:
+        """The error a command raises (None when it is applied)."""
+        if c.op == 1:
+            if not 0 <= c.group < self.G:
+                return "GROUP"
+            if c.path not in (1, 2, 3) or not 0 <= c.backup <= 3 or c.backup == c.path:
+                return "PATH"
+        elif c.op == 2:
+            if sorted(c.perm) != list(range(self.N)):
+                return "PERM"
+            if benes_trace(list(c.states), self.N) != list(c.perm):
+                return "STATES"
+        elif c.op == 3:
+            if not 0 <= c.element < self.E:
+                return "ELEMENT"
+        elif c.op == 4:
+            if c.which not in (0, 1, 2) or c.value < 1:
+                return "TIMING"
+        elif c.op != 5:
+            return "OPCODE"
+        return None
+
+    # -- the clock edge -------------------------------------------------------------------
+    def _start(self, g: int, path: int, backup: int, failover: int) -> None:
+        self.path[g], self.backup[g], self.failover[g] = path, backup, failover
+        self.states[2 * g], self.states[2 * g + 1] = PATH_ELEMENTS[path]
+        self.link[g] = 1
+        self.reconfigs = (self.reconfigs + 1) % (1 << COUNTER_BITS)
+        self.busy = [g, "settle", self.timing[0]]
+
+    def edge(self, cmd: Command | None, pd, rst: bool = False) -> str | None:
+        """Advance one clock. ``cmd``: the command offered (taken if :attr:`ready`); ``pd``:
+        per group the three photodetectors (path 1, 2, loopback), booleans. Returns the error
+        of a rejected command, "ok" for an accepted one, None when nothing was taken."""
+        if rst:
+            self.reset()
+            return None
+        lit = [bool(pd[g][self.path[g] - 1]) for g in range(self.G)]
+        ready, pend = self.ready, self.pending()
+        busy = self.busy
+        D, W = self.timing[1], self.timing[2]
+        # loss of light on groups that are up (before the command: a command overrides)
+        for g in range(self.G):
+            if self.link[g] == 3:
+                self.los[g] = 0 if lit[g] else self.los[g] + 1
+                if self.los[g] >= D:
+                    self.link[g], self.cause[g] = 4, 2
+        taken = None
+        if busy is not None:
+            target, phase, count = busy[0], busy[1], busy[2]
+            if phase == "settle":
+                if count <= 1:
+                    if target == "matrix":
+                        self.mstate, self.busy = 2, None
+                    else:
+                        self.link[target] = 2
+                        self.busy = [target, "check", 0, 0]     # elapsed, lit run
+                else:
+                    busy[2] = count - 1
+            else:
+                g, elapsed, run = target, busy[2] + 1, (busy[3] + 1 if lit[target] else 0)
+                if lit[g] and run >= D:
+                    self.link[g], self.los[g], self.busy = 3, 0, None
+                elif elapsed >= W:
+                    self.link[g], self.cause[g], self.busy = 4, 1, None
+                else:
+                    self.busy = [g, "check", elapsed, run]
+        elif pend is not None:
+            self._start(pend, self.backup[pend], 0, 1)
+        elif ready and cmd is not None:
+            err = self.check(cmd)
+            taken = "ok" if err is None else err
+            if err is not None:
+                self.errors |= 1 << ERRORS.index(err)
+            elif cmd.op == 1:
+                self._start(cmd.group, cmd.path, cmd.backup, 0)
+                self.cause[cmd.group] = 0
+            elif cmd.op == 2:
+                base = 2 * self.G
+                self.states[base:] = list(cmd.states)
+                self.perm = list(cmd.perm)
+                self.mstate = 1
+                self.reconfigs = (self.reconfigs + 1) % (1 << COUNTER_BITS)
+                self.busy = ["matrix", "settle", self.timing[0]]
+            elif cmd.op == 3:
+                self.cal[cmd.element][cmd.state & 1] = cmd.code
+            elif cmd.op == 4:
+                self.timing[cmd.which] = cmd.value
+            elif cmd.op == 5:
+                self.errors = 0
+        return taken
+
+
+# ------------------------------------------------------------ system-model interface -----
+
+def trx_commands(side: str, setting, lanes: int = 8, groups: int = 2, K: int = 2) -> list:
+    """The commands that put one InfiniteHBD transceiver bundle (``side`` "W" or "E", as in
+    :class:`~models.infinitehbd.topology.Ring`'s ``config``) on ``setting``: an external hop
+    distance d (1..K) or ``topology.LOOP``.
+
+    Bundle wiring: a side's hop distances are served two per bundle (paths 1 and 2 of bundle
+    (d - 1) // 2 are distances 2b + 1 and 2b + 2); this returns the commands of the bundle
+    that serves ``setting``: both lane groups (upper and lower GPU track) on the path, with
+    the other distance of the bundle as backup (the K-hop bypass of a failed neighbour:
+    both ends of a dead hop lose light and fail over to the next distance, where they meet).
+    The loopback joins the two halves: lane i -> lane i + N/2 (mod N) through the matrix.
+    Returns ``[(bundle, Command), ...]``."""
+    from .topology import LOOP
+    if side not in ("W", "E"):
+        raise ValueError(f"side must be 'W' or 'E', not {side!r}")
+    if setting == LOOP:
+        half = [(i + lanes // 2) % lanes for i in range(lanes)]
+        return [(0, Command.set_path(g, LOOP_PATH)) for g in range(groups)] + \
+            [(0, Command.load_perm(half))]
+    d = int(setting)
+    if not 1 <= d <= K:
+        raise ValueError(f"hop distance {d} is outside 1..K = {K}")
+    bundle, path = (d - 1) // 2, (d - 1) % 2 + 1
+    other = 3 - path
+    backup = other if 2 * bundle + other <= K else 0
+    return [(bundle, Command.set_path(g, path, backup)) for g in range(groups)]
