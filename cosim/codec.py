@@ -25,6 +25,15 @@ Benes elements, l = log2 N
     ``backup`` (2); LOAD_PERM ``perm[i]`` (l bits each) then one state bit per matrix
     element; WRITE_CAL ``element`` (bit length of E), ``state`` (1), ``code`` (H);
     SET_TIMING ``which`` (2), ``value`` (T).
+Wavelength-selective switch controller (``rtl/optics/wss.py``); r ports, w wavelengths,
+p = bits of r - 1 (at least 1)
+    command: ``op`` bits 0..2, then from bit 3: LOAD_COLUMN ``lam`` (bit length of w) and r
+    cells of ``enable`` (1) + ``port`` (p), input 0 first; SET_BUDGET ``port`` (bit length
+    of r), ``value`` (bit length of w); SET_SETTLE ``value`` (T).
+    drive: cell (i, lam) at index lam * r + i, 1 + p bits each (``enable`` lowest).
+De-interleaver controller (``rtl/optics/deinterleaver.py``); P ports, c = bit length of w
+    command: ``op`` bits 0..2, then from bit 3: SET_SPLIT ``count[p]`` (c bits each, port 0
+    first); SET_MODES ``mode[k]`` (2 bits each, unit 0 first); SET_SETTLE ``value`` (T).
 """
 
 from __future__ import annotations
@@ -32,7 +41,8 @@ from __future__ import annotations
 __all__ = ["LANE_BITS", "TAG_BITS", "dest_bits", "step_bits", "encode_row", "decode_row",
            "encode_step", "decode_step", "field", "decode_words", "decode_outputs",
            "width_of", "encode_flit", "decode_flit", "encode_head", "decode_head",
-           "encode_entry", "ocs_command"]
+           "encode_entry", "ocs_command", "wss_command", "wss_drive",
+           "dix_command"]
 
 LANE_BITS = 32
 TAG_BITS = 2
@@ -164,4 +174,50 @@ def ocs_command(op: int, *, lanes: int, groups: int, group: int = 0, path: int =
         word |= element << 3 | state << (3 + eb) | code << (4 + eb)
     elif op == 4:
         word |= which << 3 | value << 5
+    return word
+
+
+def wss_command(op: int, *, ports: int, wavelengths: int, lam: int = 0, cells=(),
+                port: int = 0, value: int = 0) -> int:
+    """A WSS controller command word; ``cells``: per input the output port or None."""
+    p = width_of(ports)
+    lb, rb = wavelengths.bit_length(), ports.bit_length()
+    word = op
+    if op == 1:
+        word |= lam << 3
+        for i, o in enumerate(cells):
+            if o is not None:
+                word |= (1 | o << 1) << (3 + lb + i * (1 + p))
+    elif op == 3:
+        word |= port << 3 | value << (3 + rb)
+    elif op == 4:
+        word |= value << 3
+    return word
+
+
+def wss_drive(value: int, ports: int, wavelengths: int) -> list[list[int | None]]:
+    """The drive vector -> per wavelength, per input the output port or None."""
+    c = 1 + width_of(ports)
+    out = []
+    for lam in range(wavelengths):
+        row = []
+        for i in range(ports):
+            x = field(value, lam * ports + i, c)
+            row.append(x >> 1 if x & 1 else None)
+        out.append(row)
+    return out
+
+
+def dix_command(op: int, *, wavelengths: int, split=(), modes=(), value: int = 0) -> int:
+    """A de-interleaver controller command word."""
+    c = wavelengths.bit_length()
+    word = op
+    if op == 1:
+        for p, n in enumerate(split):
+            word |= n << (3 + p * c)
+    elif op == 2:
+        for k, mode in enumerate(modes):
+            word |= mode << (3 + 2 * k)
+    elif op == 3:
+        word |= value << 3
     return word

@@ -18,7 +18,9 @@ from .chronos.slot_endpoint import SlotEndpoint
 from .chronos.slot_fabric import SlotFabric
 from .chronos.slot_switch import SlotSwitch
 from .chronos.wwfa import WavefrontArbiter
+from .optics.deinterleaver import DeinterleaverController
 from .optics.ocstrx import OCSTrxController
+from .optics.wss import WSSController
 from .railx.mesh import RouterMesh
 from .railx.router import Router
 
@@ -219,6 +221,28 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         # 1 ms at 100 MHz = 100,000 cycles of settle (T = 20)
         synth_params=({"lanes": 8, "groups": 2, "code_bits": 12, "timer_bits": 20,
                        "settle": 100_000},),
+    ),
+    Block(
+        name="wss",
+        component=WSSController,
+        description="Flex-SiPAC wavelength-selective switch controller: staged columns, "
+                    "checked commit (crosstalk, own port, budgets), ring drive, settle",
+        # r = 5: port numbers that do not exist fit the port field (RANGE errors)
+        params=({"ports": 4, "wavelengths": 8, "timer_bits": 6, "settle": 3},
+                {"ports": 5, "wavelengths": 6, "timer_bits": 5, "settle": 2}),
+        # §6: r = 16, w = 60; 1 ms of settle at 100 MHz
+        synth_params=({"ports": 16, "wavelengths": 60, "timer_bits": 20, "settle": 100_000},),
+    ),
+    Block(
+        name="deinterleaver",
+        component=DeinterleaverController,
+        description="Flex-SiPAC transceiver de-interleaver cascade controller: per-port "
+                    "wavelength split -> unit MZIs, settle",
+        # P = 3 with the paper's 60-line comb; P = 4 with an odd comb (uneven halves)
+        params=({"ports": 3, "wavelengths": 60, "timer_bits": 5, "settle": 2},
+                {"ports": 4, "wavelengths": 13, "timer_bits": 4, "settle": 1}),
+        synth_params=({"ports": 3, "wavelengths": 60, "timer_bits": 20, "settle": 100_000},
+                      {"ports": 4, "wavelengths": 60, "timer_bits": 20, "settle": 100_000}),
     ),
 ]}
 

@@ -1,0 +1,186 @@
+"""The Flex-SiPAC reconfigurable transceiver's de-interleaver cascade (§3.B, Fig 4) and its
+controller, as behaviour.
+
+Optics
+======
+A comb of w wavelengths (indices 0..w-1) leaves the transmitter on one fibre. A chain of
+P - 1 reconfigurable 1 x 2 units splits it over P output ports (P = the levels L of the
+SiPAC, one port per level): unit k passes what it receives either to its *drop* output
+(port k) or on to unit k + 1 (the last unit's second output is port P - 1). Each unit has
+two MZIs -- ``in`` (0: bypass, 1: through the broadband de-interleaver) and ``sel`` (the
+bypass goes to 0: drop, 1: pass) -- and three modes:
+
+- ALL_DROP (in 0, sel 0): everything to port k;
+- ALL_PASS (in 0, sel 1): everything on;
+- EVEN (in 1, sel 0): the de-interleaver of unit k has period 2^(k+1): wavelengths whose
+  index has bit k clear drop at port k, the others pass (the odd-even interleaving of Fig
+  4(b) at unit 0; each later unit halves what reaches it).
+
+So a cascade realises only some per-port splits (for w = 60, P = 3: e.g. (30, 15, 15),
+(30, 30, 0), (0, 60, 0), but not (20, 20, 20)). :func:`trace` follows every wavelength to
+its port; :func:`realisable` lists the splits, each with the first setting that gives it
+(lexicographic, unit 0 first, ALL_DROP < ALL_PASS < EVEN).
+
+Controller (``rtl/optics/deinterleaver.py``, cycle for cycle)
+=============================================================
+Commands, taken while idle: 1 SET_SPLIT (a wavelength count per port: the first setting that
+realises it is applied, else SPLIT error), 2 SET_MODES (a mode per unit; mode code 3 is a
+MODE error), 3 SET_SETTLE (``value`` >= 1, else TIMING), 4 CLEAR (the sticky errors); other
+ops OPCODE. A rejected command changes nothing. An accepted SET_SPLIT / SET_MODES taken in
+cycle t: the modes and MZIs are new in t + 1, the cascade settles for S cycles (t + 1 ..
+t + S, ``state`` SETTLE; wavelengths that change port are dark then), and in t + S + 1 it is
+idle with ``configs`` + 1 and ``split`` = the counts the modes give. Reset: every unit
+ALL_PASS (the whole comb at port P - 1), split (0, .., 0, w), settle = the parameter.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+__all__ = ["MODES", "ERRORS", "trace", "counts", "realisable", "setting_for", "DIXCommand",
+           "Deinterleaver", "check_params", "cu_splits", "split_report"]
+
+MODES = ("ALL_DROP", "ALL_PASS", "EVEN")
+MZI = {0: (0, 0), 1: (0, 1), 2: (1, 0)}          # mode -> (in, sel)
+ERRORS = ("OPCODE", "SPLIT", "MODE", "TIMING")
+COUNTER_BITS = 16
+
+
+def check_params(ports: int, wavelengths: int, timer_bits: int, settle: int) -> None:
+    for name, v, lo, hi in (("ports", ports, 2, 4), ("wavelengths", wavelengths, 1, 128),
+                            ("timer_bits", timer_bits, 2, 32)):
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
+    top = (1 << timer_bits) - 1
+    if not isinstance(settle, int) or isinstance(settle, bool) or not 1 <= settle <= top:
+        raise ValueError(f"settle must be 1..{top} cycles (timer_bits {timer_bits}), "
+                         f"not {settle!r}")
+
+
+def trace(modes, w: int) -> list[int]:
+    """The output port of each of the w wavelengths under the units' ``modes``."""
+    ports = []
+    for lam in range(w):
+        port = len(modes)                  # reaches the end of the chain
+        for k, mode in enumerate(modes):
+            if mode == 0 or (mode == 2 and not lam >> k & 1):
+                port = k
+                break
+        ports.append(port)
+    return ports
+
+
+def counts(modes, w: int) -> tuple[int, ...]:
+    got = [0] * (len(modes) + 1)
+    for p in trace(modes, w):
+        got[p] += 1
+    return tuple(got)
+
+
+def realisable(ports: int, w: int) -> dict[tuple, tuple]:
+    """Every split a cascade of ``ports`` - 1 units realises -> the first setting for it."""
+    out: dict = {}
+    for modes in itertools.product(range(3), repeat=ports - 1):
+        out.setdefault(counts(modes, w), modes)
+    return out
+
+
+def setting_for(split, w: int) -> tuple | None:
+    return realisable(len(split), w).get(tuple(int(c) for c in split))
+
+
+@dataclass(frozen=True)
+class DIXCommand:
+    op: int
+    split: tuple = ()
+    modes: tuple = ()
+    value: int = 0
+
+
+class Deinterleaver:
+    """The controller's behaviour, one :meth:`outputs` / :meth:`edge` pair per clock."""
+
+    def __init__(self, ports: int = 3, wavelengths: int = 60, timer_bits: int = 20,
+                 settle: int = 100_000) -> None:
+        check_params(ports, wavelengths, timer_bits, settle)
+        self.P, self.w, self.T, self.settle0 = ports, wavelengths, timer_bits, settle
+        self.table = realisable(ports, wavelengths)
+        self.reset()
+
+    def reset(self) -> None:
+        self.modes = [1] * (self.P - 1)
+        self.settle = self.settle0
+        self.errors = 0
+        self.configs = 0
+        self.timer = 0            # settle cycles left (0: idle)
+
+    @property
+    def ready(self) -> bool:
+        return self.timer == 0
+
+    def outputs(self) -> dict:
+        return {"ready": self.ready, "modes": list(self.modes),
+                "mzi": [b for m in self.modes for b in MZI[m]],
+                "split": list(counts(self.modes, self.w)), "state": int(self.timer > 0),
+                "error": self.errors, "configs": self.configs}
+
+    def check(self, c: DIXCommand) -> str | None:
+        if c.op == 1:
+            return None if tuple(c.split) in self.table else "SPLIT"
+        if c.op == 2:
+            return "MODE" if any(m not in (0, 1, 2) for m in c.modes) else None
+        if c.op == 3:
+            return "TIMING" if c.value < 1 else None
+        return None if c.op == 4 else "OPCODE"
+
+    def edge(self, cmd: DIXCommand | None, rst: bool = False) -> str | None:
+        if rst:
+            self.reset()
+            return None
+        if self.timer:
+            self.timer -= 1
+            if self.timer == 0:
+                self.configs = (self.configs + 1) % (1 << COUNTER_BITS)
+            return None
+        if cmd is None:
+            return None
+        err = self.check(cmd)
+        if err:
+            self.errors |= 1 << ERRORS.index(err)
+            return err
+        if cmd.op in (1, 2):
+            self.modes = list(self.table[tuple(cmd.split)] if cmd.op == 1 else cmd.modes)
+            self.timer = self.settle
+        elif cmd.op == 3:
+            self.settle = cmd.value
+        else:
+            self.errors = 0
+        return "ok"
+
+
+# ------------------------------------------------------------ system-model interface -----
+
+def cu_splits(topo, lam) -> list[tuple[int, ...]]:
+    """Per CU the wavelengths its transmitter sends into each level (port) under the
+    allocation ``lam`` (the sum of lambda_xy over its neighbours at that level)."""
+    import numpy as np
+    lam = np.asarray(lam)
+    out = []
+    for x in range(topo.N):
+        out.append(tuple(int(sum(lam[x, y] for y in topo.neighbours(x, l)))
+                         for l in range(topo.L)))
+    return out
+
+
+def split_report(topo, lam, w: int) -> dict:
+    """How many CUs' per-level demands under ``lam`` a cascade serves: some realisable split
+    gives every port at least the wavelengths the CU sends through it (comb lines beyond the
+    demand stay unmodulated). Which wavelength goes where is not matched against the WSS
+    colouring here: the count is an upper bound on what a joint assignment achieves."""
+    table = list(realisable(topo.L, w)) if topo.L >= 2 else [(w,)]
+    ok = 0
+    splits = cu_splits(topo, lam)
+    for s in splits:
+        ok += any(all(v >= d for v, d in zip(split, s)) for split in table)
+    return {"cus": len(splits), "served": ok, "share": ok / len(splits) if splits else 1.0}

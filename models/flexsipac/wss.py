@@ -1,0 +1,241 @@
+"""The Flex-SiPAC wavelength-selective switch (§3.B) and its controller, as behaviour.
+
+An r-port WSS over w wavelengths drops wavelength ``lam`` of input port ``i`` at one output
+port (or nowhere): a micro-ring cross-bar in which row ``i`` has one ring per output port and
+the cell (i, lam) tunes the ring of its output to ``lam``. A configuration is valid when
+
+- no input drops at its own port (SELF: a CU does not talk to itself through its WSS),
+- no output bus carries a wavelength twice (DUPLICATE: coherent crosstalk),
+- no output receives more wavelengths than its budget (BUDGET: the receiving transceiver's
+  share at this level; w unless set).
+
+Controller (``rtl/optics/wss.py``, cycle for cycle)
+===================================================
+Commands arrive on a stream, taken while the controller is idle (``ready``):
+
+=====  ===========  ======================================================================
+op     command      effect / checks (error)
+=====  ===========  ======================================================================
+1      LOAD_COLUMN  writes wavelength ``lam``'s column (one cell per input) into the
+                    staging table; ``lam`` < w and every enabled cell's port < r (RANGE)
+2      COMMIT       checks the staging table, then applies it (below)
+3      SET_BUDGET   output ``port`` < r, ``value`` <= w (RANGE)
+4      SET_SETTLE   ``value`` >= 1 (TIMING)
+5      CLEAR        clears the sticky error bits
+other               (OPCODE)
+=====  ===========  ======================================================================
+
+COMMIT taken in cycle t: the staging table is *scanned* one wavelength per cycle (cycles
+t + 1 .. t + w, wavelength 0 first), keeping per output the number of wavelengths it
+receives. In the cycle of wavelength ``lam`` the first conflict is the lowest output port o
+with SELF (input o drops at o), DUPLICATE (two inputs drop at o) or BUDGET (o receives one
+more than its budget), in that order for the same o: the kind's sticky bit is set,
+``err_port`` = o, ``err_lambda`` = lam, and the controller is idle in the next cycle with the
+active table untouched. With no conflict the table is *applied* one wavelength per cycle
+(t + w + 1 .. t + 2w: the drive of wavelength lam changes in cycle t + w + 2 + lam), then the
+rings *settle* for S cycles (t + 2w + 1 .. t + 2w + S) and ``configs`` counts one. Dark
+during a reconfiguration: every cell whose setting changes, from the cycle its wavelength is
+applied to the end of the settle time -- at most w + S cycles; cells that keep their setting
+carry light throughout (no make-before-break is needed for them).
+
+Reset: active table all dark (no cell enabled), budgets w, settle the parameter, errors and
+counters 0, idle. The staging table keeps its contents (it is a memory; all dark at
+power-up).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ERRORS", "STATES", "WSSCommand", "WSS", "check_params", "first_conflict",
+           "load_commands", "check_assignment_configs"]
+
+ERRORS = ("OPCODE", "RANGE", "SELF", "DUPLICATE", "BUDGET", "TIMING")
+STATES = ("IDLE", "SCAN", "APPLY", "SETTLE")
+COUNTER_BITS = 16
+
+
+def check_params(ports: int, wavelengths: int, timer_bits: int, settle: int) -> None:
+    for name, v, lo, hi in (("ports", ports, 2, 32), ("wavelengths", wavelengths, 1, 128),
+                            ("timer_bits", timer_bits, 2, 32)):
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
+    top = (1 << timer_bits) - 1
+    if not isinstance(settle, int) or isinstance(settle, bool) or not 1 <= settle <= top:
+        raise ValueError(f"settle must be 1..{top} cycles (timer_bits {timer_bits}), "
+                         f"not {settle!r}")
+
+
+@dataclass(frozen=True)
+class WSSCommand:
+    """Raw fields; ``cells``: per input port the output port or None (LOAD_COLUMN)."""
+
+    op: int
+    lam: int = 0
+    cells: tuple = ()
+    port: int = 0
+    value: int = 0
+
+    @classmethod
+    def load(cls, lam, cells):
+        return cls(1, lam=lam, cells=tuple(cells))
+
+    @classmethod
+    def commit(cls):
+        return cls(2)
+
+    @classmethod
+    def budget(cls, port, value):
+        return cls(3, port=port, value=value)
+
+    @classmethod
+    def settle(cls, value):
+        return cls(4, value=value)
+
+
+def first_conflict(table, r: int, budget) -> tuple[str, int, int] | None:
+    """The first conflict of a configuration in the controller's scan order: ``table[lam][i]``
+    = input i's output port for wavelength lam, or None. Returns (kind, port, lam)."""
+    count = [0] * r
+    for lam, column in enumerate(table):
+        hits = [0] * r
+        for i, o in enumerate(column):
+            if o is not None:
+                hits[o] += 1
+        for o in range(r):
+            if column[o] == o:
+                return "SELF", o, lam
+            if hits[o] >= 2:
+                return "DUPLICATE", o, lam
+            if hits[o] and count[o] >= budget[o]:
+                return "BUDGET", o, lam
+        for o in range(r):
+            count[o] += hits[o]
+    return None
+
+
+class WSS:
+    """The controller's behaviour, one :meth:`outputs` / :meth:`edge` pair per clock."""
+
+    def __init__(self, ports: int = 16, wavelengths: int = 60, timer_bits: int = 20,
+                 settle: int = 100_000) -> None:
+        check_params(ports, wavelengths, timer_bits, settle)
+        self.r, self.w, self.T, self.settle0 = ports, wavelengths, timer_bits, settle
+        self.staging = [[None] * ports for _ in range(wavelengths)]
+        self.reset()
+
+    def reset(self) -> None:
+        self.active = [[None] * self.r for _ in range(self.w)]
+        self.budget = [self.w] * self.r
+        self.settle = self.settle0
+        self.errors = 0
+        self.err_port = self.err_lambda = 0
+        self.configs = 0
+        self.state = "IDLE"
+        self.k = 0                # wavelength being scanned / applied, or settle cycles left
+        self.count = [0] * self.r
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "IDLE"
+
+    def outputs(self) -> dict:
+        return {"ready": self.ready, "drive": [list(c) for c in self.active],
+                "state": STATES.index(self.state), "error": self.errors,
+                "err_port": self.err_port, "err_lambda": self.err_lambda,
+                "configs": self.configs}
+
+    def check(self, c: WSSCommand) -> str | None:
+        if c.op == 1:
+            if not 0 <= c.lam < self.w or any(o is not None and not 0 <= o < self.r
+                                              for o in c.cells):
+                return "RANGE"
+        elif c.op == 3:
+            if not 0 <= c.port < self.r or not 0 <= c.value <= self.w:
+                return "RANGE"
+        elif c.op == 4:
+            if c.value < 1:
+                return "TIMING"
+        elif c.op not in (2, 5):
+            return "OPCODE"
+        return None
+
+    def edge(self, cmd: WSSCommand | None, rst: bool = False) -> str | None:
+        """One clock; returns "ok" / the error of a command taken, None otherwise."""
+        if rst:
+            self.reset()
+            return None
+        if self.state == "SCAN":
+            lam = self.k
+            column = self.staging[lam]
+            hits = [0] * self.r
+            for o in column:
+                if o is not None:
+                    hits[o] += 1
+            for o in range(self.r):
+                kind = ("SELF" if column[o] == o else "DUPLICATE" if hits[o] >= 2 else
+                        "BUDGET" if hits[o] and self.count[o] >= self.budget[o] else None)
+                if kind:
+                    self.errors |= 1 << ERRORS.index(kind)
+                    self.err_port, self.err_lambda, self.state = o, lam, "IDLE"
+                    return None
+            self.count = [a + b for a, b in zip(self.count, hits)]
+            self.state, self.k = ("APPLY", 0) if lam == self.w - 1 else ("SCAN", lam + 1)
+        elif self.state == "APPLY":
+            self.active[self.k] = list(self.staging[self.k])
+            self.state, self.k = ("SETTLE", self.settle) if self.k == self.w - 1 else \
+                ("APPLY", self.k + 1)
+        elif self.state == "SETTLE":
+            if self.k <= 1:
+                self.state = "IDLE"
+                self.configs = (self.configs + 1) % (1 << COUNTER_BITS)
+            else:
+                self.k -= 1
+        elif cmd is not None:
+            err = self.check(cmd)
+            if err:
+                self.errors |= 1 << ERRORS.index(err)
+                return err
+            if cmd.op == 1:
+                self.staging[cmd.lam] = list(cmd.cells)
+            elif cmd.op == 2:
+                self.state, self.k, self.count = "SCAN", 0, [0] * self.r
+            elif cmd.op == 3:
+                self.budget[cmd.port] = cmd.value
+            elif cmd.op == 4:
+                self.settle = cmd.value
+            else:
+                self.errors = 0
+            return "ok"
+        return None
+
+
+# ------------------------------------------------------------ system-model interface -----
+
+def load_commands(config: dict, r: int, w: int) -> list[WSSCommand]:
+    """The commands that load and commit one WSS configuration in the allocation's format
+    (``{(input port, wavelength): output port}``, :func:`allocation.assign_wavelengths`):
+    one LOAD_COLUMN per wavelength (all w, so the columns a previous configuration used are
+    cleared), then COMMIT."""
+    cols = [[None] * r for _ in range(w)]
+    for (i, lam), o in config.items():
+        if not (0 <= i < r and 0 <= lam < w and 0 <= o < r):
+            raise ValueError(f"WSS cell ({i}, {lam}) -> {o} is outside {r} ports x "
+                             f"{w} wavelengths")
+        cols[lam][i] = o
+    return [WSSCommand.load(lam, cols[lam]) for lam in range(w)] + [WSSCommand.commit()]
+
+
+def check_assignment_configs(assignment: dict, r: int, w: int) -> int:
+    """Run every WSS configuration of an allocation (``assign_wavelengths(...)``) through
+    the controller's checks; returns how many WSSs were checked. ValueError naming the WSS
+    and its first conflict otherwise."""
+    for key, config in assignment["wss"].items():
+        cols = [[None] * r for _ in range(w)]
+        for (i, lam), o in config.items():
+            cols[lam][i] = o
+        bad = first_conflict(cols, r, [w] * r)
+        if bad:
+            kind, port, lam = bad
+            raise ValueError(f"WSS {key}: {kind} at output {port}, wavelength {lam}")
+    return len(assignment["wss"])

@@ -1,0 +1,158 @@
+"""De-interleaver cascade controller (Flex-SiPAC §3.B, Fig 4): a chain of P - 1
+reconfigurable 1 x 2 units (two MZIs each) that splits the transmitter's comb over P ports.
+It takes a per-port wavelength split, finds the unit modes that realise it (a table of every
+realisable split, built when the Verilog is generated: 3^(P-1) entries), sets the MZIs and
+waits the settle time. Cycle for cycle the behaviour of ``models.flexsipac.transceiver``
+(its docstring is the contract: modes, which wavelengths each unit drops, commands, timing).
+
+Command payload (``cmd``; bit 0 upwards), c = the bit length of w
+================================================================
+``op`` (3 bits), then from bit 3: 1 SET_SPLIT ``count[p]`` (c bits each, port 0 first);
+2 SET_MODES ``mode[k]`` (2 bits each, unit 0 first: 0 ALL_DROP, 1 ALL_PASS, 2 EVEN);
+3 SET_SETTLE ``value`` (T); 4 CLEAR.
+
+Status
+======
+``modes`` (2 bits per unit), ``mzi`` (per unit ``in`` then ``sel``), ``split`` (the counts
+the applied modes give, c bits per port), ``state`` (0 IDLE, 1 SETTLE), ``error`` (sticky:
+bit 0 OPCODE, 1 SPLIT, 2 MODE, 3 TIMING), ``configs`` (16 bits, wraps).
+"""
+
+import itertools
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .._util import check_params, eq_const
+
+__all__ = ["DeinterleaverController", "cmd_width", "split_table"]
+
+OPS = {"SET_SPLIT": 1, "SET_MODES": 2, "SET_SETTLE": 3, "CLEAR": 4}
+ERR = {"OPCODE": 0, "SPLIT": 1, "MODE": 2, "TIMING": 3}
+ALL_DROP, ALL_PASS, EVEN = 0, 1, 2
+
+
+def cmd_width(ports, wavelengths, timer_bits):
+    return 3 + max(ports * wavelengths.bit_length(), 2 * (ports - 1), timer_bits)
+
+
+def _port_counts(modes, w):
+    """Wavelengths per port under ``modes``: wavelength lam drops at the first unit k in
+    ALL_DROP, or in EVEN with bit k of lam clear; otherwise it reaches the last port."""
+    got = [0] * (len(modes) + 1)
+    for lam in range(w):
+        port = next((k for k, mode in enumerate(modes)
+                     if mode == ALL_DROP or (mode == EVEN and not lam >> k & 1)), len(modes))
+        got[port] += 1
+    return tuple(got)
+
+
+def split_table(ports, w):
+    """[(split, modes)] for every realisable split, with the first modes (lexicographic,
+    unit 0 first) that give it."""
+    seen = {}
+    for modes in itertools.product((ALL_DROP, ALL_PASS, EVEN), repeat=ports - 1):
+        seen.setdefault(_port_counts(modes, w), modes)
+    return list(seen.items())
+
+
+class DeinterleaverController(wiring.Component):
+    """Parameters (keyword-only): ``ports`` P (2..4: the SiPAC levels), ``wavelengths`` w
+    (1..128), ``timer_bits`` T (2..32), ``settle`` (the settle time at reset, 1..2^T - 1)."""
+
+    def __init__(self, *, ports=3, wavelengths=60, timer_bits=20, settle=100_000):
+        check_params(self, [("ports", ports, 2, 4), ("wavelengths", wavelengths, 1, 128),
+                            ("timer_bits", timer_bits, 2, 32)])
+        check_params(self, [("settle", settle, 1, (1 << timer_bits) - 1)])
+        self.P, self.w, self.T, self.settle = ports, wavelengths, timer_bits, settle
+        c = wavelengths.bit_length()
+        super().__init__({
+            "cmd": In(stream.Signature(cmd_width(ports, wavelengths, timer_bits))),
+            "modes": Out(2 * (ports - 1)), "mzi": Out(2 * (ports - 1)),
+            "split": Out(ports * c), "state": Out(1), "error": Out(len(ERR)),
+            "configs": Out(16),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        P, w, T = self.P, self.w, self.T
+        U, c = P - 1, w.bit_length()
+        modes = [Signal(2, name=f"mode{k}", init=ALL_PASS) for k in range(U)]
+        settle = Signal(T, init=self.settle)
+        timer = Signal(T)
+        errors = Signal(len(ERR))
+        configs = Signal(16)
+        busy = Signal()
+        m.d.comb += [busy.eq(timer.any()), self.state.eq(busy), self.cmd.ready.eq(~busy),
+                     self.modes.eq(Cat(*modes)), self.error.eq(errors),
+                     self.configs.eq(configs)]
+        for k in range(U):            # in = EVEN, sel = ALL_PASS
+            m.d.comb += [self.mzi[2 * k].eq(eq_const(modes[k], EVEN)),
+                         self.mzi[2 * k + 1].eq(eq_const(modes[k], ALL_PASS))]
+
+        table = split_table(P, w)
+        split = Signal(P * c, init=w << ((P - 1) * c))        # registered: see below
+        m.d.comb += self.split.eq(split)
+
+        # ---- command fields and checks
+        pl = self.cmd.payload
+        op = pl[0:3]
+        f_counts = [pl[3 + p * c:3 + (p + 1) * c] for p in range(P)]
+        f_modes = [pl[3 + 2 * k:5 + 2 * k] for k in range(U)]
+        f_settle = pl[3:3 + T]
+        is_op = {name: Signal(name=f"is_{name.lower()}") for name in OPS}
+        for name, code in OPS.items():
+            m.d.comb += is_op[name].eq(eq_const(op, code))
+        # the table entry equal to the commanded split (the table's splits are distinct, so
+        # at most one matches) and its modes. Separate 1-bit signals throughout: bits that
+        # share their logic would otherwise alias each other inside one Verilog vector.
+        hit = [Signal(name=f"hit{n}") for n in range(len(table))]
+        for n, (counts, _) in enumerate(table):
+            m.d.comb += hit[n].eq(Cat(*[eq_const(f, x) for f, x in zip(f_counts, counts)]).all())
+        found = [Signal(name=f"found{b}") for b in range(2 * U)]
+        for b in range(2 * U):
+            sel = [hit[n] for n, (_, mds) in enumerate(table) if mds[b // 2] >> (b % 2) & 1]
+            m.d.comb += found[b].eq(Cat(*sel).any() if sel else 0)
+        # the modes a command applies, and the split they give (a one-hot match of the mode
+        # combination, OR-ed per bit of the counts), registered with the modes
+        nxt = [Signal(2, name=f"next_mode{k}") for k in range(U)]
+        for k in range(U):
+            m.d.comb += nxt[k].eq(Mux(is_op["SET_SPLIT"], Cat(found[2 * k], found[2 * k + 1]),
+                                      f_modes[k]))
+        nxt_eq = [[eq_const(nxt[k], v) for v in range(3)] for k in range(U)]
+        bits = [[] for _ in range(P * c)]
+        for n, combo in enumerate(itertools.product(range(3), repeat=U)):
+            match = Signal(name=f"combo{n}")
+            m.d.comb += match.eq(Cat(*[nxt_eq[k][v] for k, v in enumerate(combo)]).all())
+            word = sum(x << (p * c) for p, x in enumerate(_port_counts(combo, w)))
+            for b in range(P * c):
+                if word >> b & 1:
+                    bits[b].append(match)
+        split_next = [Signal(name=f"split_next{b}") for b in range(P * c)]
+        for b in range(P * c):
+            m.d.comb += split_next[b].eq(Cat(*bits[b]).any() if bits[b] else 0)
+        e_split, e_mode, e_timing, e_opcode = Signal(), Signal(), Signal(), Signal()
+        m.d.comb += [
+            e_split.eq(is_op["SET_SPLIT"] & ~Cat(*hit).any()),
+            e_mode.eq(is_op["SET_MODES"] & Cat(*[f.all() for f in f_modes]).any()),
+            e_timing.eq(is_op["SET_SETTLE"] & ~f_settle.any()),
+            e_opcode.eq(~Cat(*is_op.values()).any()),
+        ]
+        err = Cat(e_opcode, e_split, e_mode, e_timing)
+
+        with m.If(busy):
+            with m.If(~timer[1:].any()):
+                m.d.sync += configs.eq(configs + 1)
+            m.d.sync += timer.eq(timer - 1)
+        with m.Elif(self.cmd.valid):
+            with m.If(err.any()):
+                m.d.sync += errors.eq(errors | err)
+            with m.Elif(is_op["SET_SPLIT"] | is_op["SET_MODES"]):
+                m.d.sync += [modes[k].eq(nxt[k]) for k in range(U)]
+                m.d.sync += [split.eq(Cat(*split_next)), timer.eq(settle)]
+            with m.Elif(is_op["SET_SETTLE"]):
+                m.d.sync += settle.eq(f_settle)
+            with m.Elif(is_op["CLEAR"]):
+                m.d.sync += errors.eq(0)
+        return m

@@ -1,0 +1,196 @@
+"""Wavelength-selective switch controller (Flex-SiPAC §3.B-C): a staging table loaded one
+wavelength column at a time, a checked commit (coherent crosstalk, own port, output
+budgets; the first conflict named by port and wavelength, nothing applied), the micro-ring
+drive applied one wavelength per cycle, and a settle timer. Cycle for cycle the behaviour
+of ``models.flexsipac.wss`` (its docstring is the contract: commands, scan order, timing,
+what is dark during a reconfiguration).
+
+Command payload (``cmd``; bit 0 upwards), c = 1 + p bits per cell, p = bits of r - 1
+==================================================================================
+``op`` (3 bits), then from bit 3:
+
+- 1 LOAD_COLUMN: ``lam`` (the bit length of w), then r cells, input 0 first: ``enable``
+  (1) and ``port`` (p).
+- 3 SET_BUDGET: ``port`` (the bit length of r), ``value`` (the bit length of w).
+- 4 SET_SETTLE: ``value`` (T). 2 COMMIT and 5 CLEAR carry nothing; other ops are rejected.
+
+Status
+======
+``drive``: the active table, cell (i, lam) at index ``lam * r + i`` (c bits: ``enable`` then
+``port``) -- the ring of output ``port`` in row i tuned to lam; ``state`` (0 IDLE, 1 SCAN,
+2 APPLY, 3 SETTLE); ``error`` (sticky: bit 0 OPCODE, 1 RANGE, 2 SELF, 3 DUPLICATE, 4 BUDGET,
+5 TIMING); ``err_port``, ``err_lambda`` (the last conflict a commit found); ``configs``
+(16 bits, wraps).
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from .._util import check_params, eq_const, ge_const, or_tree, two_or_more
+
+__all__ = ["WSSController", "cmd_width"]
+
+OPS = {"LOAD_COLUMN": 1, "COMMIT": 2, "SET_BUDGET": 3, "SET_SETTLE": 4, "CLEAR": 5}
+ERR = {"OPCODE": 0, "RANGE": 1, "SELF": 2, "DUPLICATE": 3, "BUDGET": 4, "TIMING": 5}
+IDLE, SCAN, APPLY, SETTLE = range(4)
+
+
+def _bits(count):
+    return max(1, (count - 1).bit_length())
+
+
+def cmd_width(ports, wavelengths, timer_bits):
+    cell = 1 + _bits(ports)
+    return 3 + max(wavelengths.bit_length() + ports * cell,
+                   ports.bit_length() + wavelengths.bit_length(), timer_bits)
+
+
+class WSSController(wiring.Component):
+    """Parameters (keyword-only): ``ports`` r (2..32), ``wavelengths`` w (1..128),
+    ``timer_bits`` T (2..32), ``settle`` (the settle time at reset, 1..2^T - 1 cycles)."""
+
+    def __init__(self, *, ports=16, wavelengths=60, timer_bits=20, settle=100_000):
+        check_params(self, [("ports", ports, 2, 32), ("wavelengths", wavelengths, 1, 128),
+                            ("timer_bits", timer_bits, 2, 32)])
+        check_params(self, [("settle", settle, 1, (1 << timer_bits) - 1)])
+        self.r, self.w, self.T, self.settle = ports, wavelengths, timer_bits, settle
+        self.p = _bits(ports)
+        self.cell = 1 + self.p
+        super().__init__({
+            "cmd": In(stream.Signature(cmd_width(ports, wavelengths, timer_bits))),
+            "drive": Out(ports * wavelengths * self.cell),
+            "state": Out(2), "error": Out(len(ERR)),
+            "err_port": Out(self.p), "err_lambda": Out(_bits(wavelengths)),
+            "configs": Out(16),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        r, w, T, p, c = self.r, self.w, self.T, self.p, self.cell
+        lb, rb = w.bit_length(), r.bit_length()
+        kb = _bits(w)
+        row_bits = r * c
+
+        m.submodules.staging = staging = Memory(shape=row_bits, depth=w, init=[])
+        rd = staging.read_port()
+        wr = staging.write_port()
+
+        active = [Signal(row_bits, name=f"active{lam}") for lam in range(w)]
+        budget = [Signal(lb, name=f"budget{o}", init=w) for o in range(r)]
+        count = [Signal(lb, name=f"count{o}") for o in range(r)]
+        settle = Signal(T, init=self.settle)
+        state = Signal(2)
+        k = Signal(kb)                  # wavelength scanned / applied
+        timer = Signal(T)               # settle cycles left
+        errors = Signal(len(ERR))
+        err_port, err_lambda = Signal(p), Signal(kb)
+        configs = Signal(16)
+        m.d.comb += [self.drive.eq(Cat(*active)), self.state.eq(state),
+                     self.error.eq(errors), self.err_port.eq(err_port),
+                     self.err_lambda.eq(err_lambda), self.configs.eq(configs)]
+
+        in_idle, in_scan, in_apply, in_settle = (eq_const(state, s)
+                                                  for s in (IDLE, SCAN, APPLY, SETTLE))
+        ready = Signal()
+        m.d.comb += [ready.eq(in_idle), self.cmd.ready.eq(ready)]
+
+        # ---- command fields and checks
+        pl = self.cmd.payload
+        op = pl[0:3]
+        f_lam = pl[3:3 + lb]
+        f_cells = [pl[3 + lb + i * c:3 + lb + (i + 1) * c] for i in range(r)]
+        f_port, f_value = pl[3:3 + rb], pl[3 + rb:3 + rb + lb]
+        f_settle = pl[3:3 + T]
+        is_op = {name: Signal(name=f"is_{name.lower()}") for name in OPS}
+        for name, code in OPS.items():
+            m.d.comb += is_op[name].eq(eq_const(op, code))
+        cell_bad = Cat(*[cl[0] & ge_const(cl[1:], r) for cl in f_cells]).any()
+        e_range, e_timing, e_opcode = Signal(), Signal(), Signal()
+        m.d.comb += [
+            e_range.eq((is_op["LOAD_COLUMN"] & (ge_const(f_lam, w) | cell_bad)) |
+                       (is_op["SET_BUDGET"] & (ge_const(f_port, r) | ge_const(f_value, w + 1)))),
+            e_timing.eq(is_op["SET_SETTLE"] & ~f_settle.any()),
+            e_opcode.eq(~Cat(*is_op.values()).any()),
+        ]
+        err_any = Signal()
+        m.d.comb += err_any.eq(e_range | e_timing | e_opcode)
+        take = Signal()
+        m.d.comb += take.eq(in_idle & self.cmd.valid)
+
+        # ---- staging writes (LOAD_COLUMN) and the scan/apply read address (the next row)
+        m.d.comb += [wr.addr.eq(f_lam[:kb]), wr.data.eq(Cat(*f_cells)),
+                     wr.en.eq(take & is_op["LOAD_COLUMN"] & ~err_any)]
+        last = Signal()
+        k1 = Signal(kb)
+        m.d.comb += [last.eq(eq_const(k, w - 1)), k1.eq(k + 1)]
+        m.d.comb += rd.addr.eq(Mux((in_scan | in_apply) & ~last, k1, 0))
+
+        # ---- one scanned column: per output its hits, SELF / DUPLICATE / BUDGET
+        cells = [rd.data[i * c:(i + 1) * c] for i in range(r)]
+        bad = Signal(r)
+        kind = [Signal(3, name=f"kind{o}") for o in range(r)]   # one-hot SELF, DUP, BUDGET
+        hits = Signal(r)
+        for o in range(r):
+            to_o = [cl[0] & eq_const(cl[1:], o) for cl in cells]
+            hit, dup = Signal(name=f"hit{o}"), Signal(name=f"dup{o}")
+            full = Signal(name=f"full{o}")
+            m.d.comb += [hit.eq(or_tree(m, to_o, 1)), dup.eq(two_or_more(m, to_o)),
+                         full.eq(count[o] >= budget[o]), hits[o].eq(hit)]
+            self_o = to_o[o]
+            m.d.comb += [kind[o][0].eq(self_o), kind[o][1].eq(~self_o & dup),
+                         kind[o][2].eq(~self_o & ~dup & hit & full),
+                         bad[o].eq(kind[o].any())]
+        first = Signal(p)
+        first_kind = Signal(3)
+        for o in reversed(range(r)):
+            with m.If(bad[o]):
+                m.d.comb += [first.eq(o), first_kind.eq(kind[o])]
+
+        timer1 = Signal(T)
+        m.d.comb += timer1.eq(timer - 1)
+
+        with m.If(in_scan):
+            with m.If(bad.any()):
+                m.d.sync += [errors[ERR["SELF"]].eq(errors[ERR["SELF"]] | first_kind[0]),
+                             errors[ERR["DUPLICATE"]].eq(errors[ERR["DUPLICATE"]] |
+                                                         first_kind[1]),
+                             errors[ERR["BUDGET"]].eq(errors[ERR["BUDGET"]] | first_kind[2]),
+                             err_port.eq(first), err_lambda.eq(k), state.eq(IDLE)]
+            with m.Else():
+                for o in range(r):
+                    m.d.sync += count[o].eq(count[o] + hits[o])
+                with m.If(last):
+                    m.d.sync += [state.eq(APPLY), k.eq(0)]
+                with m.Else():
+                    m.d.sync += k.eq(k1)
+        with m.Elif(in_apply):
+            for lam in range(w):
+                with m.If(eq_const(k, lam)):
+                    m.d.sync += active[lam].eq(rd.data)
+            with m.If(last):
+                m.d.sync += [state.eq(SETTLE), timer.eq(settle)]
+            with m.Else():
+                m.d.sync += k.eq(k1)
+        with m.Elif(in_settle):
+            with m.If(~timer[1:].any()):
+                m.d.sync += [state.eq(IDLE), configs.eq(configs + 1)]
+            with m.Else():
+                m.d.sync += timer.eq(timer1)
+        with m.Elif(take):
+            with m.If(err_any):
+                m.d.sync += [errors[ERR["RANGE"]].eq(errors[ERR["RANGE"]] | e_range),
+                             errors[ERR["TIMING"]].eq(errors[ERR["TIMING"]] | e_timing),
+                             errors[ERR["OPCODE"]].eq(errors[ERR["OPCODE"]] | e_opcode)]
+            with m.Elif(is_op["COMMIT"]):
+                m.d.sync += [state.eq(SCAN), k.eq(0)] + [cnt.eq(0) for cnt in count]
+            with m.Elif(is_op["SET_BUDGET"]):
+                for o in range(r):
+                    with m.If(eq_const(f_port, o)):
+                        m.d.sync += budget[o].eq(f_value)
+            with m.Elif(is_op["SET_SETTLE"]):
+                m.d.sync += settle.eq(f_settle)
+            with m.Elif(is_op["CLEAR"]):
+                m.d.sync += errors.eq(0)
+        return m
