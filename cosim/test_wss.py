@@ -17,7 +17,7 @@ Invariants on the RTL alone, from what the testbench drove:
 - a commit that completes (``configs`` counts) leaves exactly the table the testbench
   loaded, and that table is valid by the testbench's own reading: no own port, no output
   bus with a wavelength twice, no output over the budget it set;
-- a commit completes no earlier than 2w + settle cycles after it was taken.
+- a commit completes no earlier than 2w + 5 + settle cycles after it was taken.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ class Harness:
             if got["configs"] != prev["configs"]:
                 assert self.commit_at is not None, f"cycle {t}: a commit nobody sent"
                 t0, settle, table, budget = self.commit_at
-                assert t - t0 >= 2 * self.w + settle, \
+                assert t - t0 >= 2 * self.w + 5 + settle, \
                     f"cycle {t}: commit done {t - t0} cycles after it was taken"
                 assert got["drive"] == table, f"cycle {t}: applied table != the loaded one"
                 assert self.table_ok(table, budget), f"cycle {t}: an invalid table applied"

@@ -53,6 +53,12 @@ class Block:
     cosim_in : str or None
         For a block whose testbench is another block's (it is co-simulated as part of that
         block): that block's name. The regression runs only blocks with their own testbench.
+    model : str or None
+        The golden model's module where it is not ``models.<area>.<name>`` (the optics
+        controllers' models live with the system that uses them).
+    ci_params : tuple of dict or None
+        The parameter sets ``make test`` co-simulates (None: all of ``params``), where the
+        others add sizes but no case the CI set misses; ``make`` runs every set.
     build_opt : str or None
         gcc optimisation of the Verilated model's per-cycle C++ (``OPT_FAST``), where the
         runner's default (-O1) does not suit: a model of many MB compiles in half the time
@@ -66,6 +72,12 @@ class Block:
     synth_params: tuple
     cosim_in: str | None = None
     build_opt: str | None = None
+    ci_params: tuple | None = None
+    model: str | None = None
+
+    @property
+    def model_module(self) -> str:
+        return self.model or f"models.{self.area}.{self.name}"
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -221,6 +233,9 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         # 1 ms at 100 MHz = 100,000 cycles of settle (T = 20)
         synth_params=({"lanes": 8, "groups": 2, "code_bits": 12, "timer_bits": 20,
                        "settle": 100_000},),
+        # N = 4, G = 3 reaches every command, error and event the N = 8 set does
+        ci_params=({"lanes": 4, "groups": 3, "code_bits": 6, "timer_bits": 6, "settle": 3},),
+        model="models.infinitehbd.ocstrx",
     ),
     Block(
         name="wss",
@@ -232,6 +247,8 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
                 {"ports": 5, "wavelengths": 6, "timer_bits": 5, "settle": 2}),
         # §6: r = 16, w = 60; 1 ms of settle at 100 MHz
         synth_params=({"ports": 16, "wavelengths": 60, "timer_bits": 20, "settle": 100_000},),
+        ci_params=({"ports": 5, "wavelengths": 6, "timer_bits": 5, "settle": 2},),
+        model="models.flexsipac.wss",
     ),
     Block(
         name="deinterleaver",
@@ -243,6 +260,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
                 {"ports": 4, "wavelengths": 13, "timer_bits": 4, "settle": 1}),
         synth_params=({"ports": 3, "wavelengths": 60, "timer_bits": 20, "settle": 100_000},
                       {"ports": 4, "wavelengths": 60, "timer_bits": 20, "settle": 100_000}),
+        model="models.flexsipac.transceiver",
     ),
 ]}
 

@@ -1,6 +1,7 @@
 """The block registry's naming rule: a block called ``name`` is ``rtl/<area>/<name>.py``
-(its component defined there), has its golden model ``models/<area>/<name>.py`` and its
-testbench ``cosim/test_<name>.py``, or names the block whose testbench covers it."""
+(its component defined there), has its golden model ``models/<area>/<name>.py`` (or the
+module the registry names) and its testbench ``cosim/test_<name>.py``, or names the block
+whose testbench covers it."""
 
 from pathlib import Path
 
@@ -19,7 +20,8 @@ def test_block_files_follow_the_naming_rule(name):
         f"{name}: component defined in {block.component.__module__}"
     area = module[1]
     assert (ROOT / "rtl" / area / f"{name}.py").is_file()
-    assert (ROOT / "models" / area / f"{name}.py").is_file(), f"{name}: no golden model"
+    model = ROOT.joinpath(*block.model_module.split(".")).with_suffix(".py")
+    assert model.is_file(), f"{name}: no golden model {block.model_module}"
     if block.cosim_in is None:
         assert (ROOT / "cosim" / f"test_{name}.py").is_file(), f"{name}: no testbench"
     else:

@@ -8,7 +8,8 @@ from cosim.runner import run
 from rtl.catalog import BLOCKS
 
 CASES = [pytest.param(name, params, id=block.instance_name(params))
-         for name, block in BLOCKS.items() if not block.cosim_in for params in block.params]
+         for name, block in BLOCKS.items() if not block.cosim_in
+         for params in (block.params if block.ci_params is None else block.ci_params)]
 
 # CI sizing: the N = 64 engine checks every kind of frame (random, MoE, quantised MoE, zero,
 # full, bad) but stops drawing random and MoE matrices after this many steps (the 100

@@ -25,18 +25,20 @@ op     command      effect / checks (error)
 other               (OPCODE)
 =====  ===========  ======================================================================
 
-COMMIT taken in cycle t: the staging table is *scanned* one wavelength per cycle (cycles
-t + 1 .. t + w, wavelength 0 first), keeping per output the number of wavelengths it
-receives. In the cycle of wavelength ``lam`` the first conflict is the lowest output port o
-with SELF (input o drops at o), DUPLICATE (two inputs drop at o) or BUDGET (o receives one
-more than its budget), in that order for the same o: the kind's sticky bit is set,
-``err_port`` = o, ``err_lambda`` = lam, and the controller is idle in the next cycle with the
-active table untouched. With no conflict the table is *applied* one wavelength per cycle
-(t + w + 1 .. t + 2w: the drive of wavelength lam changes in cycle t + w + 2 + lam), then the
-rings *settle* for S cycles (t + 2w + 1 .. t + 2w + S) and ``configs`` counts one. Dark
-during a reconfiguration: every cell whose setting changes, from the cycle its wavelength is
-applied to the end of the settle time -- at most w + S cycles; cells that keep their setting
-carry light throughout (no make-before-break is needed for them).
+COMMIT taken in cycle t: the staging table is *scanned*, one wavelength per cycle through a
+three-stage pipeline (memory, column register, per-output flags), wavelength lam checked in
+cycle t + 4 + lam, keeping per output the number of wavelengths it receives. The first
+conflict of wavelength lam is the lowest output port o with SELF (input o drops at o),
+DUPLICATE (two inputs drop at o) or BUDGET (o receives one more than its budget), in that
+order for the same o: the kind's sticky bit is set, ``err_port`` = o, ``err_lambda`` = lam,
+and the controller is idle in the next cycle with the active table untouched. With no
+conflict (the scan takes w + 3 cycles, t + 1 .. t + w + 3) the table is *applied* in w + 2
+cycles (t + w + 4 .. t + 2w + 5; the drive of wavelength lam changes in cycle
+t + w + 7 + lam), then the rings *settle* for S cycles (t + 2w + 6 .. t + 2w + 5 + S) and
+``configs`` counts one in t + 2w + 6 + S. Dark during a reconfiguration: every cell whose
+setting changes, from the cycle its wavelength is applied to the end of the settle time --
+at most w + S cycles; cells that keep their setting carry light throughout (no
+make-before-break is needed for them).
 
 Reset: active table all dark (no cell enabled), budgets w, settle the parameter, errors and
 counters 0, idle. The staging table keeps its contents (it is a memory; all dark at
@@ -166,25 +168,29 @@ class WSS:
             self.reset()
             return None
         if self.state == "SCAN":
-            lam = self.k
-            column = self.staging[lam]
-            hits = [0] * self.r
-            for o in column:
-                if o is not None:
-                    hits[o] += 1
-            for o in range(self.r):
-                kind = ("SELF" if column[o] == o else "DUPLICATE" if hits[o] >= 2 else
-                        "BUDGET" if hits[o] and self.count[o] >= self.budget[o] else None)
-                if kind:
-                    self.errors |= 1 << ERRORS.index(kind)
-                    self.err_port, self.err_lambda, self.state = o, lam, "IDLE"
-                    return None
-            self.count = [a + b for a, b in zip(self.count, hits)]
-            self.state, self.k = ("APPLY", 0) if lam == self.w - 1 else ("SCAN", lam + 1)
+            j = self.k
+            if j >= 3:                          # wavelength j - 3 reaches the check
+                lam = j - 3
+                column = self.staging[lam]
+                hits = [0] * self.r
+                for o in column:
+                    if o is not None:
+                        hits[o] += 1
+                for o in range(self.r):
+                    kind = ("SELF" if column[o] == o else "DUPLICATE" if hits[o] >= 2 else
+                            "BUDGET" if hits[o] and self.count[o] >= self.budget[o] else None)
+                    if kind:
+                        self.errors |= 1 << ERRORS.index(kind)
+                        self.err_port, self.err_lambda, self.state = o, lam, "IDLE"
+                        return None
+                self.count = [a + b for a, b in zip(self.count, hits)]
+            self.state, self.k = ("APPLY", 0) if j == self.w + 2 else ("SCAN", j + 1)
         elif self.state == "APPLY":
-            self.active[self.k] = list(self.staging[self.k])
-            self.state, self.k = ("SETTLE", self.settle) if self.k == self.w - 1 else \
-                ("APPLY", self.k + 1)
+            j = self.k
+            if j >= 2:                          # wavelength j - 2 is written
+                self.active[j - 2] = list(self.staging[j - 2])
+            self.state, self.k = ("SETTLE", self.settle) if j == self.w + 1 else \
+                ("APPLY", j + 1)
         elif self.state == "SETTLE":
             if self.k <= 1:
                 self.state = "IDLE"

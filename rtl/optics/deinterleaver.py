@@ -9,7 +9,7 @@ Command payload (``cmd``; bit 0 upwards), c = the bit length of w
 ================================================================
 ``op`` (3 bits), then from bit 3: 1 SET_SPLIT ``count[p]`` (c bits each, port 0 first);
 2 SET_MODES ``mode[k]`` (2 bits each, unit 0 first: 0 ALL_DROP, 1 ALL_PASS, 2 EVEN);
-3 SET_SETTLE ``value`` (T); 4 CLEAR.
+3 SET_SETTLE ``value`` (T); 4 CLEAR. ``cmd.ready``: idle and not in reset.
 
 Status
 ======
@@ -20,7 +20,7 @@ bit 0 OPCODE, 1 SPLIT, 2 MODE, 3 TIMING), ``configs`` (16 bits, wraps).
 
 import itertools
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -84,7 +84,7 @@ class DeinterleaverController(wiring.Component):
         errors = Signal(len(ERR))
         configs = Signal(16)
         busy = Signal()
-        m.d.comb += [busy.eq(timer.any()), self.state.eq(busy), self.cmd.ready.eq(~busy),
+        m.d.comb += [busy.eq(timer.any()), self.state.eq(busy), self.cmd.ready.eq(~busy & ~ResetSignal()),
                      self.modes.eq(Cat(*modes)), self.error.eq(errors),
                      self.configs.eq(configs)]
         for k in range(U):            # in = EVEN, sel = ALL_PASS

@@ -17,7 +17,8 @@ an element or group that does not exist):
 - 5 CLEAR. Other ops are rejected (OPCODE).
 
 The payload is as wide as the widest command. ``cmd.ready`` is high while the controller is
-idle and no failover waits; a command is checked in the cycle it is taken.
+idle and no failover waits (and low in reset); a command is checked in the cycle it is
+taken.
 
 Status (outputs, field k of a vector at bits ``k * width``)
 ==========================================================
@@ -34,7 +35,7 @@ The settle, debounce and window counters are T = ``timer_bits`` wide: at 100 MHz
 paper's 1 ms reconfiguration is ``settle`` = 100,000 cycles (T >= 17).
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetSignal, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -174,7 +175,8 @@ class OCSTrxController(wiring.Component):
             with m.If(pending[g]):
                 m.d.comb += first.eq(g)
         ready = Signal()
-        m.d.comb += [ready.eq(eq_const(fsm, IDLE) & ~pending.any()), self.cmd.ready.eq(ready)]
+        m.d.comb += [ready.eq(eq_const(fsm, IDLE) & ~pending.any() & ~ResetSignal()),
+                     self.cmd.ready.eq(ready)]
 
         # ---- command fields and checks
         p = self.cmd.payload

@@ -14,6 +14,8 @@ Command payload (``cmd``; bit 0 upwards), c = 1 + p bits per cell, p = bits of r
 - 3 SET_BUDGET: ``port`` (the bit length of r), ``value`` (the bit length of w).
 - 4 SET_SETTLE: ``value`` (T). 2 COMMIT and 5 CLEAR carry nothing; other ops are rejected.
 
+``cmd.ready`` is high while the controller is idle, never in reset.
+
 Status
 ======
 ``drive``: the active table, cell (i, lam) at index ``lam * r + i`` (c bits: ``enable`` then
@@ -23,7 +25,7 @@ Status
 (16 bits, wraps).
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -74,7 +76,7 @@ class WSSController(wiring.Component):
         row_bits = r * c
 
         m.submodules.staging = staging = Memory(shape=row_bits, depth=w, init=[])
-        rd = staging.read_port()
+        rd = staging.read_port()          # synchronous: the block RAM's output register
         wr = staging.write_port()
 
         active = [Signal(row_bits, name=f"active{lam}") for lam in range(w)]
@@ -82,7 +84,7 @@ class WSSController(wiring.Component):
         count = [Signal(lb, name=f"count{o}") for o in range(r)]
         settle = Signal(T, init=self.settle)
         state = Signal(2)
-        k = Signal(kb)                  # wavelength scanned / applied
+        j = Signal((w + 2).bit_length())  # scan / apply step
         timer = Signal(T)               # settle cycles left
         errors = Signal(len(ERR))
         err_port, err_lambda = Signal(p), Signal(kb)
@@ -94,7 +96,8 @@ class WSSController(wiring.Component):
         in_idle, in_scan, in_apply, in_settle = (eq_const(state, s)
                                                   for s in (IDLE, SCAN, APPLY, SETTLE))
         ready = Signal()
-        m.d.comb += [ready.eq(in_idle), self.cmd.ready.eq(ready)]
+        # nothing is taken in reset (the staging memory has no reset: a write then would stick)
+        m.d.comb += [ready.eq(in_idle & ~ResetSignal()), self.cmd.ready.eq(ready)]
 
         # ---- command fields and checks
         pl = self.cmd.payload
@@ -117,62 +120,71 @@ class WSSController(wiring.Component):
         err_any = Signal()
         m.d.comb += err_any.eq(e_range | e_timing | e_opcode)
         take = Signal()
-        m.d.comb += take.eq(in_idle & self.cmd.valid)
+        m.d.comb += take.eq(ready & self.cmd.valid)
 
-        # ---- staging writes (LOAD_COLUMN) and the scan/apply read address (the next row)
+        # ---- staging writes (LOAD_COLUMN); scan and apply read column j (a pipeline: the
+        # memory's registered output in j + 1, ``row`` in j + 2, the column's flags in j + 3)
         m.d.comb += [wr.addr.eq(f_lam[:kb]), wr.data.eq(Cat(*f_cells)),
                      wr.en.eq(take & is_op["LOAD_COLUMN"] & ~err_any)]
-        last = Signal()
-        k1 = Signal(kb)
-        m.d.comb += [last.eq(eq_const(k, w - 1)), k1.eq(k + 1)]
-        m.d.comb += rd.addr.eq(Mux((in_scan | in_apply) & ~last, k1, 0))
+        j1 = Signal(len(j))
+        m.d.comb += [j1.eq(j + 1), rd.addr.eq(Mux(ge_const(j, w), 0, j[:kb]))]
+        row = Signal(row_bits)
+        m.d.sync += row.eq(rd.data)
 
-        # ---- one scanned column: per output its hits, SELF / DUPLICATE / BUDGET
-        cells = [rd.data[i * c:(i + 1) * c] for i in range(r)]
-        bad = Signal(r)
-        kind = [Signal(3, name=f"kind{o}") for o in range(r)]   # one-hot SELF, DUP, BUDGET
-        hits = Signal(r)
+        # ---- stage A: per output, from ``row``: hit, SELF, DUPLICATE (registered)
+        cells = [row[i * c:(i + 1) * c] for i in range(r)]
+        hq, sq, dq = Signal(r), Signal(r), Signal(r)
         for o in range(r):
             to_o = [cl[0] & eq_const(cl[1:], o) for cl in cells]
-            hit, dup = Signal(name=f"hit{o}"), Signal(name=f"dup{o}")
-            full = Signal(name=f"full{o}")
-            m.d.comb += [hit.eq(or_tree(m, to_o, 1)), dup.eq(two_or_more(m, to_o)),
-                         full.eq(count[o] >= budget[o]), hits[o].eq(hit)]
-            self_o = to_o[o]
-            m.d.comb += [kind[o][0].eq(self_o), kind[o][1].eq(~self_o & dup),
-                         kind[o][2].eq(~self_o & ~dup & hit & full),
-                         bad[o].eq(kind[o].any())]
+            m.d.sync += [hq[o].eq(or_tree(m, to_o, 1)), dq[o].eq(two_or_more(m, to_o)),
+                         sq[o].eq(to_o[o])]
+
+        # ---- stage B: BUDGET against the counts so far; the first conflict
+        bad = Signal(r)
+        kind = []                                # one-hot SELF, DUPLICATE, BUDGET
+        for o in range(r):
+            full, dup, over = Signal(name=f"full{o}"), Signal(name=f"dup{o}"), \
+                Signal(name=f"over{o}")
+            m.d.comb += [full.eq(count[o] >= budget[o]), dup.eq(~sq[o] & dq[o]),
+                         over.eq(~sq[o] & ~dq[o] & hq[o] & full),
+                         bad[o].eq(sq[o] | dup | over)]
+            kind.append(Cat(sq[o], dup, over))
         first = Signal(p)
         first_kind = Signal(3)
         for o in reversed(range(r)):
             with m.If(bad[o]):
                 m.d.comb += [first.eq(o), first_kind.eq(kind[o])]
+        checking = Signal()                       # stage B holds column j - 3
+        m.d.comb += checking.eq(ge_const(j, 3))
+        lam_b = Signal(kb)                        # the wavelength stage B checks (j - 3)
 
         timer1 = Signal(T)
         m.d.comb += timer1.eq(timer - 1)
 
         with m.If(in_scan):
-            with m.If(bad.any()):
+            with m.If(checking & bad.any()):
                 m.d.sync += [errors[ERR["SELF"]].eq(errors[ERR["SELF"]] | first_kind[0]),
                              errors[ERR["DUPLICATE"]].eq(errors[ERR["DUPLICATE"]] |
                                                          first_kind[1]),
                              errors[ERR["BUDGET"]].eq(errors[ERR["BUDGET"]] | first_kind[2]),
-                             err_port.eq(first), err_lambda.eq(k), state.eq(IDLE)]
+                             err_port.eq(first), err_lambda.eq(lam_b), state.eq(IDLE)]
             with m.Else():
-                for o in range(r):
-                    m.d.sync += count[o].eq(count[o] + hits[o])
-                with m.If(last):
-                    m.d.sync += [state.eq(APPLY), k.eq(0)]
+                with m.If(checking):
+                    for o in range(r):
+                        m.d.sync += count[o].eq(count[o] + hq[o])
+                    m.d.sync += lam_b.eq(lam_b + 1)
+                with m.If(eq_const(j, w + 2)):
+                    m.d.sync += [state.eq(APPLY), j.eq(0)]
                 with m.Else():
-                    m.d.sync += k.eq(k1)
+                    m.d.sync += j.eq(j1)
         with m.Elif(in_apply):
-            for lam in range(w):
-                with m.If(eq_const(k, lam)):
-                    m.d.sync += active[lam].eq(rd.data)
-            with m.If(last):
+            for lam in range(w):                  # ``row`` holds column j - 2
+                with m.If(eq_const(j, lam + 2)):
+                    m.d.sync += active[lam].eq(row)
+            with m.If(eq_const(j, w + 1)):
                 m.d.sync += [state.eq(SETTLE), timer.eq(settle)]
             with m.Else():
-                m.d.sync += k.eq(k1)
+                m.d.sync += j.eq(j1)
         with m.Elif(in_settle):
             with m.If(~timer[1:].any()):
                 m.d.sync += [state.eq(IDLE), configs.eq(configs + 1)]
@@ -184,7 +196,7 @@ class WSSController(wiring.Component):
                              errors[ERR["TIMING"]].eq(errors[ERR["TIMING"]] | e_timing),
                              errors[ERR["OPCODE"]].eq(errors[ERR["OPCODE"]] | e_opcode)]
             with m.Elif(is_op["COMMIT"]):
-                m.d.sync += [state.eq(SCAN), k.eq(0)] + [cnt.eq(0) for cnt in count]
+                m.d.sync += [state.eq(SCAN), j.eq(0), lam_b.eq(0)] + [cnt.eq(0) for cnt in count]
             with m.Elif(is_op["SET_BUDGET"]):
                 for o in range(r):
                     with m.If(eq_const(f_port, o)):
