@@ -2,10 +2,13 @@
 the HBD architectures over a fault trace, Table 7's bound and Table 6's costs.
 
     python -m scripts.infinitehbd rings --nodes 12 --R 4 --K 2 --tp 16 --faulty 2,7 [--line]
+                                        [--commands]
     python -m scripts.infinitehbd waste --tp 32 [--trace faults.csv --nodes 2448 --hours 8352]
     python -m scripts.infinitehbd table7
     python -m scripts.infinitehbd table6
 
+``rings --commands`` also lists, per transceiver bundle, the OCS transceiver controller
+commands (``rtl/optics/ocstrx.py``: mnemonic and command word) that apply the setting.
 ``waste`` without ``--trace`` uses the generated 348-day trace of 9,792 GPUs. The CSV has
 the header ``node,start_h,end_h`` (4-GPU nodes, hours from the trace start). Bad input
 prints one line ``error: ...`` and exits with 2.
@@ -36,6 +39,23 @@ def cmd_rings(args) -> None:
         cfg = " ".join(f"{side}{n}={path}" for (side, n), path in sorted(
             r.config.items(), key=lambda kv: (kv[0][1], kv[0][0])))
         print(f"ring {i}: nodes {list(r.nodes)}  transceivers {cfg}")
+        if args.commands:
+            _print_commands(r, args)
+
+
+def _print_commands(ring, args) -> None:
+    from cosim.codec import ocs_command
+    from models.infinitehbd.ocstrx import trx_commands
+    lanes = 8                    # an 8 x 112G transceiver (§7): two GPUs' SerDes halves
+    for (side, n), setting in sorted(ring.config.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        for bundle, c in trx_commands(side, setting, lanes=lanes, groups=2, K=args.K):
+            if c.op == 1:
+                text = f"SET_PATH group {c.group} path {c.path} backup {c.backup}"
+            else:
+                text = f"LOAD_PERM {list(c.perm)}"
+            word = ocs_command(c.op, lanes=lanes, groups=2, group=c.group, path=c.path,
+                               backup=c.backup, perm=c.perm, states=c.states)
+            print(f"    {side}{n} bundle {bundle}: {text}  ({word:#x})")
 
 
 def cmd_waste(args) -> None:
@@ -81,6 +101,8 @@ def main(argv=None) -> int:
     p.add_argument("--tp", type=int, required=True)
     p.add_argument("--faulty", default="")
     p.add_argument("--line", action="store_true")
+    p.add_argument("--commands", action="store_true",
+                   help="the OCS transceiver controller commands of every setting")
     p = sub.add_parser("waste", help="GPU waste of every architecture over a trace")
     p.add_argument("--tp", type=int, required=True)
     p.add_argument("--trace")
