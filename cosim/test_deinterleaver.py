@@ -24,12 +24,10 @@ import os
 import time
 
 import cocotb
-import numpy as np
-from cocotb.clock import Clock
 
 from cosim.codec import dix_command, field
-from cosim.stats import CycleMeter, block_params, record_stats
-from cosim.stream import ClockCycle, StreamMonitor, StreamSource
+from cosim.control import ControlBench, start_clock, value
+from cosim.stats import block_params, record_stats
 from models.flexsipac import allocation, traffic
 from models.flexsipac.topology import SiPAC
 from models.flexsipac.transceiver import Deinterleaver, DIXCommand, cu_splits
@@ -51,69 +49,32 @@ def tb_counts(modes, w):
     return got
 
 
-class Harness:
+class Harness(ControlBench):
     def __init__(self, dut, rng) -> None:
         p = block_params()
-        self.dut, self.rng = dut, rng
         self.P, self.w = p.get("ports", 3), p.get("wavelengths", 60)
         self.T, self.settle0 = p.get("timer_bits", 20), p.get("settle", 100_000)
         self.U = self.P - 1
-        self.model = Deinterleaver(self.P, self.w, self.T, self.settle0)
-        self.source = StreamSource(dut, "cmd", rng, gap_p=0.3)
-        self.monitor = StreamMonitor(dut, "cmd")
-        self.clock = ClockCycle(dut.clk, [self.source, self.monitor])
-        self.meter = CycleMeter(10)
+        super().__init__(dut, rng, Deinterleaver(self.P, self.w, self.T, self.settle0))
         self.splits = sorted({tuple(tb_counts(ms, self.w))
                               for ms in itertools.product(range(3), repeat=self.U)})
-        self.sent: dict[int, DIXCommand] = {}
-        self.prev = None
-        self.taken = self.rejected = self.applied = 0
-        self.settle = self.settle0
-        self.started = None
+        self.applied = 0
+        self.on_reset()
+
+    def on_reset(self) -> None:
+        self.prev, self.settle, self.started = None, self.settle0, None
 
     def encode(self, c: DIXCommand) -> int:
-        word = dix_command(c.op, wavelengths=self.w, split=c.split, modes=c.modes,
+        return dix_command(c.op, wavelengths=self.w, split=c.split, modes=c.modes,
                            value=c.value)
-        self.sent[word] = c
-        return word
-
-    def send(self, cmds) -> None:
-        self.source.send(self.encode(c) for c in cmds)
 
     def read(self) -> dict:
-        dut, U, c = self.dut, self.U, self.w.bit_length()
-        v = lambda s: int(s.value) if len(s) == 1 else int(s.value.to_unsigned())  # noqa: E731
-        return {"ready": bool(int(dut.cmd__ready.value)),
+        dut, U, c, v = self.dut, self.U, self.w.bit_length(), value
+        return {"ready": bool(v(dut.cmd__ready)),
                 "modes": [field(v(dut.modes), k, 2) for k in range(U)],
                 "mzi": [v(dut.mzi) >> b & 1 for b in range(2 * U)],
                 "split": [field(v(dut.split), p, c) for p in range(self.P)],
                 "state": v(dut.state), "error": v(dut.error), "configs": v(dut.configs)}
-
-    async def step(self, rst: int = 0) -> dict:
-        dut = self.dut
-        await self.clock.drive()
-        dut.rst.value = rst
-        await self.clock.sample()
-        t = self.clock.count
-        got = self.read()
-        if rst:
-            self.model.edge(None, True)
-            self.prev, self.settle, self.started = None, self.settle0, None
-            return got
-        want = self.model.outputs()
-        if got != want:
-            diff = {k: (got[k], want[k]) for k in got if got[k] != want[k]}
-            raise AssertionError(f"cycle {t}: RTL != model (rtl, model): {diff}")
-        cmd = None
-        if int(dut.cmd__valid.value):
-            cmd = self.sent[int(dut.cmd__payload.value.to_unsigned())]
-        taken = cmd if cmd is not None and got["ready"] else None
-        self.invariants(t, got, taken)
-        result = self.model.edge(taken)
-        if result is not None:
-            self.taken += 1
-            self.rejected += result != "ok"
-        return got
 
     def tb_valid(self, c: DIXCommand) -> bool:
         if c.op == 1:
@@ -150,10 +111,6 @@ class Harness:
         if taken is not None and taken.op == 3 and taken.value >= 1:
             self.settle = taken.value
 
-    async def reset(self, cycles: int = 2) -> None:
-        for _ in range(cycles):
-            await self.step(rst=1)
-
     def random_command(self) -> DIXCommand:
         rng, P, U, w = self.rng, self.P, self.U, self.w
         kind = rng.choice(["split", "split", "badsplit", "modes", "badmode", "settle", "op",
@@ -184,8 +141,7 @@ class Harness:
 
 
 def start(dut):
-    Clock(dut.clk, 10, unit="ns").start()
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
+    rng = start_clock(dut)
     return Harness(dut, rng), rng
 
 
@@ -210,16 +166,9 @@ async def random_commands(dut):
     await h.reset()
     t0 = time.perf_counter()
     h.send([DIXCommand(3, value=2)])
-    resets = 0
-    while h.taken < count:
-        if h.source.idle:
-            h.send([h.random_command() for _ in range(int(rng.integers(1, 5)))])
-        if rng.random() < 0.003:
-            resets += 1
-            await h.reset(int(rng.integers(1, 3)))
-            h.source.queue.clear()
-            continue
-        await h.step()
+    resets = await h.run_random(
+        count, lambda: [h.random_command() for _ in range(int(rng.integers(1, 5)))],
+        reset_p=0.003)
     elapsed = time.perf_counter() - t0
     dut._log.info("%d commands (%d rejected), %d applied, %d resets in %d cycles, %.1f s",
                   h.taken, h.rejected, h.applied, resets, h.meter.cycles, elapsed)

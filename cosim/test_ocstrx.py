@@ -24,18 +24,18 @@ Invariants on the RTL alone, from what the testbench drove:
 
 from __future__ import annotations
 
+import os
 import time
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
 
 from cosim.codec import field, ocs_command
-from cosim.stats import CycleMeter, block_params, record_stats
-from cosim.stream import ClockCycle, StreamMonitor, StreamSource
+from cosim.control import ControlBench, start_clock, value
+from cosim.stats import block_params, record_stats
 from models.infinitehbd import topology
-from models.infinitehbd.ocstrx import (ERRORS, LINK, Command, OCSTrx, benes_route,
-                                       benes_size, benes_trace, trx_commands)
+from models.infinitehbd.ocstrx import (Command, OCSTrx, benes_route, benes_size, benes_trace,
+                                       trx_commands)
 
 DEFAULT_TRANSACTIONS = 12_000
 PATH_AB = {1: (1, 0), 2: (1, 1), 3: (0, 0)}          # the documented path table
@@ -59,81 +59,44 @@ class Light:
         return self.mode == "lit"
 
 
-class Harness:
+class Harness(ControlBench):
     def __init__(self, dut, rng) -> None:
         p = block_params()
-        self.dut, self.rng = dut, rng
         self.N, self.G = p.get("lanes", 8), p.get("groups", 2)
         self.H, self.T = p.get("code_bits", 12), p.get("timer_bits", 20)
         self.settle0 = p.get("settle", 100_000)
         self.M = benes_size(self.N)[1]
         self.E = 2 * self.G + self.M
-        self.model = OCSTrx(self.N, self.G, self.H, self.T, self.settle0)
-        self.source = StreamSource(dut, "cmd", rng, gap_p=0.3)
-        self.monitor = StreamMonitor(dut, "cmd")
-        self.clock = ClockCycle(dut.clk, [self.source, self.monitor])
-        self.meter = CycleMeter(10)
+        super().__init__(dut, rng, OCSTrx(self.N, self.G, self.H, self.T, self.settle0))
         self.lights = [[Light(rng) for _ in range(3)] for _ in range(self.G)]
-        self.sent: dict[int, Command] = {}     # payload word -> command (last one sent)
         self.prev = None
-        self.rst = 0
-        self.taken = 0
-        self.errors_seen = 0
         self.ups = 0
         self.failovers = 0
-        self._tb_reset()
+        self.on_reset()
 
-    def _tb_reset(self) -> None:
+    def on_reset(self) -> None:
         top = (1 << self.T) - 1
+        self.prev = None
         self.tb_timing = [self.settle0, min(8, top), min(1000, top)]
         self.tb_cal = [[0, 1 << (self.H - 1)] for _ in range(self.E)]
         self.began = [None] * self.G       # cycle a group's reconfiguration began
         self.timing_at = [None] * self.G   # (settle, debounce) then
 
-    # -- encoding --------------------------------------------------------------------------
     def encode(self, c: Command) -> int:
-        word = ocs_command(c.op, lanes=self.N, groups=self.G, group=c.group, path=c.path,
+        return ocs_command(c.op, lanes=self.N, groups=self.G, group=c.group, path=c.path,
                            backup=c.backup, perm=c.perm, states=c.states, element=c.element,
                            state=c.state, code=c.code, which=c.which, value=c.value)
-        self.sent[word] = c
-        return word
 
-    def send(self, cmds) -> None:
-        self.source.send(self.encode(c) for c in cmds)
-
-    # -- one cycle -------------------------------------------------------------------------
-    async def step(self, *, lit=None, rst: int = 0) -> dict:
-        dut = self.dut
-        await self.clock.drive()
+    def drive(self, lit=None) -> tuple:
         pd = [[(lt[k] if lit is None else lit[g][k]) for k in range(3)]
               for g, lt in enumerate([[x.step() for x in row] for row in self.lights])]
-        dut.pd.value = sum(int(pd[g][k]) << (3 * g + k) for g in range(self.G) for k in range(3))
-        dut.rst.value = rst
-        await self.clock.sample()
-        t = self.clock.count
-        got = self.read()
-        want = self.model.outputs()
-        if rst:                   # the state before a reset edge is not compared (at power-up
-            self.model.edge(None, pd, True)   # the RTL's registers hold anything)
-            self.invariants(t, got, None)
-            return got
-        if got != want:
-            diff = {k: (got[k], want[k]) for k in got if got[k] != want[k]}
-            raise AssertionError(f"cycle {t}: RTL != model (rtl, model): {diff}")
-        cmd = None
-        if int(dut.cmd__valid.value):
-            cmd = self.sent[int(dut.cmd__payload.value.to_unsigned())]
-        taken = cmd is not None and got["ready"]
-        self.invariants(t, got, cmd if taken else None)
-        result = self.model.edge(cmd if got["ready"] else None, pd)
-        if result is not None:
-            self.taken += 1
-            self.errors_seen += result != "ok"
-        return got
+        self.dut.pd.value = sum(int(pd[g][k]) << (3 * g + k) for g in range(self.G)
+                                for k in range(3))
+        return (pd,)
 
     def read(self) -> dict:
         dut, G, E, H = self.dut, self.G, self.E, self.H
-        v = lambda s: int(s.value.to_unsigned())  # noqa: E731
+        v = value
         mzi, heater = v(dut.mzi), v(dut.heater)
         k = self.N.bit_length() - 1
         return {
@@ -167,19 +130,15 @@ class Harness:
         return c.op == 5
 
     def invariants(self, t: int, got: dict, taken: Command | None) -> None:
-        prev, self.prev = self.prev, (got, taken, self.rst)
-        rst_now = self.rst
-        if rst_now:
-            self._tb_reset()
-            return
+        prev, self.prev = self.prev, (got, taken)
         for e in range(self.E):
             assert got["heater"][e] == self.tb_cal[e][got["mzi"][e]], \
                 f"cycle {t}: heater of element {e} is not its calibration code"
         if got["mstate"] == 2:
             assert benes_trace(got["mzi"][2 * self.G:], self.N) == got["perm"], \
                 f"cycle {t}: the matrix states do not realise perm {got['perm']}"
-        if prev is not None and not prev[2]:
-            before, cmd, _ = prev
+        if prev is not None:
+            before, cmd = prev
             changed = [e for e in range(self.E) if got["mzi"][e] != before["mzi"][e]]
             failed_over = [g for g in range(self.G) if before["link"][g] == 4 and
                            got["link"][g] == 1 and got["failover"][g]]
@@ -225,12 +184,6 @@ class Harness:
                 self.tb_cal[taken.element][taken.state] = taken.code
             elif taken.op == 4:
                 self.tb_timing[taken.which] = taken.value
-
-    async def reset(self, cycles: int = 2) -> None:
-        for _ in range(cycles):
-            self.rst = 1
-            await self.step(rst=1)
-        self.rst = 0
 
     # -- stimulus --------------------------------------------------------------------------
     def random_command(self) -> Command:
@@ -289,8 +242,7 @@ class Harness:
 
 
 def start(dut) -> tuple[Harness, np.random.Generator]:
-    Clock(dut.clk, 10, unit="ns").start()
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
+    rng = start_clock(dut)
     return Harness(dut, rng), rng
 
 
@@ -315,30 +267,23 @@ async def reset_state(dut):
 async def random_commands(dut):
     """Random commands (valid and malformed) under random light and random resets."""
     h, rng = start(dut)
-    count = int(__import__("os").environ.get("AIFABRIC_TRANSACTIONS", DEFAULT_TRANSACTIONS))
+    count = int(os.environ.get("AIFABRIC_TRANSACTIONS", DEFAULT_TRANSACTIONS))
     await h.reset()
     # short timings first (the reset values are meant for hardware, not a regression)
     h.send([Command.set_timing(0, 3), Command.set_timing(1, 2), Command.set_timing(2, 20)])
     t0 = time.perf_counter()
-    resets = 0
-    while h.taken < count:
-        if h.source.idle:
-            h.send([h.random_command() for _ in range(int(rng.integers(1, 6)))])
-        if rng.random() < 0.0015:
-            resets += 1
-            await h.reset(int(rng.integers(1, 4)))
-            h.source.queue.clear()
-            h.send([Command.set_timing(0, int(rng.integers(1, 8))), Command.set_timing(2, 30)])
-            continue
-        await h.step()
+    resets = await h.run_random(
+        count, lambda: [h.random_command() for _ in range(int(rng.integers(1, 6)))],
+        reset_p=0.0015, after_reset=lambda: [Command.set_timing(0, int(rng.integers(1, 8))),
+                                             Command.set_timing(2, 30)])
     elapsed = time.perf_counter() - t0
     dut._log.info("%d commands (%d rejected), %d links up, %d failovers, %d resets in %d "
-                  "cycles, %.1f s", h.taken, h.errors_seen, h.ups, h.failovers, resets,
+                  "cycles, %.1f s", h.taken, h.rejected, h.ups, h.failovers, resets,
                   h.meter.cycles, elapsed)
-    assert h.errors_seen > count // 20 and h.ups > count // 50 and h.failovers > 10
+    assert h.rejected > count // 20 and h.ups > count // 50 and h.failovers > 10
     assert h.monitor.beats >= count
     record_stats("random_commands", transactions=h.taken, cycles=h.meter.cycles,
-                 seconds=elapsed, rejected=h.errors_seen, ups=h.ups, failovers=h.failovers)
+                 seconds=elapsed, rejected=h.rejected, ups=h.ups, failovers=h.failovers)
 
 
 @cocotb.test()

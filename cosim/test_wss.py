@@ -26,12 +26,10 @@ import os
 import time
 
 import cocotb
-import numpy as np
-from cocotb.clock import Clock
 
 from cosim.codec import wss_command, wss_drive
-from cosim.stats import CycleMeter, block_params, record_stats
-from cosim.stream import ClockCycle, StreamMonitor, StreamSource
+from cosim.control import ControlBench, start_clock, value
+from cosim.stats import block_params, record_stats
 from models.flexsipac import allocation, traffic
 from models.flexsipac.topology import SiPAC
 from models.flexsipac.wss import WSS, WSSCommand, load_commands
@@ -39,73 +37,34 @@ from models.flexsipac.wss import WSS, WSSCommand, load_commands
 DEFAULT_TRANSACTIONS = 10_000
 
 
-class Harness:
+class Harness(ControlBench):
     def __init__(self, dut, rng) -> None:
         p = block_params()
-        self.dut, self.rng = dut, rng
         self.r, self.w = p.get("ports", 16), p.get("wavelengths", 60)
         self.T, self.settle0 = p.get("timer_bits", 20), p.get("settle", 100_000)
-        self.model = WSS(self.r, self.w, self.T, self.settle0)
-        self.source = StreamSource(dut, "cmd", rng, gap_p=0.3)
-        self.monitor = StreamMonitor(dut, "cmd")
-        self.clock = ClockCycle(dut.clk, [self.source, self.monitor])
-        self.meter = CycleMeter(10)
-        self.sent: dict[int, WSSCommand] = {}
+        super().__init__(dut, rng, WSS(self.r, self.w, self.T, self.settle0))
         self.staging = [[None] * self.r for _ in range(self.w)]   # the testbench's shadow
-        self.prev = None
-        self.rst = 0
-        self.taken = self.rejected = self.commits = self.conflicts = 0
+        self.commits = self.conflicts = 0
         self.kinds: dict = {}
-        self._tb_reset()
+        self.on_reset()
 
-    def _tb_reset(self) -> None:
+    def on_reset(self) -> None:
+        self.prev = None
         self.budget = [self.w] * self.r
         self.settle = self.settle0
         self.commit_at = None        # (cycle taken, settle then, staging then, budgets then)
 
     def encode(self, c: WSSCommand) -> int:
-        word = wss_command(c.op, ports=self.r, wavelengths=self.w, lam=c.lam, cells=c.cells,
+        return wss_command(c.op, ports=self.r, wavelengths=self.w, lam=c.lam, cells=c.cells,
                            port=c.port, value=c.value)
-        self.sent[word] = c
-        return word
-
-    def send(self, cmds) -> None:
-        self.source.send(self.encode(c) for c in cmds)
 
     def read(self) -> dict:
         dut = self.dut
-        v = lambda s: int(s.value.to_unsigned())  # noqa: E731
-        return {"ready": bool(int(dut.cmd__ready.value)),
-                "drive": wss_drive(v(dut.drive), self.r, self.w), "state": v(dut.state),
-                "error": v(dut.error), "err_port": v(dut.err_port),
-                "err_lambda": v(dut.err_lambda), "configs": v(dut.configs)}
-
-    async def step(self, rst: int = 0) -> dict:
-        dut = self.dut
-        await self.clock.drive()
-        dut.rst.value = rst
-        await self.clock.sample()
-        t = self.clock.count
-        got = self.read()
-        if rst:                  # the state before a reset edge is not compared
-            self.model.edge(None, True)
-            self.prev = None
-            self._tb_reset()
-            return got
-        want = self.model.outputs()
-        if got != want:
-            diff = {k: (got[k], want[k]) for k in got if got[k] != want[k]}
-            raise AssertionError(f"cycle {t}: RTL != model (rtl, model): {diff}")
-        cmd = None
-        if int(dut.cmd__valid.value):
-            cmd = self.sent[int(dut.cmd__payload.value.to_unsigned())]
-        taken = cmd if cmd is not None and got["ready"] else None
-        self.invariants(t, got, taken)
-        result = self.model.edge(taken)
-        if result is not None:
-            self.taken += 1
-            self.rejected += result != "ok"
-        return got
+        return {"ready": bool(value(dut.cmd__ready)),
+                "drive": wss_drive(value(dut.drive), self.r, self.w),
+                "state": value(dut.state), "error": value(dut.error),
+                "err_port": value(dut.err_port), "err_lambda": value(dut.err_lambda),
+                "configs": value(dut.configs)}
 
     # -- invariants on the RTL alone -------------------------------------------------------
     def tb_valid(self, c: WSSCommand) -> bool:
@@ -158,10 +117,6 @@ class Harness:
                 self.settle = taken.value
             elif taken.op == 5:
                 pass
-
-    async def reset(self, cycles: int = 2) -> None:
-        for _ in range(cycles):
-            await self.step(rst=1)
 
     # -- stimulus --------------------------------------------------------------------------
     def valid_table(self, budget) -> list[list]:
@@ -252,8 +207,7 @@ class Harness:
 
 
 def start(dut):
-    Clock(dut.clk, 10, unit="ns").start()
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
+    rng = start_clock(dut)
     return Harness(dut, rng), rng
 
 
@@ -281,16 +235,7 @@ async def random_commands(dut):
     await h.reset()
     h.send([WSSCommand.settle(3)])
     t0 = time.perf_counter()
-    resets = 0
-    while h.taken < count:
-        if h.source.idle:
-            h.send(h.random_commands())
-        if rng.random() < 0.002:
-            resets += 1
-            await h.reset(int(rng.integers(1, 4)))
-            h.source.queue.clear()
-            continue
-        await h.step()
+    resets = await h.run_random(count, h.random_commands, reset_p=0.002)
     elapsed = time.perf_counter() - t0
     dut._log.info("%d commands (%d rejected), %d commits applied, %d conflicts, %d resets in "
                   "%d cycles, %.1f s", h.taken, h.rejected, h.commits, h.conflicts, resets,

@@ -38,6 +38,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from ..common.controller import check_ranges, check_settle
+
 __all__ = ["MODES", "ERRORS", "trace", "counts", "realisable", "setting_for", "DIXCommand",
            "Deinterleaver", "check_params", "cu_splits", "split_report"]
 
@@ -48,14 +50,9 @@ COUNTER_BITS = 16
 
 
 def check_params(ports: int, wavelengths: int, timer_bits: int, settle: int) -> None:
-    for name, v, lo, hi in (("ports", ports, 2, 4), ("wavelengths", wavelengths, 1, 128),
-                            ("timer_bits", timer_bits, 2, 32)):
-        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-            raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
-    top = (1 << timer_bits) - 1
-    if not isinstance(settle, int) or isinstance(settle, bool) or not 1 <= settle <= top:
-        raise ValueError(f"settle must be 1..{top} cycles (timer_bits {timer_bits}), "
-                         f"not {settle!r}")
+    check_ranges(("ports", ports, 2, 4), ("wavelengths", wavelengths, 1, 128),
+                 ("timer_bits", timer_bits, 2, 32))
+    check_settle(settle, timer_bits)
 
 
 def trace(modes, w: int) -> list[int]:

@@ -49,6 +49,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..common.controller import check_ranges, check_settle
+
 __all__ = ["ERRORS", "STATES", "WSSCommand", "WSS", "check_params", "first_conflict",
            "load_commands", "check_assignment_configs"]
 
@@ -58,14 +60,9 @@ COUNTER_BITS = 16
 
 
 def check_params(ports: int, wavelengths: int, timer_bits: int, settle: int) -> None:
-    for name, v, lo, hi in (("ports", ports, 2, 32), ("wavelengths", wavelengths, 1, 128),
-                            ("timer_bits", timer_bits, 2, 32)):
-        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-            raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
-    top = (1 << timer_bits) - 1
-    if not isinstance(settle, int) or isinstance(settle, bool) or not 1 <= settle <= top:
-        raise ValueError(f"settle must be 1..{top} cycles (timer_bits {timer_bits}), "
-                         f"not {settle!r}")
+    check_ranges(("ports", ports, 2, 32), ("wavelengths", wavelengths, 1, 128),
+                 ("timer_bits", timer_bits, 2, 32))
+    check_settle(settle, timer_bits)
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ Order of events after an accepted SET_PATH taken in cycle t (``settle`` S, ``deb
 2. t + 1 .. t + S: SETTLING (exactly S cycles). Then CHECKING: in each checking cycle the
    photodetector of the active Rx path is sampled; after D consecutive lit samples the link
    is UP in the next cycle; if W samples pass first it is FAULT (cause 1, no light), and the
-   controller is idle again. So UP comes S + D cycles after t at the earliest.
+   controller is idle again. So UP comes in cycle t + S + D + 1 at the earliest.
 3. While UP, D consecutive dark samples make it FAULT (cause 2, light lost); this is watched
    in every group at once, also while another group reconfigures.
 4. A group in FAULT with a backup path fails over in the first idle cycle (lowest group
@@ -66,6 +66,8 @@ and counters 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..common.controller import check_ranges, check_settle
 
 __all__ = ["LOOP_PATH", "PATH_ELEMENTS", "LINK", "ERRORS", "Command", "OCSTrx",
            "benes_size", "benes_route", "benes_trace", "element_count", "path_states",
@@ -85,17 +87,12 @@ def _is_pow2(n) -> bool:
 
 def check_params(lanes: int, groups: int, code_bits: int, timer_bits: int, settle: int):
     """ValueError naming the first parameter out of range."""
-    for name, v, lo, hi in (("groups", groups, 1, 8), ("code_bits", code_bits, 1, 16),
-                            ("timer_bits", timer_bits, 2, 32)):
-        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-            raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
+    check_ranges(("groups", groups, 1, 8), ("code_bits", code_bits, 1, 16),
+                 ("timer_bits", timer_bits, 2, 32))
     if not _is_pow2(lanes) or lanes > 16:
         raise ValueError(f"lanes must be a power of two in 2..16 (a Benes matrix), "
                          f"not {lanes!r}")
-    top = (1 << timer_bits) - 1
-    if not isinstance(settle, int) or isinstance(settle, bool) or not 1 <= settle <= top:
-        raise ValueError(f"settle must be 1..{top} cycles (timer_bits {timer_bits}), "
-                         f"not {settle!r}")
+    check_settle(settle, timer_bits)
 
 
 # ---------------------------------------------------------------------------- Benes -----

@@ -1,0 +1,120 @@
+"""The cycle loop shared by the controller testbenches (``test_ocstrx``, ``test_wss``,
+``test_deinterleaver``): commands through ``cosim.stream`` (random gaps, protocol monitor),
+every output compared with the golden model every cycle, the testbench's own invariants,
+resets at any moment.
+
+A bench subclasses :class:`ControlBench` and provides ``encode`` (command -> payload word,
+from ``cosim.codec``), ``read`` (the outputs, decoded from the documented layout, as the
+model's :meth:`outputs` dict), ``invariants`` and optionally ``drive`` (other inputs; what it
+returns goes to the model's ``edge``) and ``on_reset``.
+"""
+
+from __future__ import annotations
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+
+from cosim.stats import CycleMeter
+from cosim.stream import ClockCycle, StreamMonitor, StreamSource
+
+__all__ = ["ControlBench", "value", "start_clock"]
+
+
+def value(signal) -> int:
+    """A port's value as an int (1-bit ports are ``Logic``, wider ones ``LogicArray``)."""
+    return int(signal.value) if len(signal) == 1 else int(signal.value.to_unsigned())
+
+
+def start_clock(dut) -> np.random.Generator:
+    Clock(dut.clk, 10, unit="ns").start()
+    return np.random.default_rng(cocotb.RANDOM_SEED)
+
+
+class ControlBench:
+    """``model.edge(cmd, *inputs, rst=...)`` / ``model.outputs()`` once per clock."""
+
+    def __init__(self, dut, rng, model, *, gap_p: float = 0.3) -> None:
+        self.dut, self.rng, self.model = dut, rng, model
+        self.source = StreamSource(dut, "cmd", rng, gap_p=gap_p)
+        self.monitor = StreamMonitor(dut, "cmd")
+        self.clock = ClockCycle(dut.clk, [self.source, self.monitor])
+        self.meter = CycleMeter(10)
+        self.sent: dict = {}         # payload word -> command (the last one sent)
+        self.taken = self.rejected = 0
+
+    # -- to be provided --------------------------------------------------------------------
+    def encode(self, cmd) -> int:
+        raise NotImplementedError
+
+    def read(self) -> dict:
+        raise NotImplementedError
+
+    def invariants(self, t: int, got: dict, taken) -> None:
+        raise NotImplementedError
+
+    def drive(self, **kw) -> tuple:
+        """Set the inputs other than the command stream and reset for this cycle; returns
+        the extra arguments of the model's ``edge``."""
+        return ()
+
+    def on_reset(self) -> None:
+        """Forget the testbench's own state when a reset edge comes."""
+
+    # -- the loop --------------------------------------------------------------------------
+    def send(self, cmds) -> None:
+        words = []
+        for c in cmds:
+            word = self.encode(c)
+            self.sent[word] = c
+            words.append(word)
+        self.source.send(words)
+
+    async def step(self, rst: int = 0, **kw) -> dict:
+        dut = self.dut
+        await self.clock.drive()
+        inputs = self.drive(**kw)
+        dut.rst.value = rst
+        await self.clock.sample()
+        t = self.clock.count
+        got = self.read()
+        if rst:      # the state before a reset edge is not compared (at power-up the RTL's
+            self.model.edge(None, *inputs, rst=True)       # registers hold anything)
+            self.on_reset()
+            return got
+        want = self.model.outputs()
+        if got != want:
+            diff = {k: (got[k], want[k]) for k in got if got[k] != want[k]}
+            raise AssertionError(f"cycle {t}: RTL != model (rtl, model): {diff}")
+        cmd = None
+        if int(dut.cmd__valid.value):
+            cmd = self.sent[value(dut.cmd__payload)]
+        taken = cmd if cmd is not None and got["ready"] else None
+        self.invariants(t, got, taken)
+        result = self.model.edge(taken, *inputs)
+        if result is not None:
+            self.taken += 1
+            self.rejected += result != "ok"
+        return got
+
+    async def reset(self, cycles: int = 2, **kw) -> None:
+        for _ in range(cycles):
+            await self.step(rst=1, **kw)
+
+    async def run_random(self, count: int, commands, *, reset_p: float,
+                         after_reset=()) -> int:
+        """Offer ``commands()`` (a list) whenever the stream is idle until ``count``
+        commands were taken, with a reset (1-3 cycles) at probability ``reset_p`` per
+        cycle; returns the number of resets."""
+        resets = 0
+        while self.taken < count:
+            if self.source.idle:
+                self.send(commands())
+            if self.rng.random() < reset_p:
+                resets += 1
+                await self.reset(int(self.rng.integers(1, 4)))
+                self.source.queue.clear()
+                self.send(after_reset() if callable(after_reset) else after_reset)
+                continue
+            await self.step()
+        return resets
