@@ -6,7 +6,8 @@
   minimal-change reconfiguration.
 - :mod:`.sipco`: Flex-SiPCO (Algorithm 1) and mesh all-reduce schedules, executed.
 - :mod:`.packetsim`: the packet-level simulator (back-pressure, relaying, blocking steps);
-  :mod:`.fabrics`: the evaluated networks as simulator links.
+  :mod:`.fabrics`: the evaluated networks as simulator links; :mod:`.sipocs`: SiP-ML's
+  circuit steering (ILP) for the SiP-OCS baseline.
 - :mod:`.experiments`: the paper's numbers and figures, computed by the above.
 """
 

@@ -9,26 +9,31 @@ the all-reduce flows that run on them. Every CU has the same injection bandwidth
   wavelengths allow over its r - 1 neighbours (:func:`static_allocation`).
 - ``h100-superpod``: the giant-switch abstraction: every CU has one link of ``bw`` to and
   from one non-blocking switch.
-- ``sip-ocs``: Q OCSs, each CU one port of bw / Q on each; every OCS realises one circuit per
-  CU inside its job. SiP-ML steers circuits with an ILP (maximise the minimum inverse
-  completion time); for the uniform mesh traffic of these jobs we use a regular chordal
-  ring instead -- OCS q joins each CU to the CU ``offset_q`` places ahead in its job, offsets
-  1, 2, 4, ... and their negatives (a stated substitution, not the ILP).
+- ``sip-ocs``: Q OCSs (Q = 16 up to 128 CUs, else 64), each CU one port of bw / Q on each.
+  Every job's circuits are steered by SiP-ML's ILP (:mod:`.sipocs`) for the traffic the paper
+  assumes, a mesh all-to-all: the optimum over circulant circuit sets (x_o circuits from
+  every CU to the CU o places ahead in its job), certified optimal for every job size of the
+  experiments; a CU pair joined by x circuits gets a link of x bw / Q. Routes follow the
+  optimum's flow: one path of offsets per destination offset, the same for every source
+  (:attr:`sipocs.Steering.paths`), chosen to balance the circuits' loads, its offsets in
+  increasing order so that no cycle of credit waits (a deadlock) can form.
 - ``tpuv4``: 4^3-CU blocks wired as 3-D tori (6 links of bw / 6 per CU); a job is laid out as
   a box of CUs (x fastest), whose dimensions that span whole blocks wrap through the OCS
   (extended rings) and whose partial dimensions stay open meshes.
 
-Routes are fewest-hop paths (breadth-first, neighbours in a fixed order), so relaying CUs
-forward transit packets as the simulator describes.
+Routes are fewest-hop paths (breadth-first, neighbours in a fixed order) except on SiP-OCS,
+whose routes come from the steering; relaying CUs forward transit packets as the simulator
+describes.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from functools import lru_cache
 
 import numpy as np
 
-from . import allocation, sipco, traffic
+from . import allocation, sipco, sipocs, traffic
 from .packetsim import Flow, Link
 from .topology import SiPAC
 
@@ -39,8 +44,13 @@ GBPS = 1e9 / 8
 
 
 class Fabric:
-    def __init__(self, name: str, links: dict, cus: int, topo: SiPAC | None = None):
+    """Links, and routes: ``router(s, d)`` when given and it returns a path, else fewest-hop
+    breadth-first."""
+
+    def __init__(self, name: str, links: dict, cus: int, topo: SiPAC | None = None,
+                 router=None):
         self.name, self.links, self.cus, self.topo = name, links, cus, topo
+        self.router = router
         self._adj: dict = {}
         for (u, v) in links:
             self._adj.setdefault(u, []).append(v)
@@ -57,6 +67,10 @@ class Fabric:
     def _route(self, s, d) -> tuple:
         if s == d:
             raise ValueError("a route needs two different CUs")
+        if self.router is not None:
+            path = self.router(s, d)
+            if path is not None:
+                return tuple(path)
         if s not in self._routes:
             prev = {s: None}
             q = deque([s])
@@ -122,12 +136,31 @@ def build(name: str, sizes, *, r: int = 8, L: int = 3, w: int = 60, rate_gbps: f
         return Fabric(name, links, N)
     if name == "sip-ocs":
         Q = ocs or (16 if N <= 128 else 64)
-        for job in jobs:
+        where, steering = {}, {}
+        for j, job in enumerate(jobs):
             s = len(job)
-            for off, share in _chords(s, Q):
+            if s < 2:
+                continue
+            st = steering[s] = _steering(s, Q)
+            for o, count in st.offsets.items():
                 for i, x in enumerate(job):
-                    links[(x, job[(i + off) % s])] = Link(bw * share, latency, buffer)
-        return Fabric(name, links, N)
+                    links[(x, job[(i + o) % s])] = Link(bw * count / Q, latency, buffer)
+            for i, x in enumerate(job):
+                where[x] = (j, i)
+
+        def router(a, b):
+            if a not in where or b not in where or where[a][0] != where[b][0]:
+                return None
+            job, i = jobs[where[a][0]], where[a][1]
+            path = [a]
+            for o in steering[len(job)].paths[(where[b][1] - i) % len(job)]:
+                i = (i + o) % len(job)
+                path.append(job[i])
+            return path
+
+        fab = Fabric(name, links, N, router=router)
+        fab.steering, fab.ocs = steering, Q
+        return fab
     # tpuv4: each job a box x*y*z of CUs laid out x fastest
     for job in jobs:
         dims = _box(len(job))
@@ -153,27 +186,10 @@ def build(name: str, sizes, *, r: int = 8, L: int = 3, w: int = 60, rate_gbps: f
     return Fabric(name, links, N)
 
 
-def _chords(s: int, Q: int) -> list[tuple[int, float]]:
-    """(offset, share of a CU's bandwidth) of the circuits of a job of ``s`` CUs over ``Q``
-    OCSs: every other CU directly when s - 1 <= Q (ports shared evenly), else Q distinct
-    offsets -- +-1, +-2, +-4, ... then evenly spaced ones -- of one port each."""
-    if s < 2:
-        return []
-    if s - 1 <= Q:
-        return [(o, 1.0 / (s - 1)) for o in range(1, s)]
-    offs: list = []
-    k = 1
-    while k < s and len(offs) < Q:
-        for o in (k, s - k):
-            if o not in offs and len(offs) < Q:
-                offs.append(o)
-        k *= 2
-    for o in np.linspace(1, s - 1, Q + 2).astype(int)[1:-1]:
-        if len(offs) >= Q:
-            break
-        if int(o) not in offs:
-            offs.append(int(o))
-    return [(o, 1.0 / Q) for o in offs]
+@lru_cache(maxsize=None)
+def _steering(s: int, Q: int) -> sipocs.Steering:
+    """SiP-ML's steering of a job of ``s`` CUs with mesh (uniform all-to-all) traffic."""
+    return sipocs.steer(np.ones((s, s)) - np.eye(s), Q)
 
 
 def _box(s: int) -> tuple[int, int, int]:
