@@ -22,8 +22,10 @@ the all-reduce flows that run on them. Every CU has the same injection bandwidth
   (extended rings) and whose partial dimensions stay open meshes.
 
 Routes are fewest-hop paths (breadth-first, neighbours in a fixed order) except on SiP-OCS,
-whose routes come from the steering; relaying CUs forward transit packets as the simulator
-describes.
+whose routes come from the steering, and on TPUv4, which routes in dimension order with a
+dateline on each ring (:func:`_torus_route`: fewest-hop breadth-first routes on the rings
+deadlock under back-pressure once messages fill the buffers); relaying CUs forward transit
+packets as the simulator describes.
 """
 
 from __future__ import annotations
@@ -162,12 +164,14 @@ def build(name: str, sizes, *, r: int = 8, L: int = 3, w: int = 60, rate_gbps: f
         fab.steering, fab.ocs = steering, Q
         return fab
     # tpuv4: each job a box x*y*z of CUs laid out x fastest
-    for job in jobs:
+    where = {}
+    for j, job in enumerate(jobs):
         dims = _box(len(job))
         coord = lambda i: (i % dims[0], (i // dims[0]) % dims[1], i // (dims[0] * dims[1]))
         index = {coord(i): job[i] for i in range(len(job))}
         for i, x in enumerate(job):
             c = coord(i)
+            where[x] = (j, c, dims, index)
             for axis in range(3):
                 n = dims[axis]
                 if n == 1:
@@ -183,7 +187,41 @@ def build(name: str, sizes, *, r: int = 8, L: int = 3, w: int = 60, rate_gbps: f
                     y = index[tuple(cc)]
                     if y != x and (x, y) not in links:
                         links[(x, y)] = Link(bw / 6, latency, buffer)
-    return Fabric(name, links, N)
+
+    def router(a, b):
+        if where[a][0] != where[b][0]:
+            return None
+        return _torus_route(where[a][1], where[b][1], where[a][2], where[a][3])
+
+    return Fabric(name, links, N, router=router)
+
+
+def _torus_route(src, dst, dims, index) -> list:
+    """Dimension-order route (x, then y, then z) on a job's box; a dimension that wraps is a
+    ring whose wrap link may only be a route's last hop in that dimension (a dateline: no
+    cycle of links waiting on each other for buffer space, so back-pressure cannot
+    deadlock). The shorter allowed direction, + on a tie; the direction that does not cross
+    the wrap is always allowed."""
+    c = list(src)
+    path = [index[tuple(c)]]
+    for axis in range(3):
+        n = dims[axis]
+        wrap = n % 4 == 0 and n >= 4
+        target = dst[axis]
+        if c[axis] == target:
+            continue
+        if wrap:
+            fwd = (target - c[axis]) % n
+            bwd = n - fwd
+            ok_fwd = c[axis] + fwd < n or target == 0
+            ok_bwd = c[axis] - bwd >= 0 or target == n - 1
+            step = 1 if ok_fwd and (fwd <= bwd or not ok_bwd) else -1
+        else:
+            step = 1 if target > c[axis] else -1
+        while c[axis] != target:
+            c[axis] = (c[axis] + step) % n
+            path.append(index[tuple(c)])
+    return path
 
 
 @lru_cache(maxsize=None)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Link", "Flow", "SimResult", "simulate", "simulate_reference"]
+__all__ = ["Link", "Flow", "SimResult", "Deadlock", "simulate", "simulate_reference"]
 
 
 @dataclass
@@ -185,7 +185,22 @@ def simulate_reference(links: dict, flows: list, *, packet: float = 9000.0,
                 k = paths[f][hop]
                 queue[k].append((f, hop, size))
                 try_send(t, k)
+    _check_finished(len(set((f.job, f.step) for f in flows)), step_time)
     return SimResult(job_time, step_time, counts["packets"], counts["events"])
+
+
+class Deadlock(RuntimeError):
+    """The event queue ran dry with steps unfinished: packets wait for buffer space on a
+    cycle of links each waiting on the next."""
+
+
+def _check_finished(steps: int, step_time: dict) -> None:
+    done = sum(1 for t in step_time.values() if t == t)       # NaN: never finished
+    if done < steps:
+        raise Deadlock(f"the simulation stalled with {steps - done} of {steps} steps "
+                       f"unfinished: packets wait for buffer space around a cycle of links "
+                       f"(a routing deadlock under back-pressure); route without cycles of "
+                       f"link dependencies or give the receivers more buffer")
 
 
 # ------------------------------------------------------------------- compiled engine -----
@@ -230,5 +245,6 @@ def simulate(links: dict, flows: list, *, packet: float = 9000.0,
         np.array(group_job, np.int64), np.array(job_first, np.int64), flow_group,
         float(packet), float(step_gap))
     step_time = {k: float(step_done[i]) for i, k in enumerate(keys)}
+    _check_finished(len(keys), step_time)
     job_time = {j: float(step_done[job_first[n + 1] - 1]) for n, j in enumerate(jobs)}
     return SimResult(job_time, step_time, int(n_packets), int(n_events))
