@@ -1,5 +1,6 @@
 """Flex-SiPAC from the command line: topology counts, wavelength allocation of a job mapping
-(and each WSS's configuration), a checked Flex-SiPCO all-reduce, one simulated JCT.
+(each WSS's configuration, checked by the WSS controller's rules, and each CU's
+per-level demand against the de-interleaver cascade), a checked Flex-SiPCO all-reduce, one simulated JCT.
 
     python -m scripts.flexsipac topology --r 16 --L 2
     python -m scripts.flexsipac allocate --r 4 --L 2 --w 8 --jobs 8,4,4 [--collective sipco]
@@ -53,9 +54,18 @@ def cmd_allocate(args) -> None:
         row = {int(y): int(lam[x, y]) for y in np.flatnonzero(lam[x])}
         print(f"  CU {x}: {row}")
     if args.wss:
+        from models.flexsipac import transceiver, wss
         for key, cfg in sorted(a["wss"].items()):
             print(f"WSS level {key[0]} #{key[1]}: " + ", ".join(
                 f"in {i} lambda {lam_id} -> out {o}" for (i, lam_id), o in sorted(cfg.items())))
+        checked = wss.check_assignment_configs(a, topo.r, args.w)
+        cmds = len(wss.load_commands({}, topo.r, args.w))
+        print(f"WSS controller (rtl/optics/wss.py): all {checked} configurations pass its "
+              f"checks; each loads as {cmds - 1} LOAD_COLUMN commands and a COMMIT")
+        if topo.L >= 2:
+            rep = transceiver.split_report(topo, lam, args.w)
+            print(f"de-interleaver cascades (rtl/optics/deinterleaver.py): {rep['served']} of "
+                  f"{rep['cus']} CUs' per-level demands fit a split the cascade realises")
 
 
 def cmd_allreduce(args) -> None:
