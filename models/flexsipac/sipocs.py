@@ -212,10 +212,22 @@ def _flow_rows(s, edges, T, cap, x_cols, lam_col, f0, ncol):
     return sparse.csr_array((vals, (rows, cols)), shape=(r, ncol)), lo, hi
 
 
+def _maximise(A, lo, hi, ub, *, integers: int, objective: int, time_limit: float):
+    """Maximise column ``objective`` subject to lo <= A x <= hi, 0 <= x <= ub, the first
+    ``integers`` columns integral (HiGHS through scipy, solved to a zero gap)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    ncol = A.shape[1]
+    c = np.zeros(ncol)
+    c[objective] = -1
+    integ = np.zeros(ncol)
+    integ[:integers] = 1
+    return milp(c, constraints=LinearConstraint(A, lo, hi), integrality=integ,
+                bounds=Bounds(0, ub), options={"time_limit": time_limit, "mip_rel_gap": 0})
+
+
 def steer_exact(T, Q: int, capacity: float = 1.0, *, time_limit: float = 60.0) -> Steering:
     """SiP-ML's ILP for one job (any traffic ``T``), solved by HiGHS (scipy.optimize.milp).
     Practical to ~8 CUs."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy import sparse
     t0 = time.perf_counter()
     T, Q, capacity = _check(T, Q, capacity)
@@ -245,12 +257,7 @@ def steer_exact(T, Q: int, capacity: float = 1.0, *, time_limit: float = 60.0) -
         for e, (i, j) in enumerate(edges):
             if j == k or not T[k].any():
                 ub[f0 + k * E + e] = 0
-    c = np.zeros(ncol)
-    c[lam_col] = -1
-    integ = np.zeros(ncol)
-    integ[:E] = 1
-    res = milp(c, constraints=LinearConstraint(A, lo, hi), integrality=integ,
-               bounds=Bounds(0, ub), options={"time_limit": time_limit, "mip_rel_gap": 0})
+    res = _maximise(A, lo, hi, ub, integers=E, objective=lam_col, time_limit=time_limit)
     if res.x is None:
         raise RuntimeError(f"the ILP found no solution within {time_limit} s ({res.message})")
     x = np.zeros((s, s), dtype=int)
@@ -400,7 +407,6 @@ def _circulant_lp(s: int, x: dict, g: np.ndarray, capacity: float):
 def _circulant_milp(s, g, Q, capacity, time_limit):
     """The restricted ILP itself: integer x[o] and the one-commodity flow, with the abelian
     Moore cut."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy import sparse
     n = s - 1
     nf = s * n
@@ -433,12 +439,7 @@ def _circulant_milp(s, g, Q, capacity, time_limit):
     ub[:n] = Q
     for o in range(1, s):
         ub[n + ((-o) % s) * n + o - 1] = 0
-    c = np.zeros(ncol)
-    c[lam] = -1
-    integ = np.zeros(ncol)
-    integ[:n] = 1
-    res = milp(c, constraints=LinearConstraint(A, lo, hi), integrality=integ,
-               bounds=Bounds(0, ub), options={"time_limit": time_limit, "mip_rel_gap": 0})
+    res = _maximise(A, lo, hi, ub, integers=n, objective=lam, time_limit=time_limit)
     if res.x is None:
         return None
     x = {o: int(round(res.x[o - 1])) for o in range(1, s) if round(res.x[o - 1]) > 0}
