@@ -11,6 +11,8 @@ returns goes to the model's ``edge``) and ``on_reset``.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
@@ -31,7 +33,7 @@ def start_clock(dut) -> np.random.Generator:
     return np.random.default_rng(cocotb.RANDOM_SEED)
 
 
-class ControlBench:
+class ControlBench(ABC):
     """``model.edge(cmd, *inputs, rst=...)`` / ``model.outputs()`` once per clock."""
 
     def __init__(self, dut, rng, model, *, gap_p: float = 0.3) -> None:
@@ -43,15 +45,18 @@ class ControlBench:
         self.sent: dict = {}         # payload word -> command (the last one sent)
         self.taken = self.rejected = 0
 
-    # -- to be provided --------------------------------------------------------------------
+    # -- provided by each bench ------------------------------------------------------------
+    @abstractmethod
     def encode(self, cmd) -> int:
-        raise NotImplementedError
+        """The command's payload word (``cosim.codec``)."""
 
+    @abstractmethod
     def read(self) -> dict:
-        raise NotImplementedError
+        """This cycle's outputs, decoded from the documented layout."""
 
+    @abstractmethod
     def invariants(self, t: int, got: dict, taken) -> None:
-        raise NotImplementedError
+        """The bench's own checks on the RTL's outputs (``taken``: the command taken)."""
 
     def drive(self, **kw) -> tuple:
         """Set the inputs other than the command stream and reset for this cycle; returns
