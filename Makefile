@@ -19,7 +19,7 @@ WAVES ?= 0
 SEED  ?= 1
 JOBS  ?= auto
 
-.PHONY: all verilog cosim test synth bench reproduce netsim clean distclean venv
+.PHONY: all verilog cosim test synth bench reproduce netsim formal clean distclean venv
 
 all: verilog cosim
 
@@ -48,6 +48,10 @@ bench: $(STAMP)
 
 netsim: $(STAMP)
 	$(PY) -m scripts.netsim $(ARGS)
+
+# SymbiYosys proofs of every block's promises and their negative controls (build/formal/)
+formal: $(STAMP)
+	$(PY) -m scripts.formal $(ARGS)
 
 reproduce: $(STAMP)
 	$(PY) -m scripts.reproduce --readme README.md $(ARGS)

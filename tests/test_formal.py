@@ -1,0 +1,36 @@
+"""The CI-sized subset of ``make formal``: the cheapest proofs of each block, and for each its
+negative control (the block with a planted bug fails the same check, with a trace).
+
+The whole set (larger parameters, the deeper checks) runs in ``make formal``
+(``python -m scripts.formal``)."""
+
+from pathlib import Path
+
+import pytest
+
+from cosim.formal import properties, run, toolchain_missing
+
+OUT = Path(__file__).resolve().parent.parent / "build" / "formal"
+CI = [p for p in properties() if p.ci]
+
+
+def test_toolchain_is_installed():
+    assert toolchain_missing() is None
+
+
+def test_every_block_has_a_ci_proof():
+    from cosim.formal import BLOCK_MODULES
+    assert {p.block for p in CI} == set(BLOCK_MODULES)
+
+
+@pytest.mark.parametrize("prop", CI, ids=[p.ident for p in CI])
+def test_property_holds_and_its_planted_bug_is_caught(prop):
+    proof = run(prop, out_dir=OUT, timeout=600)
+    assert proof.status == "PASS", proof.log[-2000:]
+    control = run(prop, mutant=True, out_dir=OUT, timeout=600)
+    assert control.status == "FAIL", control.log[-2000:]
+    # the control's only assertion is the property: it failed, and its trace is written
+    assert "Assert failed" in control.log
+    assert control.trace is not None and control.trace.is_file()
+    assert control.trace.resolve().is_relative_to(OUT)
+    assert "$enddefinitions" in control.trace.read_text()
