@@ -54,7 +54,7 @@ formal: $(STAMP)
 	$(PY) -m scripts.formal $(ARGS)
 
 reproduce: $(STAMP)
-	$(PY) -m scripts.reproduce --readme README.md $(ARGS)
+	$(PY) -m scripts.reproduce --readme README.md --results results/reproduce.json $(ARGS)
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

@@ -5,15 +5,20 @@ Writes build/reproduce/report.json (a list of records: id, paper, kind, metric, 
 paper_value, model_value, rel_error or margin, tolerance, status, note, why) and
 build/reproduce/report.md (per paper: independent values, bounds, then definitions apart),
 plus the figures as PNG. ``--readme FILE`` also rewrites the block between
-``<!-- reproduce:begin -->`` and ``<!-- reproduce:end -->`` in FILE with the summary.
+``<!-- reproduce:begin -->`` and ``<!-- reproduce:end -->`` in FILE with the summary;
+``--results FILE`` keeps the full run's records (the committed results/reproduce.json, from
+which `make test` checks the README block). Exits 1 when a record contradicts its declared
+expectation (the report is still written, the contradictions in bold).
 
-    python -m scripts.reproduce [--out DIR] [--quick] [--readme README.md]
+    python -m scripts.reproduce [--out DIR] [--quick] [--readme README.md] [--results FILE]
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
+import sys
 from pathlib import Path
 
 from models.common.records import PAPERS, Record
@@ -69,7 +74,9 @@ def collect(systems: dict[str, object], out_dir: Path, quick: bool = False):
     return records, figures, status, tables
 
 
-def _num(x: float) -> str:
+def _num(x: float | None) -> str:
+    if x is None:
+        return "—"
     return f"{x:,.6g}" if abs(x) < 1e6 else f"{x:,.0f}"
 
 
@@ -78,72 +85,140 @@ def _paper(r: Record) -> str:
 
 
 def counts(records: list[Record]) -> dict:
-    values = [r for r in records if r.kind == "value"]
-    bounds = [r for r in records if r.kind == "bound"]
+    """Per kind, what the run gave. Only ``value`` records are reproductions; ``simulated``
+    counts those that come out of a simulation (a paper's headline experiments)."""
+    def of(kind):
+        return [r for r in records if r.kind == kind]
+    values, bounds = of("value"), of("bound")
+    sim = [r for r in values if r.simulated]
     return {"values": len(values), "match": sum(r.status == "match" for r in values),
             "differ": sum(r.status == "differs" for r in values),
+            "missing": sum(r.status == "missing" for r in records),
+            "simulated": len(sim), "simulated_match": sum(r.status == "match" for r in sim),
             "bounds": len(bounds), "hold": sum(r.status == "holds" for r in bounds),
-            "definitions": sum(r.kind == "definition" for r in records),
-            "unexplained": sum(not r.ok for r in records)}
+            "arithmetic": len(of("arithmetic")),
+            "arithmetic_match": sum(r.agrees for r in of("arithmetic")),
+            "fitted": len(of("fitted")),
+            "definitions": len(of("definition")),
+            "unexpected": sum(not r.ok for r in records)}
 
 
 def headline(records: list[Record]) -> str:
     c = counts(records)
-    line = (f"{c['match']} of {c['values']} independently reproduced values match (within 1 % "
-            f"or the paper's printed precision), {c['hold']} of {c['bounds']} bounds hold, "
-            f"{c['differ']} values differ (each with its reason); {c['definitions']} "
-            f"definitions (the paper's own formulas evaluated) are listed apart and not counted")
-    if c["unexplained"]:
-        line += (f". **{c['unexplained']} records fail: a bound violated or a difference "
-                 f"without a reason**")
+    line = (f"simulated headline numbers: **{c['simulated_match']} of {c['simulated']} "
+            f"match**; reproduced values (simulations, built graphs, searches, executed "
+            f"schedules, the simulated ones included): {c['match']} of {c['values']} match, "
+            f"{c['differ']} differ")
+    if c["missing"]:
+        line += f", {c['missing']} missing"
+    line += (f"; bounds: {c['hold']} of {c['bounds']} hold; not counted as reproduced: "
+             f"{c['arithmetic']} arithmetic checks on the paper's own parts and closed forms "
+             f"({c['arithmetic_match']} give the printed value), {c['fitted']} fitted values, "
+             f"{c['definitions']} definitions")
+    if c["unexpected"]:
+        line += (f". **{c['unexpected']} records contradict their declared expectation "
+                 f"(a match expected and not found, or a difference expected and gone)**")
     return line + "."
 
 
+def summary_table(by_paper: dict[str, dict]) -> str:
+    """The first screen: per paper, the simulated headline numbers and every other kind."""
+    rows = []
+    for key, title in PAPERS.items():
+        c = by_paper.get(key)
+        if c is None:
+            rows.append([title] + ["—"] * 6)
+            continue
+        rows.append([title, f"**{c['simulated_match']} of {c['simulated']}**",
+                     f"{c['match']} of {c['values']}", f"{c['hold']} of {c['bounds']}",
+                     f"{c['arithmetic_match']} of {c['arithmetic']}", str(c["fitted"]),
+                     str(c["definitions"]) + (f" ({c['missing']} missing)"
+                                              if c["missing"] else "")])
+    tot = {k: sum(c[k] for c in by_paper.values()) for k in next(iter(by_paper.values()))} \
+        if by_paper else None
+    if tot:
+        rows.append(["all five", f"**{tot['simulated_match']} of {tot['simulated']}**",
+                     f"{tot['match']} of {tot['values']}", f"{tot['hold']} of {tot['bounds']}",
+                     f"{tot['arithmetic_match']} of {tot['arithmetic']}", str(tot["fitted"]),
+                     str(tot["definitions"]) + (f" ({tot['missing']} missing)"
+                                                if tot["missing"] else "")])
+    return md_table(["paper", "simulated headline numbers that match",
+                     "reproduced values that match", "bounds that hold",
+                     "arithmetic checks (not counted)", "fitted (not counted)",
+                     "definitions (not counted)"], rows)
+
+
+RULE = ("A number matches within 1 % or half a unit of the paper's last printed digit, "
+        "whichever is larger (one rule for every record). Every record declares whether it "
+        "is expected to match or to differ (with its reason); `make test` fails when a run "
+        "contradicts the declaration, in either direction.")
+
+
+def _value_rows(rs: list[Record]) -> list[list[str]]:
+    return [[r.id, r.metric, r.unit, _paper(r), _num(r.model_value),
+             "—" if r.rel_error is None else f"{100 * r.rel_error:.2f}%", r.status,
+             (r.why or r.note) + (f" (fitted: {r.fit})" if r.fit else "")] for r in rs]
+
+
+VALUE_HEAD = ["id", "metric", "unit", "paper", "model", "error", "status", "why / note"]
+SECTION = {"value": "Reproduced values (simulation, built graph, search, executed schedule)",
+           "arithmetic": "Arithmetic on the paper's own parts and closed forms (not counted)",
+           "fitted": "Fitted to the paper (not counted)",
+           "definition": "Definitions: the paper's formula evaluated (not counted)"}
+
+
 def _tables(mine: list[Record], *, matches: bool) -> list[str]:
+    """Per kind a table: with ``matches`` every record, else only those that do not simply
+    agree with the paper (agreeing ones are listed by id)."""
     out = []
-    values = sorted((r for r in mine if r.kind == "value"), key=lambda r: -r.rel_error)
-    shown = values if matches else [r for r in values if r.status != "match"]
-    if shown:
-        out += ["Values (model computed independently):" if matches else
-                "Values that differ:", ""]
-        out.append(md_table(["id", "metric", "unit", "paper", "model", "error", "status",
-                             "why / note"],
-                            [[r.id, r.metric, r.unit, _paper(r), _num(r.model_value),
-                              f"{100 * r.rel_error:.2f}%", r.status, r.why or r.note]
-                             for r in shown]))
+    for kind in ("value", "arithmetic", "fitted", "definition"):
+        rs = sorted((r for r in mine if r.kind == kind and r.bound is None),
+                    key=lambda r: (r.status != "missing", -(r.rel_error or 0)))
+        rs += [r for r in mine if r.kind == kind and r.bound is not None]
+        if not rs:
+            continue
+        shown = rs if matches else [r for r in rs if not r.agrees]
+        same = [] if matches else [r.id for r in rs if r.agrees]
+        if kind == "value":
+            sim = [r for r in rs if r.simulated]
+            if sim:
+                out += ["Simulated headline numbers:", ""]
+                out.append(md_table(VALUE_HEAD, _value_rows(sim)))
+                out.append("")
+            rs_other = [r for r in shown if not r.simulated]
+            shown = rs_other
+            same = [i for i in same if not next(r for r in rs if r.id == i).simulated]
+            title = "Other reproduced values (built graphs, searches, executed schedules)"
+        else:
+            title = SECTION[kind]
+        if shown:
+            out += [title + ("" if matches else ", those that differ") + ":", ""]
+            out.append(md_table(VALUE_HEAD, _value_rows(shown)))
+            out.append("")
+        if same:
+            out += [f"{title}, matching ({len(same)}): " + ", ".join(f"`{i}`" for i in same)
+                    + ".", ""]
     bounds = [r for r in mine if r.kind == "bound"]
     if bounds:
         out += ["Bounds (the paper claims at most / at least):", ""]
         out.append(md_table(["id", "metric", "unit", "claim", "model", "margin", "status",
-                             "note"],
+                             "why / note"],
                             [[r.id, r.metric, r.unit, f"{r.bound} {_paper(r)}",
                               _num(r.model_value), _num(r.margin), r.status, r.why or r.note]
                              for r in bounds]))
-    defs = [r for r in mine if r.kind == "definition"]
-    if not matches:
-        same = [r.id for r in defs if r.status in ("match", "holds")]
-        defs = [r for r in defs if r.status not in ("match", "holds")]
-        if same:
-            out += [f"Definitions that give the paper's printed value ({len(same)}): "
-                    + ", ".join(f"`{i}`" for i in same) + ".", ""]
-    if defs:
-        out += ["Definitions (the paper's formula evaluated; not counted as reproduced):", ""]
-        out.append(md_table(["id", "metric", "unit", "paper", "formula gives",
-                             "error / margin", "why"],
-                            [[r.id, r.metric, r.unit,
-                              f"{r.bound} {_paper(r)}" if r.bound else _paper(r),
-                              _num(r.model_value),
-                              f"{_num(r.margin)} ({r.status})" if r.bound
-                              else f"{100 * r.rel_error:.2f}%", r.why or r.note]
-                             for r in defs]))
+        out.append("")
     return out
+
+
+def by_paper_counts(records: list[Record]) -> dict[str, dict]:
+    return {key: counts([r for r in records if r.paper == key]) for key in PAPERS
+            if any(r.paper == key for r in records)}
 
 
 def render(records: list[Record], figures: list[Path], status: dict[str, str],
            tables: dict[str, list[str]] | None = None) -> str:
-    out = ["# Reproduction report", "", headline(records), "",
-           "rel. error = |model - paper| / |paper|; a value matches within its tolerance (1 %, "
-           "or half a unit of the paper's last printed digit where that is larger).", ""]
+    out = ["# Reproduction report", "", summary_table(by_paper_counts(records)), "",
+           headline(records), "", RULE, ""]
     for key, title in PAPERS.items():
         out += [f"## {title}", ""]
         mine = [r for r in records if r.paper == key]
@@ -159,20 +234,36 @@ def render(records: list[Record], figures: list[Path], status: dict[str, str],
 
 
 BEGIN, END = "<!-- reproduce:begin -->", "<!-- reproduce:end -->"
+# The full run's records, committed: `make reproduce` rewrites it, the README block is
+# generated from it, and `make test` checks both against each other and the quick run.
+RESULTS = Path(__file__).resolve().parent.parent / "results" / "reproduce.json"
 
 
 def readme_block(records: list[Record], quick: bool) -> str:
-    """The README's reproduction summary: headline per paper and every record that does not
-    simply match (differing values with their reasons, bounds, definitions)."""
-    run = "`--quick` run" if quick else "full run (`make reproduce`)"
+    """The README's reproduction summary: the per-paper table of simulated headline numbers
+    and kinds first, then per paper every record that does not simply agree."""
+    run = "`--quick` run" if quick else "full run (`make reproduce`, kept in " \
+        "`results/reproduce.json`)"
     out = [BEGIN, f"_Generated by `scripts/reproduce.py --readme` from the {run}; "
-                  f"do not edit by hand._", "", headline(records), ""]
+                  f"do not edit by hand._", "", summary_table(by_paper_counts(records)), "",
+           RULE, ""]
     for key, title in PAPERS.items():
         mine = [r for r in records if r.paper == key]
         if mine:
             out += [f"**{title}**: {headline(mine)}", ""] + _tables(mine, matches=False)
     out.append(END)
     return "\n".join(out)
+
+
+def results_data(records: list[Record]) -> dict:
+    return {"run": "full", "counts": by_paper_counts(records),
+            "records": [r.to_dict() for r in records]}
+
+
+def load_results(path: Path = RESULTS) -> list[Record]:
+    """The records of the committed full run."""
+    data = json.loads(path.read_text())
+    return [Record.from_dict(d) for d in data["records"]]
 
 
 def check_readme(path: Path) -> str:
@@ -185,6 +276,11 @@ def check_readme(path: Path) -> str:
     return text
 
 
+def readme_section(text: str) -> str:
+    """The reproduce block of a README's text, markers included."""
+    return BEGIN + text.split(BEGIN, 1)[1].split(END, 1)[0] + END
+
+
 def update_readme(path: Path, block: str) -> None:
     text = check_readme(path)
     head, rest = text.split(BEGIN)
@@ -194,10 +290,17 @@ def update_readme(path: Path, block: str) -> None:
 
 def main(argv=None) -> int:
     parser = Parser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=BUILD / "reproduce")
+    parser.add_argument("--out", type=Path, default=BUILD / "reproduce",
+                        help="directory for report.md, report.json and the figures")
     parser.add_argument("--quick", action="store_true", help="CI-sized runs where offered")
     parser.add_argument("--readme", type=Path, help="rewrite this file's reproduce block")
+    parser.add_argument("--results", type=Path,
+                        help="also keep the records in this file (the committed full run, "
+                             "results/reproduce.json; not with --quick)")
     args = parser.parse_args(argv)
+    if args.results is not None and args.quick:
+        raise UsageError("--results keeps the full run's records; a --quick run cannot "
+                         "replace them")
     if args.readme is not None:
         check_readme(args.readme)      # before the long run, not after it
     args.out.mkdir(parents=True, exist_ok=True)
@@ -206,14 +309,21 @@ def main(argv=None) -> int:
     write_json(args.out / "report.json", [r.to_dict() for r in records])
     text = render(records, figures, status, tables)
     atomic_write(args.out / "report.md", text)
+    if args.results is not None:
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        write_json(args.results, results_data(records))
     if args.readme is not None:
         update_readme(args.readme, readme_block(records, args.quick))
     for key, title in PAPERS.items():
         print(f"{title:45} {status[key]}")
     print(f"\n{headline(records)}")
     print(f"{len(records)} records -> {args.out / 'report.md'}, {args.out / 'report.json'}"
-          + (f", {args.readme}" if args.readme is not None else ""))
-    return 0
+          + "".join(f", {p}" for p in (args.results, args.readme) if p is not None))
+    wrong = [r for r in records if not r.ok]
+    for r in wrong:
+        print(f"error: {r.paper}/{r.id}: expected {r.expect}, got {r.status} (paper "
+              f"{_num(r.paper_value)}, model {_num(r.model_value)})", file=sys.stderr)
+    return 1 if wrong else 0
 
 
 if __name__ == "__main__":

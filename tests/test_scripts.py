@@ -92,50 +92,76 @@ def test_one_parameter_changed_from_the_defaults(tmp_path):
         "router_allocatorseparable_data64_depth8_dst_width11_packet8_ports5_vcs3.v"]
 
 
-# Numbers as the papers print them (typed from the papers, not computed by the models): a
-# record whose paper value drifts from these fails.
-PRINTED = {
-    "fig14a.hyperx.throughput": 0.8,         # "RailX achieves 0.8 flits/cycle/chip"
-    "fig14a.hyperx.max": 1.0,                # "theoretical maximum throughput of 1"
-    "sec4.1.hyperx_m3.internal_hops": 9,     # 5m - 6 at m = 3
-    "sec4.1.hyperx_m4.internal_hops": 14,
-    "eq1.R128_m5.chips": 102_400,
-    "table6.railx7mesh.cost": 1314.4,
-    "table6.3d-torus_w_ocs.cost": 185.7,
-    "fig17b.availability_at_0.1pct": 0.9,
-    "sec6.200m.slot": 22,
-    "sec6.mems.min_bytes": 150,
-    "sec8.1.improvement.mean": 22.04,
-    "sec8.1.packet.mean": 13,
-}
+PAPER_VALUES = ROOT / "tests" / "data" / "paper_values.tsv"
+
+
+def paper_values() -> dict[tuple[str, str], dict]:
+    """The pinned table: (paper, id) -> its row (printed, formula, where)."""
+    lines = [ln for ln in PAPER_VALUES.read_text().splitlines() if ln and not ln.startswith("#")]
+    head = lines[0].split("\t")
+    rows = [dict(zip(head, ln.split("\t"))) for ln in lines[1:]]
+    table = {(r["paper"], r["id"]): r for r in rows}
+    assert len(table) == len(rows), "duplicate rows in paper_values.tsv"
+    return table
+
+
+def check_records(records: list[dict]) -> list[str]:
+    """What is wrong with a run's records: an outcome that contradicts the declared
+    expectation (in either direction), a paper value other than the pinned printed one, a
+    tolerance looser than the one rule, a record without a row or a row without a record."""
+    from models.common.records import printed_tolerance
+    table = paper_values()
+    wrong = []
+    seen = set()
+    for r in records:
+        key = (r["paper"], r["id"])
+        seen.add(key)
+        if r["expect"] == "missing":
+            agrees = r["status"] == "missing"
+        else:
+            agrees = (r["status"] in ("match", "holds")) == (r["expect"] == "match")
+        if not agrees:
+            wrong.append(f"{r['paper']}/{r['id']}: expected {r['expect']}, got {r['status']} "
+                         f"(paper {r['paper_value']}, model {r['model_value']}, "
+                         f"why {r['why']!r})")
+        row = table.get(key)
+        if row is None:
+            wrong.append(f"{r['paper']}/{r['id']}: no row in {PAPER_VALUES.name}")
+            continue
+        if float(row["printed"].replace(",", "")) != r["paper_value"]:
+            wrong.append(f"{r['paper']}/{r['id']}: paper value {r['paper_value']!r}, printed "
+                         f"{row['printed']!r}")
+        if row["formula"] != r["formula"]:
+            wrong.append(f"{r['paper']}/{r['id']}: formula {r['formula']!r}, printed "
+                         f"{row['formula']!r}")
+        rule = printed_tolerance(r["paper_value"], row["printed"])
+        if r["tolerance"] > rule + 1e-12:
+            wrong.append(f"{r['paper']}/{r['id']}: tolerance {r['tolerance']:.4g} looser than "
+                         f"the rule's {rule:.4g} for {row['printed']!r}")
+    for key in sorted(set(table) - seen):
+        wrong.append(f"{key[0]}/{key[1]}: pinned in {PAPER_VALUES.name} but not produced")
+    return wrong
 
 
 def test_reproduce_report_from_the_real_packages(tmp_path):
-    """Every record of the real packages (CI-sized runs): a value or definition without a
-    reason matches within its tolerance, one with a reason differs (a stale reason fails too),
-    every bound holds; the report and the README block are generated from the records."""
+    """Every record of the real packages (CI-sized runs): its outcome is the declared one (a
+    record expected to match matches, one expected to differ still differs, a missing one is
+    missing), its paper value is the pinned printed one, its tolerance the one rule; the
+    report and the README block are generated from the records."""
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- reproduce:begin -->\nSTALE\n<!-- reproduce:end -->\nrest\n")
     proc = script("scripts.reproduce", "--quick", "--out", str(tmp_path), "--readme",
                   str(readme))
-    assert proc.returncode == 0, proc.stderr
     records = json.loads((tmp_path / "report.json").read_text())
     by_id = {(r["paper"], r["id"]): r for r in records}
     assert len(by_id) == len(records), "duplicate record ids"
-    wrong = []
-    for r in records:
-        expect = ("holds",) if r["bound"] else ("differs",) if r["why"] else ("match",)
-        if r["status"] not in expect:
-            wrong.append(f"{r['paper']}/{r['id']}: {r['kind']} {r['status']} (paper "
-                         f"{r['paper_value']}, model {r['model_value']}, why {r['why']!r})")
+    wrong = check_records(records)
     assert not wrong, "\n".join(wrong)
-    for rid, printed in PRINTED.items():
-        found = [r for r in records if r["id"] == rid]
-        assert len(found) == 1 and found[0]["paper_value"] == printed, (rid, found)
+    assert proc.returncode == 0, proc.stderr
     kinds = {r["id"]: r["kind"] for r in records}
     assert kinds["eq1.R128_m5.chips"] == "definition" and kinds["table6.railx7mesh.scale"] \
         == "definition" and kinds["sec4.1.hyperx_m3.internal_hops"] == "bound"
-    assert kinds["table6.railx7mesh.cost"] == "value"
+    assert kinds["table6.railx7mesh.cost"] == "arithmetic"
     chronos = {r["id"] for r in records if r["paper"] == "chronos"}
     assert {"sec6.llama3.min_b_over_c", "sec6.200m.slot", "sec6.mems.min_bytes",
             "sec8.1.improvement.mean", "sec8.1.improvement.max", "sec8.bhavan.64port_us",
@@ -144,21 +170,77 @@ def test_reproduce_report_from_the_real_packages(tmp_path):
     for name in ("fig6_moe_completion.png", "bvn_breakeven.png", "bvn_quantisation.png"):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
     md = (tmp_path / "report.md").read_text()
-    # the Chronos tables: quantisation sweep (3 N x 4 budgets) and the tuned DCQCN
-    quant = md[md.index("### Slot-quantised BvN"):]
-    assert sum(line.startswith("| 64 | ") for line in quant.splitlines()[:20]) == 4
-    assert "### §8.1 with DCQCN tuned" in md and "| k_min |" in md
     for title in PAPERS.values():
         assert f"## {title}" in md
-    values = [r for r in records if r["kind"] == "value"]
-    matched = sum(r["status"] == "match" for r in values)
-    assert f"{matched} of {len(values)} independently reproduced values match" in md
+    sim = [r for r in records if r["kind"] == "value" and r["simulated"]]
+    matched = sum(r["status"] == "match" for r in sim)
+    assert f"**{matched} of {len(sim)}**" in md           # the all-papers row of the summary
     systems_without = len(PAPERS) - len({r["paper"] for r in records})
     assert md.count("no records yet") == systems_without
     text = readme.read_text()
     assert text.startswith("intro\n<!-- reproduce:begin -->") and text.endswith(
         "<!-- reproduce:end -->\nrest\n") and "STALE" not in text
-    assert f"{matched} of {len(values)}" in text and "table6.3d-torus_w_ocs.cost" in text
+    assert "`--quick` run" in text and f"**{matched} of {len(sim)}**" in text
+    # the quick run and the committed full run hold the same records, declared alike
+    from scripts.reproduce import load_results
+    full = {(r.paper, r.id): r for r in load_results()}
+    assert set(full) == set(by_id), (sorted(set(full) ^ set(by_id)))
+    for key, r in by_id.items():
+        f = full[key]
+        assert (f.paper_value, f.kind, f.expect, f.simulated, f.bound) == \
+            (r["paper_value"], r["kind"], r["expect"], r["simulated"], r["bound"]), key
+
+
+def test_readme_block_is_generated_from_the_committed_full_run():
+    """The README's reproduction block is exactly what scripts/reproduce.py makes of
+    results/reproduce.json (an edited README or a hand-edited count fails), and that file's
+    records keep their declarations and pinned paper values."""
+    from scripts.reproduce import (RESULTS, by_paper_counts, load_results, readme_block,
+                                   readme_section)
+    records = load_results()
+    data = json.loads(RESULTS.read_text())
+    assert data["run"] == "full"
+    assert data["counts"] == by_paper_counts(records)       # stored counts = recomputed ones
+    assert readme_section((ROOT / "README.md").read_text()) == readme_block(records, False)
+    wrong = check_records([r.to_dict() for r in records])
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_flipped_record_fails_its_declaration():
+    """A record given a reason declares a difference: when its model value lands within the
+    tolerance it contradicts the declaration (it used to drop the reason and pass as a
+    reproduction); one declared to match fails when it differs; the check sees both."""
+    from models.common.records import record
+    flipped = record("chronos", "x", "m", "ms", 13, 13.1, why="fluid model", simulated=True)
+    assert flipped.status == "match" and flipped.expect == "differ" and not flipped.ok
+    assert flipped.why == "fluid model"                     # kept, not dropped
+    drifted = record("chronos", "y", "m", "ms", 13, 20)
+    assert drifted.status == "differs" and drifted.expect == "match" and not drifted.ok
+    assert record("chronos", "z", "m", "ms", 13, 20, why="r").ok
+    assert record("chronos", "w", "m", "ms", 13, None, why="no model yet").status == "missing"
+    d = [r.to_dict() for r in (flipped, drifted)]
+    for r in d:
+        r["paper"], r["id"] = "railx", "fig14a.hyperx.throughput"
+    found = [w for w in check_records(d) if "expected" in w]
+    assert len(found) == 2 and "expected differ, got match" in found[0] \
+        and "expected match, got differs" in found[1]
+
+
+def test_one_tolerance_rule():
+    """1 % or half a unit of the last printed digit, whichever is larger."""
+    from models.common.records import printed_tolerance, record
+    assert printed_tolerance(13, "13") == pytest.approx(0.5 / 13)
+    assert printed_tolerance(22.04, "22.04") == 0.01
+    assert printed_tolerance(0.8, "0.8") == pytest.approx(0.05 / 0.8)
+    assert printed_tolerance(0.8, "0.80") == 0.01
+    assert printed_tolerance(2.0, "2.0") == pytest.approx(0.025)
+    assert printed_tolerance(102_400, "102,400") == 0.01
+    assert printed_tolerance(13.0) == printed_tolerance(13, "13")
+    assert record("railx", "a", "m", "u", 0.8, 0.84, printed="0.8").status == "match"
+    assert record("railx", "a", "m", "u", 0.8, 0.84, printed="0.80", why="r").status == \
+        "differs"
+    with pytest.raises(ValueError, match="is not the printed"):
+        record("railx", "a", "m", "u", 0.8, 0.8, printed="0.08")
 
 
 def test_report_separates_values_bounds_and_definitions(tmp_path):
@@ -167,11 +249,15 @@ def test_report_separates_values_bounds_and_definitions(tmp_path):
     class Fake:
         @staticmethod
         def reproduce():
-            return [Record("a", "chronos", "m1", "us", 100.0, 101.0),
+            return [Record("a", "chronos", "m1", "us", 100.0, 101.0, simulated=True),
                     Record("b", "chronos", "m2", "us", 10.0, 15.0, why="a reason"),
                     Record("c", "chronos", "m3", "us", 0.0, 0.0),
                     Record("d", "chronos", "m4", "hops", 9.0, 8.0, kind="bound", bound="<="),
-                    Record("e", "chronos", "m5", "chips", 4096.0, 4096.0, kind="definition")]
+                    Record("e", "chronos", "m5", "chips", 4096.0, 4096.0, kind="definition"),
+                    Record("f", "chronos", "m6", "M$", 45.0, 44.5, kind="arithmetic"),
+                    Record("g", "chronos", "m7", "%", 43.7, 43.7, kind="fitted",
+                           fit="efficiency fitted to this run"),
+                    Record("h", "chronos", "m8", "x", 3.37, None, why="no MFU model yet")]
 
         @staticmethod
         def tables(quick=False):
@@ -180,20 +266,28 @@ def test_report_separates_values_bounds_and_definitions(tmp_path):
     records, figures, status, tables = collect({"chronos": Fake, "railx": None}, tmp_path,
                                                quick=True)
     assert tables == {"chronos": ["### sweep (quick=True)\n\n| x |\n|---|\n| 1 |\n"]}
-    assert status == {"chronos": "5 records", "railx": "no records yet (no models/railx package)"}
-    assert [r.status for r in records] == ["match", "differs", "match", "holds", "match"]
+    assert status == {"chronos": "8 records", "railx": "no records yet (no models/railx package)"}
+    assert [r.status for r in records] == ["match", "differs", "match", "holds", "match",
+                                           "match", "match", "missing"]
+    assert all(r.ok for r in records)
     d = records[3].to_dict()
     assert d["rel_error"] is None and d["margin"] == 1.0 and d["status"] == "holds"
     md = render(records, figures, status, tables)
     # a package's tables follow its records, inside its paper's section
     assert md.index("## Chronos") < md.index("| e |") < md.index("### sweep (quick=True)")
-    assert "2 of 3 independently reproduced values match" in md
-    assert "1 of 1 bounds hold" in md and "1 definitions" in md
-    values, bounds = md.index("Values (model"), md.index("Bounds")
-    defs = md.index("Definitions")
-    assert values < md.index("| b |") < md.index("| a |") < md.index("| c |") < bounds
-    assert bounds < md.index("| d |") < defs < md.index("| e |")
-    assert "50.00%" in md and "<= 9" in md
+    # the summary counts each kind apart; only values count as reproduced
+    assert "simulated headline numbers: **1 of 1 match**" in md
+    assert "reproduced values (simulations, built graphs, searches, executed schedules, the " \
+           "simulated ones included): 2 of 4 match, 1 differ, 1 missing" in md
+    assert "bounds: 1 of 1 hold" in md and "1 arithmetic checks" in md
+    assert "1 fitted values" in md and "1 definitions" in md
+    sim, other = md.index("Simulated headline numbers:"), md.index("Other reproduced")
+    assert sim < md.index("| a |") < other < md.index("| h |") < md.index("| b |") \
+        < md.index("| c |")
+    assert md.index("Arithmetic on") < md.index("| f |") < md.index("Fitted to") \
+        < md.index("| g |") < md.index("Definitions:") < md.index("| e |") \
+        < md.index("Bounds") < md.index("| d |")
+    assert "50.00%" in md and "<= 9" in md and "(fitted: efficiency fitted to this run)" in md
 
 
 def test_record_validation():
@@ -211,6 +305,23 @@ def test_record_validation():
         == "holds"
     assert not Record("x", "chronos", "m", "u", 10.0, 11.0).ok
     assert Record("x", "chronos", "m", "u", 10.0, 11.0, tolerance=0.1).status == "match"
+    with pytest.raises(ValueError, match="a fitted value needs fit="):
+        Record("x", "chronos", "m", "u", 1.0, 1.0, kind="fitted")
+    with pytest.raises(ValueError, match="fit= belongs to kind 'fitted'"):
+        Record("x", "chronos", "m", "u", 1.0, 1.0, fit="to the paper")
+    with pytest.raises(ValueError, match="expect must be one of"):
+        Record("x", "chronos", "m", "u", 1.0, 1.0, expect="maybe")
+    with pytest.raises(ValueError, match="needs its reason in why="):
+        Record("x", "chronos", "m", "u", 1.0, 2.0, expect="differ")
+    with pytest.raises(ValueError, match="needs its reason in why="):
+        Record("x", "chronos", "m", "u", 1.0, None)
+    with pytest.raises(ValueError, match="expected to match has no why"):
+        Record("x", "chronos", "m", "u", 1.0, 1.0, expect="match", why="because")
+    with pytest.raises(ValueError, match="simulated=True marks"):
+        Record("x", "chronos", "m", "u", 1.0, 1.0, kind="definition", simulated=True)
+    r = Record("x", "chronos", "m", "u", 3.37, None, why="no MFU model yet")
+    assert (r.status, r.expect, r.ok, r.rel_error) == ("missing", "missing", True, None)
+    assert Record.from_dict(r.to_dict()) == r
 
 
 def test_engine_fmax_measured_or_extrapolated(tmp_path, monkeypatch):

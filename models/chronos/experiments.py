@@ -52,13 +52,6 @@ def _rec(id_, metric, unit, paper, model, note="", **kw):
     return Record(id_, "chronos", metric, unit, float(paper), float(model), note, **kw)
 
 
-def _rec_unless_match(id_, metric, unit, paper, model, note, why):
-    """A value record that carries ``why`` only when it differs (a result that depends on a
-    simulation may land either side of the tolerance)."""
-    r = _rec(id_, metric, unit, paper, model, note)
-    return r if r.status == "match" else _rec(id_, metric, unit, paper, model, note, why=why)
-
-
 MB = 1e6   # §6's megabyte: the paper's rates are decimal (400 Gb/s, 800 Gb/s), and its MEMS
 #            example (b > 150 MB at 75% with t_x = 1 ms) comes out at 150.15 only in 10^6 bytes
 
@@ -280,11 +273,12 @@ def moe_records(res: dict) -> list[Record]:
              f"not included"
     return [
         _rec("sec8.1.improvement.mean", "circuit faster than DCQCN, mean", "%", 22.04,
-             100 * imp.mean(), f"{len(imp)} matrices; {decomp}", why=why),
+             100 * imp.mean(), f"{len(imp)} matrices; {decomp}", why=why, simulated=True),
         _rec("sec8.1.improvement.max", "circuit faster than DCQCN, max", "%", 32,
-             100 * imp.max(), decomp, why=why),
+             100 * imp.max(), decomp, why=why, simulated=True),
         _rec("sec8.1.packet.mean", "DCQCN all-to-all completion, mean", "ms", 13,
-             1e3 * res["dcqcn_s"].mean(), "paper: 'approximately 13 ms' (ns-3)", why=why),
+             1e3 * res["dcqcn_s"].mean(), "paper: 'approximately 13 ms' (ns-3)", why=why,
+             simulated=True),
     ]
 
 
@@ -326,12 +320,14 @@ def tuned_records(tuned: dict) -> list[Record]:
              f"the paper's implied {1e3 * _paper_circuit_s():.2f} ms (13 ms x (1 - 22.04%)): "
              f"a different traffic scale; and ")
     return [
-        _rec_unless_match("sec8.1.tuned.improvement.mean", "circuit faster than tuned DCQCN, "
-                          "mean", "%", 22.04, 100 * imp.mean(), base, why),
-        _rec_unless_match("sec8.1.tuned.improvement.max", "circuit faster than tuned DCQCN, "
-                          "max", "%", 32, 100 * imp.max(), base, why),
-        _rec_unless_match("sec8.1.tuned.packet.mean", "tuned DCQCN all-to-all completion, mean",
-                          "ms", 13, 1e3 * res["dcqcn_s"].mean(), base, scale + why),
+        _rec("sec8.1.tuned.improvement.mean", "circuit faster than tuned DCQCN, mean", "%",
+             22.04, 100 * imp.mean(), base, why=why, simulated=True),
+        _rec("sec8.1.tuned.improvement.max", "circuit faster than tuned DCQCN, max", "%", 32,
+             100 * imp.max(), base, why=why, simulated=True),
+        # 'about 13 ms' printed as 13: within half a unit (3.8 %) in the quick and full runs
+        _rec("sec8.1.tuned.packet.mean", "tuned DCQCN all-to-all completion, mean", "ms", 13,
+             1e3 * res["dcqcn_s"].mean(), base + "; " + scale + why.split(", and")[0],
+             simulated=True),
     ]
 
 

@@ -1,11 +1,42 @@
-"""Reproduction records: one per number a paper states, paper value beside model value."""
+"""Reproduction records: one per number a paper states, paper value beside model value.
+
+A record keeps two things apart: what we **expect** (``expect="match"``, or ``"differ"`` with
+its reason in ``why``, or ``"missing"`` while the model cannot produce the number yet) and
+what the run **gave** (:attr:`Record.status`). :attr:`Record.ok` is their agreement, so a
+record that flips, from differs to matches or back, fails the report's test instead of
+becoming a silent reproduction or a stale reason.
+
+The kinds say what was done to get the model's number; only ``value`` counts as reproduced:
+
+``value``
+    reproduced: the model builds the number from something the paper does not hand over as
+    the answer (a built graph, a simulation, a search, a schedule executed on numbers).
+    ``simulated=True`` marks those that come out of a simulation: the papers' headline
+    experiments.
+``bound``
+    the paper claims at most / at least (``bound="<="`` or ``">="``): held or violated, with
+    the margin, never a percentage error.
+``arithmetic``
+    arithmetic on the paper's own parts list or a closed form (Table 6 from Table 8's
+    quantities and prices, N = r^L): shown and checked, never counted as reproduced.
+``fitted``
+    a model value fitted to the paper; ``fit`` says what was fitted to what.
+``definition``
+    the paper's own formula evaluated on the paper's own inputs: a check of its arithmetic
+    and units.
+
+One tolerance rule for every record (:func:`printed_tolerance`): a number matches within 1 %
+or half a unit of the paper's last printed digit, whichever is larger. ``printed`` is the
+paper's number as printed (``"13"``, ``"0.80"``); without it the shortest decimal form of
+``paper_value`` is taken.
+"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-__all__ = ["Record", "PAPERS", "KINDS", "TOLERANCE", "printed_tolerance", "record"]
+__all__ = ["Record", "PAPERS", "KINDS", "EXPECTS", "TOLERANCE", "printed_tolerance", "record"]
 
 # The five papers, keyed by the models/ package that reproduces each.
 PAPERS: dict[str, str] = {
@@ -17,8 +48,29 @@ PAPERS: dict[str, str] = {
 }
 
 
-KINDS = ("value", "bound", "definition")
-TOLERANCE = 0.01   # default relative tolerance of a value
+KINDS = ("value", "bound", "arithmetic", "fitted", "definition")
+EXPECTS = ("match", "differ", "missing")
+TOLERANCE = 0.01   # the relative part of the one tolerance rule
+
+
+def _decimals(text: str) -> int:
+    text = text.strip().replace(",", "")
+    if "e" in text.lower():             # 1e-05: no printed precision to speak of
+        return 0
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def printed_tolerance(printed: float, text: str | None = None) -> float:
+    """The one tolerance rule: the larger of 1 % and half a unit of the last printed digit
+    of ``printed`` (``text``: the number as printed, e.g. ``"45.0"``; without it, the
+    shortest decimal form of the float, where ``13.0`` counts as ``"13"``)."""
+    if not printed:
+        return TOLERANCE
+    if text is None:
+        text = repr(float(printed))
+        if text.endswith(".0"):
+            text = text[:-2]
+    return max(TOLERANCE, 0.5 * 10.0 ** -_decimals(text) / abs(printed))
 
 
 @dataclass(frozen=True)
@@ -28,18 +80,9 @@ class Record:
     ``id`` is unique within its paper (e.g. ``"table6.railx7mesh.cost"``); ``paper`` is a key of
     :data:`PAPERS`; ``paper_value`` is the paper's number as printed (or, with ``formula``, the
     paper's printed formula evaluated at the instance, e.g. ``5m - 6`` at m = 4).
-
-    ``kind``
-        ``"value"``: the model computes the number independently (a built graph, a simulation,
-        a parts list); it matches when the relative error is within ``tolerance``.
-        ``"bound"``: the paper claims ``model <= paper_value`` (``bound="<="``) or ``>=``; shown
-        as held or not, with the margin, never as a percentage error.
-        ``"definition"``: the model evaluates the paper's own formula on the paper's inputs; a
-        check of the paper's arithmetic and units, listed apart and never counted as
-        reproduced.
-    ``bound`` may also be set on a definition whose paper claim is a bound ("exceeds 95 %").
-    ``why``: why the model's number is expected to differ from the paper's (a value or
-    definition without a ``why`` must match).
+    ``model_value`` is None only for a record the model cannot produce yet (``expect`` is then
+    ``"missing"`` and ``why`` says what is missing). See the module docstring for ``kind``,
+    ``expect`` and the tolerance rule.
     """
 
     id: str
@@ -47,91 +90,133 @@ class Record:
     metric: str
     unit: str
     paper_value: float
-    model_value: float
+    model_value: float | None
     note: str = ""
     kind: str = "value"
     bound: str | None = None
-    tolerance: float = TOLERANCE
+    tolerance: float | None = None
     why: str = ""
     formula: str = ""
+    expect: str | None = None
+    simulated: bool = False
+    fit: str = ""
+    printed: str = ""
 
     def __post_init__(self) -> None:
+        def fail(msg: str):
+            raise ValueError(f"Record {self.id!r}: {msg}")
         if self.paper not in PAPERS:
             raise ValueError(f"Record {self.id!r}: unknown paper {self.paper!r}; "
                              f"allowed: {', '.join(PAPERS)}")
         for name in ("paper_value", "model_value"):
             value = getattr(self, name)
+            if name == "model_value" and value is None:
+                continue
             if not isinstance(value, (int, float)) or isinstance(value, bool) \
                     or not math.isfinite(value):
-                raise ValueError(f"Record {self.id!r}: {name} must be a finite number, "
-                                 f"not {value!r}")
+                fail(f"{name} must be a finite number, not {value!r}")
         if self.kind not in KINDS:
-            raise ValueError(f"Record {self.id!r}: kind must be one of {', '.join(KINDS)}, "
-                             f"not {self.kind!r}")
+            fail(f"kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
         if self.bound not in (None, "<=", ">="):
-            raise ValueError(f"Record {self.id!r}: bound must be '<=' or '>=', not "
-                             f"{self.bound!r}")
-        if (self.kind == "bound" and self.bound is None) or (self.kind == "value"
-                                                             and self.bound is not None):
-            raise ValueError(f"Record {self.id!r}: a bound needs bound='<=' or '>=' (a "
-                             f"definition may have one: the paper's claim about its own "
-                             f"formula), a value has none")
-        if not 0 <= self.tolerance < 1:
-            raise ValueError(f"Record {self.id!r}: tolerance must be in [0, 1), "
-                             f"not {self.tolerance!r}")
+            fail(f"bound must be '<=' or '>=', not {self.bound!r}")
+        if (self.kind == "bound") != (self.bound is not None) and self.kind != "definition":
+            fail("a bound needs bound='<=' or '>=' (a definition may have one: the paper's "
+                 "claim about its own formula); other kinds have none")
+        if self.kind == "fitted" and not self.fit:
+            fail("a fitted value needs fit='what was fitted to what'")
+        if self.fit and self.kind != "fitted":
+            fail(f"fit= belongs to kind 'fitted', not {self.kind!r}")
+        if self.simulated and self.kind not in ("value", "bound"):
+            fail(f"simulated=True marks a reproduced value or bound, not a {self.kind!r}")
+        if self.printed:
+            try:
+                shown = float(self.printed.replace(",", ""))
+            except ValueError:
+                fail(f"printed must be the number as printed, not {self.printed!r}")
+            if not self.formula and shown != self.paper_value:
+                fail(f"paper_value {self.paper_value!r} is not the printed {self.printed!r}")
+        rule = printed_tolerance(self.paper_value, self.printed or None)
+        if self.tolerance is None:
+            object.__setattr__(self, "tolerance", rule)
+        elif not 0 <= self.tolerance < 1:
+            fail(f"tolerance must be in [0, 1), not {self.tolerance!r}")
+        expect = self.expect
+        if expect is None:      # a reason declares a difference; no value declares a gap
+            expect = "missing" if self.model_value is None else \
+                "differ" if self.why else "match"
+            object.__setattr__(self, "expect", expect)
+        if expect not in EXPECTS:
+            fail(f"expect must be one of {', '.join(EXPECTS)}, not {expect!r}")
+        if expect in ("differ", "missing") and not self.why:
+            fail(f"expect={expect!r} needs its reason in why=")
+        if expect == "match" and self.why:
+            fail("a record expected to match has no why (put context in note=)")
+        if (expect == "missing") != (self.model_value is None):
+            fail("model_value=None and expect='missing' go together")
 
     @property
-    def rel_error(self) -> float:
+    def rel_error(self) -> float | None:
         """|model - paper| / |paper|; the absolute error when the paper states 0."""
+        if self.model_value is None:
+            return None
         diff = abs(self.model_value - self.paper_value)
         return diff / abs(self.paper_value) if self.paper_value else diff
 
     @property
-    def margin(self) -> float:
+    def margin(self) -> float | None:
         """For a bound: how far inside it the model is (negative: violated)."""
+        if self.model_value is None or self.bound is None:
+            return None
         sign = 1 if self.bound == "<=" else -1
         return sign * (self.paper_value - self.model_value)
 
     @property
     def status(self) -> str:
-        """``match``/``differs`` for values and definitions, ``holds``/``violated`` for
-        bounds (and for definitions the paper states as a bound)."""
+        """The outcome: ``match``/``differs`` for values, arithmetic, fitted values and
+        definitions; ``holds``/``violated`` for bounds (and for definitions the paper states
+        as a bound); ``missing`` when the model has no value."""
+        if self.model_value is None:
+            return "missing"
         if self.bound is not None:
             return "holds" if self.margin >= 0 else "violated"
         return "match" if self.rel_error <= self.tolerance else "differs"
 
     @property
+    def agrees(self) -> bool:
+        """The outcome agrees with the paper (matches or holds)."""
+        return self.status in ("match", "holds")
+
+    @property
     def ok(self) -> bool:
-        """Matches, holds, or differs for a stated reason."""
-        return self.status in ("match", "holds") or (self.status == "differs" and bool(self.why))
+        """The outcome is the declared expectation: expected to match and matches (or
+        holds), expected to differ and differs (or is violated), or missing as declared."""
+        if self.expect == "missing":
+            return self.status == "missing"
+        return self.agrees == (self.expect == "match")
 
     def to_dict(self) -> dict:
         return {
             "id": self.id, "paper": self.paper, "metric": self.metric, "unit": self.unit,
             "kind": self.kind, "bound": self.bound, "formula": self.formula,
-            "paper_value": self.paper_value, "model_value": self.model_value,
+            "printed": self.printed, "paper_value": self.paper_value,
+            "model_value": self.model_value,
             "rel_error": None if self.bound else self.rel_error,
-            "margin": self.margin if self.bound else None,
-            "tolerance": self.tolerance, "status": self.status, "note": self.note,
-            "why": self.why,
+            "margin": self.margin, "tolerance": self.tolerance, "expect": self.expect,
+            "status": self.status, "ok": self.ok, "simulated": self.simulated,
+            "fit": self.fit, "note": self.note, "why": self.why,
         }
 
-
-def printed_tolerance(printed: float, text: str | None = None) -> float:
-    """Tolerance of a number printed with limited precision: the larger of 1 % and half a
-    unit of its last printed digit (``text``: the number as printed, e.g. ``"45.0"``)."""
-    text = text if text is not None else repr(float(printed))
-    digits = len(text.split(".")[1]) if "." in text else 0
-    if not printed:
-        return TOLERANCE
-    return max(TOLERANCE, 0.5 * 10.0 ** -digits / abs(printed))
+    @classmethod
+    def from_dict(cls, d: dict) -> "Record":
+        """The record :meth:`to_dict` wrote (derived fields are recomputed, not trusted)."""
+        keys = ("id", "paper", "metric", "unit", "paper_value", "model_value", "note", "kind",
+                "bound", "tolerance", "why", "formula", "expect", "simulated", "fit",
+                "printed")
+        return cls(**{k: d[k] for k in keys if k in d})
 
 
 def record(paper: str, id: str, metric: str, unit: str, paper_value: float,
-           model_value: float, **kw) -> Record:
-    """A :class:`Record` whose ``why`` is kept only where the model differs from the paper (a
-    reason explains a difference; on a match or a held bound it would mislead)."""
-    from dataclasses import replace
-    r = Record(id=id, paper=paper, metric=metric, unit=unit, paper_value=float(paper_value),
-               model_value=float(model_value), **kw)
-    return replace(r, why="") if r.why and r.status in ("match", "holds") else r
+           model_value: float | None, **kw) -> Record:
+    """A :class:`Record` with numbers cast to float (``model_value=None``: missing)."""
+    return Record(id=id, paper=paper, metric=metric, unit=unit, paper_value=float(paper_value),
+                  model_value=None if model_value is None else float(model_value), **kw)

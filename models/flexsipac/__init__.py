@@ -50,7 +50,7 @@ def reproduce(quick: bool = False) -> list[Record]:
     instead of 512 for Figs 7-8 and fewer random mappings for eq 1."""
     from .experiments import records, sim_records
     s = _sim(quick)
-    return records(_gaps(quick)) + sim_records(s["f7"], s["f8"], quick)
+    return records(_gaps(quick)) + sim_records(s["f7"], s["f8"], quick, s["tb"])
 
 
 def tables(quick: bool = False) -> list[str]:
