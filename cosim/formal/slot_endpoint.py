@@ -1,0 +1,92 @@
+"""Formal harness of the endpoint slot timer (:mod:`rtl.chronos.slot_endpoint`).
+
+Promise, from the block's docstring: the send ``window`` opens at phase (G - m) mod T and stays
+open T - G cycles, so it is open only at phases (G - m + k) mod T, k < T - G: the words it
+launches reach the crossbar inside the slot's [G, T). The phase is the docstring's timer, kept
+by the harness: 0 in the cycle a sync pulse arrives, else one more than the cycle before, back
+to 0 after a cycle whose phase is >= T - 1. A launched word (``tx.valid``) follows an open
+window.
+
+Environment: T and G are constant (the docstring allows a change of T to upset one slot);
+sync pulses come only at expected cycles (phase 0 of the timer) or as the first pulse, and may
+be missing; ``start``, ``echo``, ``clear``, ``send_*`` and the slot numbers are free.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+
+from . import Harness, Property, any_const, any_seq, elaborate, mutated
+from amaranth.hdl import Assume
+
+MODULE = "rtl.chronos.slot_endpoint"
+TB = 16
+
+
+def build(params, mutant_spec=None):
+    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    dut = mod.SlotEndpoint(d=params["d"])
+    frag = elaborate(dut)
+    m = Module()
+    m.submodules.dut = frag
+    T, G = Signal(TB), Signal(TB)
+    m.d.comb += [T.eq(any_const(TB)), G.eq(any_const(TB))]
+    limit = params["t_max"]
+    m.d.comb += Assume(T <= limit)
+    sync = Signal()
+    m.d.comb += [
+        dut.period.eq(T), dut.guard.eq(G), dut.start.eq(any_seq(1)), sync.eq(any_seq(1)),
+        dut.sync.eq(sync), dut.sync_slot.eq(any_seq(len(dut.sync_slot))),
+        dut.echo.eq(any_seq(1)), dut.clear.eq(any_seq(1)), dut.send_valid.eq(any_seq(1)),
+        dut.send_data.eq(any_seq(params["d"])),
+    ]
+    # the docstring's timer
+    seen = Signal()               # a sync pulse has arrived
+    cnt = Signal(TB)              # this cycle's phase unless a pulse arrives
+    phase = Signal(TB)
+    m.d.comb += phase.eq(Mux(sync, 0, cnt))
+    m.d.sync += cnt.eq(Mux(phase >= T - 1, 0, phase + 1))
+    with m.If(sync):
+        m.d.sync += seen.eq(1)
+    m.d.comb += Assume(~sync | ~seen | (cnt == 0))
+    # offset of this cycle from the opening phase (G - m) mod T, in 0..T-1
+    rtt = dut.rtt
+    off = Signal(TB + 2)
+    raw = Signal(TB + 2)
+    m.d.comb += raw.eq(phase + rtt + T - G)
+    m.d.comb += off.eq(Mux(raw >= 2 * T, raw - 2 * T, Mux(raw >= T, raw - T, raw)))
+    in_window = (seen | sync) & (G < T) & (rtt <= T) & (off < T - G)
+    win_q = Signal()
+    m.d.sync += win_q.eq(dut.window & dut.send_valid)
+    checks = {
+        "window_in_slot": ~dut.window | in_window,
+        "tx_only_in_window": ~dut.tx.valid | win_q,
+    }
+    return Harness(m, checks, [])
+
+
+MUTANTS = {
+    "window_in_slot": ("span.eq(period - guard)", "span.eq(period - guard + 1)"),
+    "tx_only_in_window": ("self.tx.valid.eq(self.send_valid & self.window)",
+                          "self.tx.valid.eq(self.send_valid)"),
+}
+MUTANT_TEXT = {
+    "window_in_slot": "the window stays open T - G + 1 cycles",
+    "tx_only_in_window": "a word is launched whether the window is open or not",
+}
+
+
+def _builder(name, params):
+    def build_one(p, mutant):
+        return build(p, MUTANTS[name] if mutant else None)
+    return build_one
+
+
+PROPERTIES = [
+    Property("slot_endpoint", name, promise, params, "bmc", depth,
+             _builder(name, params), MUTANT_TEXT[name], mutant_depth=depth, ci=ci)
+    for params in ({"d": 1, "t_max": 6},)
+    for name, promise, depth, ci in (
+        ("window_in_slot", "the send window is open only at phases (G - m + k) mod T, "
+         "k < T - G (words reach the crossbar in [G, T))", 24, True),
+        ("tx_only_in_window", "a word is launched only from an open window", 24, False),
+    )
+]
