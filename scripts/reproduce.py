@@ -294,6 +294,10 @@ def main(argv=None) -> int:
                         help="directory for report.md, report.json and the figures")
     parser.add_argument("--quick", action="store_true", help="CI-sized runs where offered")
     parser.add_argument("--readme", type=Path, help="rewrite this file's reproduce block")
+    parser.add_argument("--paper", action="append", choices=list(PAPERS), metavar="KEY",
+                        help="run only this paper's package (repeatable; one of "
+                             f"{', '.join(PAPERS)}); with --results the other papers' "
+                             "records are kept from the file")
     parser.add_argument("--results", type=Path,
                         help="also keep the records in this file (the committed full run, "
                              "results/reproduce.json; not with --quick)")
@@ -301,11 +305,27 @@ def main(argv=None) -> int:
     if args.results is not None and args.quick:
         raise UsageError("--results keeps the full run's records; a --quick run cannot "
                          "replace them")
+    if args.paper and args.readme is not None and args.results is None:
+        raise UsageError("--readme with --paper needs --results (the other papers' records "
+                         "come from it)")
     if args.readme is not None:
         check_readme(args.readme)      # before the long run, not after it
+    kept: list[Record] = []
+    if args.paper and args.results is not None:
+        if not args.results.is_file():
+            raise UsageError(f"--paper with --results: no such file {args.results} (run all "
+                             f"papers once first)")
+        try:
+            kept = [r for r in load_results(args.results) if r.paper not in args.paper]
+        except (ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"--results: {args.results} is not a records file ({e})") from None
     args.out.mkdir(parents=True, exist_ok=True)
-    systems = {key: load_system(key) for key in PAPERS}
+    systems = {key: load_system(key) for key in (args.paper or PAPERS)}
     records, figures, status, tables = collect(systems, args.out, args.quick)
+    if kept:
+        records = sorted(kept + records, key=lambda r: list(PAPERS).index(r.paper))
+        status.update({k: f"{sum(r.paper == k for r in kept)} records (kept from "
+                          f"{args.results})" for k in PAPERS if k not in status})
     write_json(args.out / "report.json", [r.to_dict() for r in records])
     text = render(records, figures, status, tables)
     atomic_write(args.out / "report.md", text)
@@ -315,7 +335,7 @@ def main(argv=None) -> int:
     if args.readme is not None:
         update_readme(args.readme, readme_block(records, args.quick))
     for key, title in PAPERS.items():
-        print(f"{title:45} {status[key]}")
+        print(f"{title:45} {status.get(key, 'not run (--paper)')}")
     print(f"\n{headline(records)}")
     print(f"{len(records)} records -> {args.out / 'report.md'}, {args.out / 'report.json'}"
           + "".join(f", {p}" for p in (args.results, args.readme) if p is not None))

@@ -343,3 +343,46 @@ def test_engine_fmax_measured_or_extrapolated(tmp_path, monkeypatch):
     assert how == "extrapolated from N = 8, 16"
     (tmp_path / "synth" / "report.json").write_text(json.dumps({"results": rows[1:]}))
     assert bench.synth_fmax(64) == (None, "")
+
+
+def test_reproduce_one_paper_merges_into_the_results(tmp_path, monkeypatch, capsys):
+    """--paper reruns one package and keeps the other papers' records from --results; the
+    README block is regenerated from the merged records; misuse is one line, exit 2."""
+    from scripts import reproduce
+    kept = Record("x.kept", "railx", "m", "u", 1.0, 1.0)
+    stale = Record("old", "chronos", "m", "u", 5.0, 5.0)
+    fresh = Record("new", "chronos", "m", "u", 5.0, 9.0, why="a reason", simulated=True)
+
+    class Fake:
+        @staticmethod
+        def reproduce():
+            return [fresh]
+    monkeypatch.setattr(reproduce, "load_system", lambda key: Fake)
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"run": "full", "counts": {},
+                                   "records": [kept.to_dict(), stale.to_dict()]}))
+    readme = tmp_path / "README.md"
+    readme.write_text("a\n<!-- reproduce:begin -->\n<!-- reproduce:end -->\nb\n")
+    assert reproduce.main(["--paper", "chronos", "--results", str(results), "--readme",
+                           str(readme), "--out", str(tmp_path / "out")]) == 0
+    merged = reproduce.load_results(results)
+    assert merged == [kept, fresh]
+    data = json.loads(results.read_text())
+    assert data["counts"]["chronos"]["simulated"] == 1 and data["counts"]["railx"]["match"] == 1
+    assert reproduce.readme_section(readme.read_text()) == reproduce.readme_block(merged, False)
+    # a run that contradicts a declaration still writes its report, says so, and exits 1
+    flipped = Record("new", "chronos", "m", "u", 5.0, 5.0, why="expected to differ")
+    monkeypatch.setattr(Fake, "reproduce", staticmethod(lambda: [flipped]))
+    assert reproduce.main(["--paper", "chronos", "--out", str(tmp_path / "o1")]) == 1
+    assert "error: chronos/new: expected differ, got match" in capsys.readouterr().err
+    assert "**1 records contradict their declared expectation" in \
+        (tmp_path / "o1" / "report.md").read_text()
+    for args, message in (
+            (["--paper", "chronos", "--readme", str(readme)], "--readme with --paper needs"),
+            (["--paper", "chronos", "--results", str(tmp_path / "none.json")],
+             "--paper with --results: no such file"),
+            (["--quick", "--results", str(results)], "--results keeps the full run's"),
+            (["--paper", "nature"], "argument --paper: invalid choice")):
+        proc = script("scripts.reproduce", *args, "--out", str(tmp_path / "o2"))
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
