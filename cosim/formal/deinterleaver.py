@@ -1,0 +1,118 @@
+"""Formal harness of the de-interleaver cascade controller (:mod:`rtl.optics.deinterleaver`).
+
+Promises, from the contract the block names (``models.flexsipac.transceiver``'s docstring;
+the realisable splits and the counts a setting gives are that model's :func:`counts` and
+:func:`realisable`):
+
+- ``only_realisable``: the applied modes are modes (no code 3) and ``split`` is the counts
+  they give: only realisable splits are ever applied;
+- ``set_split_applies``: an accepted SET_SPLIT of a realisable split applies the first setting
+  that realises it (so ``split`` becomes the commanded counts); of another split, nothing;
+- ``rejected_changes_nothing``: a command refused with an error leaves the modes and the
+  split as they were.
+
+``only_realisable`` is also the invariant the other two need under induction.
+"""
+
+import itertools
+
+from amaranth.hdl import Cat, Const, Module, Signal
+
+from models.flexsipac.transceiver import counts, realisable
+
+from . import Harness, Property, any_seq, elaborate, mutated
+
+MODULE = "rtl.optics.deinterleaver"
+
+
+def build(params, mutant_spec=None):
+    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    P, w = params["ports"], params["wavelengths"]
+    U, c = P - 1, w.bit_length()
+    dut = mod.DeinterleaverController(**params)
+    frag = elaborate(dut)
+    m = Module()
+    m.submodules.dut = frag
+    width = len(dut.cmd.payload)
+    valid, payload = Signal(), Signal(width)
+    m.d.comb += [valid.eq(any_seq(1)), payload.eq(any_seq(width)),
+                 dut.cmd.valid.eq(valid), dut.cmd.payload.eq(payload)]
+    modes = [dut.modes[2 * k:2 * k + 2] for k in range(U)]
+    split = dut.split
+
+    def word(cnts):
+        return sum(x << (p * c) for p, x in enumerate(cnts))
+
+    def is_combo(combo, vals=modes):
+        return Cat(*[v == x for v, x in zip(vals, combo)]).all()
+
+    legal = Cat(*[md != 3 for md in modes]).all()
+    consistent = Cat(*[~is_combo(combo) | (split == word(counts(combo, w)))
+                       for combo in itertools.product(range(3), repeat=U)]).all()
+    only_realisable = legal & consistent
+
+    # the command taken last cycle and the state before it
+    took = Signal()
+    cmd_q = Signal(width)
+    modes_q = Signal(len(dut.modes))
+    split_q = Signal(len(split))
+    m.d.sync += [took.eq(valid & dut.cmd.ready), cmd_q.eq(payload), modes_q.eq(dut.modes),
+                 split_q.eq(split)]
+    op = cmd_q[0:3]
+    f_counts = cmd_q[3:3 + P * c]
+    f_modes = [cmd_q[3 + 2 * k:5 + 2 * k] for k in range(U)]
+    table = realisable(P, w)
+    hit = Cat(*[f_counts == word(s) for s in table]).any()
+    # the setting the model applies for the commanded split (when realisable)
+    want = Signal(2 * U)
+    for k in range(U):
+        acc = Const(0, 2)
+        for s, setting in table.items():
+            acc = acc | ((f_counts == word(s)).replicate(2) & Const(setting[k], 2))
+        m.d.comb += want[2 * k:2 * k + 2].eq(acc)
+    unchanged = (dut.modes == modes_q) & (split == split_q)
+    is_split = op == 1
+    applies = ~(took & is_split) | (Cat(hit & (dut.modes == want) & (split == f_counts),
+                                        ~hit & unchanged).any())
+    refused = ((op == 1) & ~hit) | ((op == 2) & Cat(*[f == 3 for f in f_modes]).any()) | \
+        ((op == 3) & (cmd_q[3:3 + params["timer_bits"]] == 0)) | (op == 0) | (op > 4)
+    rejected = ~(took & refused) | unchanged
+    checks = {"only_realisable": only_realisable, "set_split_applies": applies,
+              "rejected_changes_nothing": rejected}
+    return Harness(m, checks, [only_realisable])
+
+
+MUTANTS = {
+    "only_realisable": ('e_mode.eq(is_op["SET_MODES"] & Cat(*[f.all() for f in f_modes]).any())',
+                        'e_mode.eq(0)'),
+    "set_split_applies": ("mds[b // 2] >> (b % 2) & 1", "mds[U - 1 - b // 2] >> (b % 2) & 1"),
+    "rejected_changes_nothing": ('e_split.eq(is_op["SET_SPLIT"] & ~Cat(*hit).any())',
+                                 "e_split.eq(0)"),
+}
+MUTANT_TEXT = {
+    "only_realisable": "SET_MODES does not refuse mode code 3",
+    "set_split_applies": "the split table's settings with the units' order reversed",
+    "rejected_changes_nothing": "an unrealisable SET_SPLIT is not refused",
+}
+
+
+def _builder(name):
+    def build_one(params, mutant):
+        return build(params, MUTANTS[name] if mutant else None)
+    return build_one
+
+
+PROPERTIES = [
+    Property("deinterleaver", name, promise, params, "prove", 4, _builder(name),
+             MUTANT_TEXT[name], mutant_depth=6, ci=ci and params["ports"] == 3)
+    for params in ({"ports": 3, "wavelengths": 6, "timer_bits": 2, "settle": 1},
+                   {"ports": 4, "wavelengths": 13, "timer_bits": 3, "settle": 2})
+    for name, promise, ci in (
+        ("only_realisable", "the applied modes are modes and split is the counts they give "
+         "(only realisable splits applied)", True),
+        ("set_split_applies", "an accepted SET_SPLIT applies the first setting realising its "
+         "split, or nothing when none does", False),
+        ("rejected_changes_nothing", "a refused command changes neither modes nor split",
+         False),
+    )
+]
