@@ -50,11 +50,11 @@ def spec_of(args, k: int | None) -> dict:
             spec["width"] = k
     else:
         spec = {"topology": args.topology, "m": args.m, "n": args.n, "R": args.R}
-        for name in ("side", "groups", "group_size", "vcs", "inject"):
+        for name in ("side", "groups", "group_size", "vcs", "inject", "order"):
             if getattr(args, name) is not None:
                 spec[name] = getattr(args, name)
         if k is not None:
-            spec["mesh_width"] = k
+            spec["k"] = k
     spec.update(buffer=args.buffer, length=args.length)
     if args.trace:
         spec["trace"] = str(Path(args.trace).resolve())
@@ -68,11 +68,12 @@ def spec_of(args, k: int | None) -> dict:
 def main(argv=None) -> int:
     from models.common.netsim import DeadlockError, InvariantError, NetworkError, TrafficError
     from models.common.netsim.plot import latency_curves
-    from models.common.netsim.sweep import TOPOLOGIES, point, saturation, simulator, sweep
+    from models.common.netsim.sweep import point, saturation, simulator, sweep, topologies
     from models.common.netsim.traffic import PATTERNS
+    from models.railx import netsim as _railx_netsim  # noqa: F401  (registers RailX's)
 
     ap = Parser(prog="python -m scripts.netsim", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--topology", choices=TOPOLOGIES, default="hyperx")
+    ap.add_argument("--topology", choices=topologies(), default="hyperx")
     ap.add_argument("--side", type=int, help="mesh/torus: k x k routers; RailX: nodes per "
                                             "row/column (default: the largest that fits)")
     ap.add_argument("--m", type=int, default=4, help="RailX: m x m chips per node")
@@ -80,8 +81,12 @@ def main(argv=None) -> int:
     ap.add_argument("--R", type=int, default=18, help="RailX: OCS radix")
     ap.add_argument("--groups", type=int, help="dragonfly groups")
     ap.add_argument("--group-size", dest="group_size", type=int, help="dragonfly group size")
-    ap.add_argument("--k", default=None, help="internal (mesh) link width in flits/cycle; a "
-                                              "comma list gives one curve per value")
+    ap.add_argument("--k", default=None, help="mesh/torus: link width in flits/cycle; RailX: "
+                                              "internal bandwidth k of eq 5 (a chip-to-chip "
+                                              "link is n·k flits/cycle); a comma list gives "
+                                              "one curve per value")
+    ap.add_argument("--order", help="RailX: in-node dimension order per Algorithm 1 phase, "
+                                    "e.g. yx,xy,yx (default: the channel-load-bound choice)")
     ap.add_argument("--vcs", type=int, help="VCs per port (default: what the routing needs)")
     ap.add_argument("--inject", type=int, help="injection width (default: RailX 4n, mesh 1)")
     ap.add_argument("--buffer", type=int, default=16, help="flits per VC (Table 5: 16)")

@@ -70,7 +70,7 @@ def fig14_records(quick: bool = False) -> list[Record]:
     from models.common.netsim.network import channel_load_bound
     from models.common.netsim.sweep import build
 
-    from . import fig14
+    from . import fig14, netsim  # noqa: F401  (netsim registers the RailX topologies)
     bound = _cached("fig14_bound", lambda: channel_load_bound(
         build({k: v for k, v in fig14.spec("2D-HyperX 9x9", 2).items()
                if k not in ("buffer", "length")})))

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from models.common.records import Record
 
+from . import netsim  # noqa: F401  (registers the RailX topologies with the simulator)
+
 __all__ = ["TOPOLOGIES", "run", "records", "plot_a", "plot_b"]
 
 VCS_PER_CLASS = 2
@@ -36,7 +38,7 @@ QUICK = {"rates": (0.6, 1.0), "warmup": 500, "window": 1500, "drain": 0}
 
 def spec(name: str, k: int) -> dict:
     base, classes = TOPOLOGIES[name]
-    return {**base, **SYSTEM, "mesh_width": k, "vcs": classes * VCS_PER_CLASS, "buffer": 16,
+    return {**base, **SYSTEM, "k": k, "vcs": classes * VCS_PER_CLASS, "buffer": 16,
             "length": 4}
 
 

@@ -7,7 +7,8 @@ Minimal routing (:class:`MinimalRouting`) generalises Algorithm 1 to every topol
 :mod:`.system`: the node-level path is a shortest path that corrects dimensions in order
 (X before Y, the first logical dimension first; Algorithm 1's "X-rail first"); inside a node the
 packet goes to the *nearest* chip that has a link to the next node (mesh distance, then the
-lowest link index) by dimension-order (x then y) mesh routing, and takes that link.
+lowest link index) by dimension-order mesh routing, and takes that link. The in-node order
+(x then y, or y then x) is a parameter per phase (``order``; Algorithm 1 does not fix it).
 VCs (``vcs``):
 
 - ``"hops"`` (every topology): the VC is the number of node hops taken so far; mesh channels
@@ -43,7 +44,7 @@ import networkx as nx
 from .system import Topology
 
 __all__ = ["MinimalRouting", "AdaptiveRouting", "channel_dependency_graph", "vc_collapsed",
-           "route"]
+           "route", "check_order", "ORDERS", "XY"]
 
 
 class _Base:
@@ -62,13 +63,15 @@ class _Base:
                              f"not {chip!r}")
         return chip
 
-    def mesh_path(self, a: int, b: int, vc: int) -> list:
-        """Dimension-order (x then y) route between two chips of one node."""
+    def mesh_path(self, a: int, b: int, vc: int, order: str = "xy") -> list:
+        """Dimension-order route between two chips of one node: x then y (``order="xy"``) or
+        y then x (``"yx"``)."""
         t = self.topo
         X, Y, x, y = t.chip_coords(a)
         _, _, x1, y1 = t.chip_coords(b)
         out, cur = [], a
-        for axis, target in ((0, x1), (1, y1)):
+        axes = ((0, x1), (1, y1)) if order == "xy" else ((1, y1), (0, x1))
+        for axis, target in axes:
             while (x, y)[axis] != target:
                 step = 1 if target > (x, y)[axis] else -1
                 if axis == 0:
@@ -104,18 +107,42 @@ class _Base:
             raise ValueError(f"no link between nodes {here} and {node_to}")
         return best[1], best[2], best[3]
 
-    def hop(self, chip: int, node_to: tuple[int, int], mesh_vc: int, link_vc: int):
+    def hop(self, chip: int, node_to: tuple[int, int], mesh_vc: int, link_vc: int,
+            order: str = "xy"):
         """Channels from ``chip`` through its node to the link into ``node_to``, and the chip
         the link arrives at."""
         link, local, remote = self.exit_link(chip, node_to)
-        return self.mesh_path(chip, local, mesh_vc) + [((link, local), link_vc)], remote
+        return self.mesh_path(chip, local, mesh_vc, order) + [((link, local), link_vc)], remote
+
+
+ORDERS = ("xy", "yx")
+XY = ("xy", "xy", "xy")
+
+
+def check_order(order) -> tuple[str, str, str]:
+    """An in-node dimension order per phase: three of "xy"/"yx" (a tuple or "xy,yx,xy")."""
+    if isinstance(order, str):
+        order = tuple(o.strip() for o in order.split(","))
+    if not isinstance(order, (tuple, list)) or len(order) != 3 or \
+            any(o not in ORDERS for o in order):
+        raise ValueError(f"order must be three of 'xy'/'yx' (source/X phase, intermediate/Y "
+                         f"phase, destination node), e.g. 'yx,xy,yx', not {order!r}")
+    return tuple(order)
 
 
 class MinimalRouting(_Base):
-    """Deterministic minimal routing (Algorithm 1 and its generalisation; see the module)."""
+    """Deterministic minimal routing (Algorithm 1 and its generalisation; see the module).
 
-    def __init__(self, topo: Topology, vcs: str = "hops") -> None:
+    ``order``: the in-node dimension order of each phase, (phase 0, phase 1, phase 2) with
+    "xy" = x then y, "yx" = y then x. With Algorithm 1's VCs the phase is the VC class of the
+    mesh channels (0 while X differs, 1 while only Y differs, 2 in the destination node), so
+    each VC class has one order; with per-hop VCs it is the node's role (source, intermediate,
+    destination), which may mix two orders on one VC: the channel dependency graph decides.
+    Algorithm 1 leaves the in-node routing open; the default is x then y everywhere."""
+
+    def __init__(self, topo: Topology, vcs: str = "hops", order=XY) -> None:
         super().__init__(topo)
+        self.order = check_order(order)
         if vcs not in ("hops", "algorithm1"):
             raise ValueError(f"vcs must be 'hops' or 'algorithm1', not {vcs!r}")
         if vcs == "algorithm1" and not (
@@ -131,6 +158,13 @@ class MinimalRouting(_Base):
 
     def _phase_vc(self, node: tuple[int, int], goal: tuple[int, int]) -> int:
         return 2 if node == goal else 0 if node[0] != goal[0] else 1
+
+    def phase(self, node: tuple[int, int], goal: tuple[int, int], hops: int) -> int:
+        """Index into :attr:`order` of the mesh channels of ``node`` on the way to ``goal``
+        after ``hops`` node hops."""
+        if self.vcs == "algorithm1":
+            return self._phase_vc(node, goal)
+        return 2 if node == goal else 0 if hops == 0 else 1
 
     def next_node(self, here: tuple[int, int], dst: tuple[int, int]) -> tuple[int, int]:
         """The next node of the dimension-ordered shortest path: among neighbours one hop
@@ -153,11 +187,12 @@ class MinimalRouting(_Base):
                 mesh_vc, link_vc = self._phase_vc(here, goal), 1 if nxt[0] != here[0] else 2
             else:
                 mesh_vc, link_vc = hops, hops + 1
-            seg, chip = self.hop(chip, nxt, mesh_vc, link_vc)
+            seg, chip = self.hop(chip, nxt, mesh_vc, link_vc,
+                                 self.order[self.phase(here, goal, hops)])
             out += seg
             hops += 1
         final = 2 if self.vcs == "algorithm1" else hops
-        return out + self.mesh_path(chip, dst, final)
+        return out + self.mesh_path(chip, dst, final, self.order[2])
 
     def routes(self):
         """(src, dst, route) for every ordered pair of distinct chips."""

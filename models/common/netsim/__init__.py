@@ -1,5 +1,10 @@
 """Cycle-level network simulator: input-queued VC routers, credits, virtual cut-through.
 
+The core (this package) knows no system: mesh and torus are built in; a system registers its
+topologies and routing-table compilers by name (:mod:`.registry`; RailX's from its own
+package), and a sweep resolves a spec's ``topology`` through the registry. The switch
+allocator's wave-front arbiter is the shared model :mod:`models.common.wwfa`.
+
 One router model, written twice: :mod:`.reference` (plain Python objects, the readable
 definition) and :mod:`.kernel` (flat arrays under numba, the fast one); the tests hold them
 equal event for event. The router RTL is held to the same contract.
@@ -30,7 +35,7 @@ buffer per VC. A packet is ``length`` flits; flit 0 is the head, the last the ta
   port (round robin from after its last granted port). A granted flit crosses at once, so the
   same VC can win again in the next round: a VC sends up to k flits a cycle on a k-wide
   path. ``allocator="wavefront"`` replaces each round's allocation by the wrapped wave-front
-  arbiter (:mod:`models.chronos.wwfa`) over input x output ports (each request carrying the
+  arbiter (:mod:`models.common.wwfa`) over input x output ports (each request carrying the
   port's first ready VC towards that output, round robin), its priority diagonal advancing by
   one per round.
 - **Source**: an unbounded FIFO queue per chip (see :mod:`.traffic`). Each cycle the source
@@ -77,10 +82,12 @@ every ``check_every`` cycles. Always on: the deadlock watchdog (no flit moves fo
 blocked channels.
 """
 
-from .network import Network, NetworkError, check_deadlock_free, mesh, railx, torus
+from .network import Network, NetworkError, check_deadlock_free, mesh, torus
+from .registry import register_routing, register_topology
 from .sim import DeadlockError, InvariantError, Result, Simulator, simulate
 from .traffic import PATTERNS, Traffic, TrafficError, load_trace
 
-__all__ = ["Network", "NetworkError", "mesh", "torus", "railx", "check_deadlock_free",
-           "Simulator", "simulate", "Result", "DeadlockError", "InvariantError", "Traffic",
-           "TrafficError", "PATTERNS", "load_trace"]
+__all__ = ["Network", "NetworkError", "mesh", "torus", "check_deadlock_free",
+           "register_topology", "register_routing", "Simulator", "simulate", "Result",
+           "DeadlockError", "InvariantError", "Traffic", "TrafficError", "PATTERNS",
+           "load_trace"]

@@ -17,6 +17,11 @@ whose state outgrows the caches, touching as few memory lines per cycle as possi
 
 State is a dict of arrays built by :class:`models.common.netsim.sim.Simulator`; scalars
 live in ``cfg`` (int64) and ``ctr`` (int64 counters, indices below).
+
+numba's on-disk cache of :func:`run` is keyed by this file only, not by the functions it
+inlines from :mod:`.traffic` (``destination``, ``gap``, ``uniform``): a change there must
+also change this file (e.g. this line: traffic rules of 2026-11, no self-addressed packets),
+or a warm cache keeps running the old rule.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ read. Router ``r`` is chip ``r``. Every router has ``ports`` ports (unconnected 
 ====  ===========================================================================
 0     local: injection (input) and ejection (output)
 1..4  mesh: 1 = +x (east), 2 = -x (west), 3 = +y (north), 4 = -y (south)
-5..   optical rail links of a RailX chip, in :attr:`Topology.links` order
+5..   further links a registered topology adds (RailX: a chip's optical rail links)
 ====  ===========================================================================
 
 Output port ``p`` of router ``r`` drives input port ``nbr_port[r, p]`` of router
@@ -20,9 +20,13 @@ Routing tables: ``route_port[r, row, dst]`` is the output port a head flit takes
 of output VCs it may be allocated (lo == hi for a routing function that fixes the VC, as
 Algorithm 1 does). ``row`` is the flit's input VC at a network port and 0 at the local port,
 so a VC rule that depends on the VC a packet arrives on ("one VC per hop taken") is a table
-too. Tables are compiled from the routing functions (:func:`dor_tables`,
-:func:`railx_tables`) and checked for deadlock freedom on their channel dependency graph
-(:func:`check_deadlock_free`).
+too. Tables are compiled from the routing functions (:func:`dor_tables` here; a system's own
+compiler registers by name, :mod:`.registry`) and checked for deadlock freedom on their
+channel dependency graph (:func:`check_deadlock_free`).
+
+Mesh and torus are built in and registered as ``mesh`` and ``torus``; other topologies (RailX's, in
+its own package) build a :class:`Network` from :func:`new_links` and :func:`connect`
+and register themselves (:func:`.registry.register_topology`).
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-__all__ = ["Network", "mesh", "torus", "railx", "NetworkError", "check_deadlock_free",
-           "channel_load_bound",
+__all__ = ["Network", "mesh", "torus", "NetworkError", "check_deadlock_free",
+           "channel_load_bound", "channel_loads", "new_links", "connect", "check_link",
+           "check_int",
            "LOCAL", "EAST", "WEST", "NORTH", "SOUTH", "FIRST_RAIL"]
 
 LOCAL, EAST, WEST, NORTH, SOUTH, FIRST_RAIL = 0, 1, 2, 3, 4, 5
@@ -44,7 +49,8 @@ class NetworkError(ValueError):
     """A network, routing function or parameter that cannot be simulated as asked."""
 
 
-def _int(name: str, value, low: int, high: int | None = None) -> int:
+def check_int(name: str, value, low: int, high: int | None = None) -> int:
+    """``value`` as an int in low..high, or a NetworkError naming ``name``."""
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
         raise NetworkError(f"{name} must be an integer, not {value!r}")
     if value < low or (high is not None and value > high):
@@ -108,13 +114,15 @@ class Network:
         raise NetworkError(f"{self.name}: the route from {src} to {dst} does not end")
 
 
-def _links(n: int, ports: int):
+def new_links(n: int, ports: int):
+    """Empty link arrays (nbr, nbr_port, width, delay, kind) of n routers x ``ports``."""
     nbr = np.full((n, ports), -1, np.int32)
     return nbr, np.full((n, ports), -1, np.int32), np.zeros((n, ports), np.int32), \
         np.zeros((n, ports), np.int32), np.zeros((n, ports), np.int8)
 
 
-def _connect(arrs, a, pa, b, pb, width, delay, kind):
+def connect(arrs, a, pa, b, pb, width, delay, kind):
+    """A full-duplex link: router a's port pa to router b's port pb."""
     nbr, nport, w, d, k = arrs
     for u, pu, v, pv in ((a, pa, b, pb), (b, pb, a, pa)):
         if nbr[u, pu] != -1:
@@ -122,21 +130,21 @@ def _connect(arrs, a, pa, b, pb, width, delay, kind):
         nbr[u, pu], nport[u, pu], w[u, pu], d[u, pu], k[u, pu] = v, pv, width, delay, kind
 
 
-def _check_link(width, delay, what):
-    _int(f"{what} width (flits/cycle)", width, 1, 64)
-    _int(f"{what} delay (cycles)", delay, 1, 1000)
+def check_link(width, delay, what):
+    check_int(f"{what} width (flits/cycle)", width, 1, 64)
+    check_int(f"{what} delay (cycles)", delay, 1, 1000)
 
 
 def _grid(k: int, wrap: bool, width: int, delay: int, inject: int):
     n = k * k
-    arrs = _links(n, 5)
+    arrs = new_links(n, 5)
     for x in range(k):
         for y in range(k):
             c = x * k + y
             if x + 1 < k or wrap and k > 2:
-                _connect(arrs, c, EAST, (x + 1) % k * k + y, WEST, width, delay, KIND_MESH)
+                connect(arrs, c, EAST, (x + 1) % k * k + y, WEST, width, delay, KIND_MESH)
             if y + 1 < k or wrap and k > 2:
-                _connect(arrs, c, NORTH, x * k + (y + 1) % k, SOUTH, width, delay, KIND_MESH)
+                connect(arrs, c, NORTH, x * k + (y + 1) % k, SOUTH, width, delay, KIND_MESH)
     arrs[2][:, LOCAL] = inject
     coords = np.array([(c // k, c % k) for c in range(n)], np.int32)
     return arrs, coords
@@ -186,10 +194,10 @@ def dor_tables(k: int, wrap: bool, vcs: int, dateline: bool = True):
 def mesh(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int = 1
          ) -> Network:
     """k x k 2D mesh, dimension-order routing (deadlock free on one VC)."""
-    k = _int("mesh side k", k, 2, 64)
-    vcs = _int("VCs", vcs, 1, 16)
-    _check_link(width, delay, "link")
-    _int("injection width", inject, 1, 64)
+    k = check_int("mesh side k", k, 2, 64)
+    vcs = check_int("VCs", vcs, 1, 16)
+    check_link(width, delay, "link")
+    check_int("injection width", inject, 1, 64)
     arrs, coords = _grid(k, False, width, delay, inject)
     tables = dor_tables(k, False, vcs)
     net = Network(f"{k}x{k} mesh", *arrs, *tables, vcs_needed=1, grid=(k, k), coords=coords,
@@ -203,10 +211,10 @@ def torus(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int =
     """k x k 2D torus, dimension-order routing with dateline VC classes (2 VCs or more).
     One VC (or ``dateline=False``) leaves the rings without a dateline, which can deadlock:
     the simulator refuses it unless forced."""
-    k = _int("torus side k", k, 3, 64)
-    vcs = _int("VCs", vcs, 1, 16)
-    _check_link(width, delay, "link")
-    _int("injection width", inject, 1, 64)
+    k = check_int("torus side k", k, 3, 64)
+    vcs = check_int("VCs", vcs, 1, 16)
+    check_link(width, delay, "link")
+    check_int("injection width", inject, 1, 64)
     dateline = vcs >= 2 if dateline is None else bool(dateline)
     if dateline and vcs < 2:
         raise NetworkError("DOR on a torus needs 2 VCs for the dateline, not 1")
@@ -226,119 +234,6 @@ def _mesh_bisection(k: int, wrap: bool, width: int, inject: int) -> float:
     ``width`` per direction: rate · N/2 · 1/2 <= links · width."""
     links = (2 if wrap else 1) * k * width
     return min(float(inject), 4.0 * links / (k * k))
-
-
-def railx(topo, *, vcs: int | None = None, routing: str = "minimal", mesh_width: int = 2,
-          mesh_delay: int = 1, rail_width: int = 1, rail_delay: int = 10,
-          inject: int | None = None) -> Network:
-    """The chip-level network of a :class:`models.railx.Topology`: every chip a router, the
-    on-package mesh on ports 1..4 (``mesh_width`` flits/cycle, ``mesh_delay`` cycles; Table 5:
-    k and 1), the chip's rail links on ports 5.. (Table 5: 1 flit/cycle, 10 cycles). Tables
-    from :class:`models.railx.MinimalRouting`: Algorithm 1's VCs on a 2D-HyperX
-    (``routing="minimal"``), one VC per node hop on the others. ``inject`` (default: the
-    chip's 4n ports) is the injection and ejection width."""
-    from models.railx.routing import MinimalRouting
-    sysm = topo.system
-    _check_link(mesh_width, mesh_delay, "mesh link")
-    _check_link(rail_width, rail_delay, "rail link")
-    inject = sysm.ports_per_chip if inject is None else _int("injection width", inject, 1, 64)
-    if routing != "minimal":
-        raise NetworkError(f"routing must be 'minimal' (Algorithm 1 and its generalisation), "
-                           f"not {routing!r}")
-    hyperx = len(topo.dims) == 2 and all(len(d) == 1 and d[0].kind == "alltoall"
-                                         for d in topo.dims)
-    rt = MinimalRouting(topo, vcs="algorithm1" if hyperx else "hops")
-    vcs = rt.num_vcs if vcs is None else _int("VCs", vcs, 1, 64)
-    if vcs < rt.num_vcs or vcs % rt.num_vcs:
-        raise NetworkError(f"{topo.name}: {rt.vcs!r} routing needs {rt.num_vcs} VC classes, "
-                           f"so VCs must be a multiple of {rt.num_vcs}, not {vcs}")
-    n = topo.num_chips
-    rails = {}
-    for i, ln in enumerate(topo.links):
-        if ln.kind == "optical":
-            rails.setdefault(ln.u, []).append(i)
-            rails.setdefault(ln.v, []).append(i)
-    ports = FIRST_RAIL + max((len(v) for v in rails.values()), default=0)
-    arrs = _links(n, ports)
-    link_port = {}
-    m = sysm.m
-    for c in range(n):
-        X, Y, x, y = topo.chip_coords(c)
-        if x + 1 < m:
-            _connect(arrs, c, EAST, topo.chip_id(X, Y, x + 1, y), WEST, mesh_width, mesh_delay,
-                     KIND_MESH)
-        if y + 1 < m:
-            _connect(arrs, c, NORTH, topo.chip_id(X, Y, x, y + 1), SOUTH, mesh_width,
-                     mesh_delay, KIND_MESH)
-    for c, idx in rails.items():
-        for j, i in enumerate(sorted(idx)):
-            link_port[(i, c)] = FIRST_RAIL + j
-    for i, ln in enumerate(topo.links):
-        if ln.kind == "optical":
-            _connect(arrs, ln.u, link_port[(i, ln.u)], ln.v, link_port[(i, ln.v)], rail_width,
-                     rail_delay, KIND_RAIL)
-    arrs[2][:, LOCAL] = inject
-    coords = np.array([(X * m + x, Y * m + y) for X, Y, x, y in
-                       (topo.chip_coords(c) for c in range(n))], np.int32)
-    tables = _railx_tables(topo, rt, vcs, link_port)
-    net = Network(f"RailX {topo.name} (m={m}, n={sysm.n})", *arrs, *tables,
-                  vcs_needed=rt.num_vcs, grid=(topo.nodes[0] * m, topo.nodes[1] * m),
-                  coords=coords, routing=f"minimal ({rt.vcs} VCs)", topology=topo)
-    net.max_throughput = topo.all_to_all_throughput() * rail_width
-    return net
-
-
-def _railx_tables(topo, rt, vcs: int, link_port: dict):
-    """Tables equal to ``rt.route``: inside the destination node dimension-order mesh
-    routing; elsewhere mesh routing towards the nearest chip with a link to the next node of
-    the dimension-ordered shortest path, then that link (see models.railx.routing).
-    The routing's VC *classes* each get vcs / rt.num_vcs consecutive VCs (any of them)."""
-    n, m = topo.num_chips, topo.system.m
-    per = m * m
-    width = vcs // rt.num_vcs
-    port = np.full((n, vcs, n), -1, np.int8)
-    cls = np.zeros((n, vcs, n), np.int16)
-    rows = np.arange(vcs) // width                      # class of the input VC
-    algo1 = rt.vcs == "algorithm1"
-
-    def mesh_port(a, b):
-        _, _, x, y = topo.chip_coords(a)
-        _, _, x1, y1 = topo.chip_coords(b)
-        if x != x1:
-            return EAST if x1 > x else WEST
-        return NORTH if y1 > y else SOUTH
-
-    for c in range(n):
-        here = topo.node_of(c)
-        base = c - c % per
-        for d in range(base, base + per):                 # destination in this node
-            port[c, :, d] = LOCAL if d == c else mesh_port(c, d)
-            cls[c, :, d] = 0 if d == c else (2 if algo1 else rows)
-        for gx in range(topo.nodes[0]):
-            for gy in range(topo.nodes[1]):
-                goal = (gx, gy)
-                if goal == here:
-                    continue
-                nxt = rt.next_node(here, goal)
-                link, local, _ = rt.exit_link(c, nxt)
-                optical = c == local
-                p = link_port[(link, c)] if optical else mesh_port(c, local)
-                if algo1:
-                    k = (1 if nxt[0] != here[0] else 2) if optical else \
-                        rt._phase_vc(here, goal)
-                else:
-                    k = rows + 1 if optical else rows
-                g0 = topo.chip_id(gx, gy, 0, 0)
-                port[c, :, g0:g0 + per] = p
-                cls[c, :, g0:g0 + per] = np.broadcast_to(np.asarray(k).reshape(-1, 1)
-                                                         if np.ndim(k) else k, (vcs, per))
-    lo = cls * width
-    bad = (lo >= vcs) & (port > LOCAL)
-    port[bad] = -1                                        # class beyond the last: unreachable
-    lo[port == LOCAL] = 0
-    lo = np.minimum(lo, vcs - 1).astype(np.int8)
-    hi = np.where(port == LOCAL, 0, np.minimum(lo + width - 1, vcs - 1)).astype(np.int8)
-    return port, lo, hi
 
 
 @numba.njit(cache=True)
@@ -361,13 +256,22 @@ def _channel_loads(nbr, route_port, lo):
     return load
 
 
-def channel_load_bound(net: Network) -> float:
-    """Uniform-traffic throughput bound of ``net``'s tables (flits/cycle/chip): every chip
-    sends 1/(N-1) of its rate to each other chip along its table route; the busiest channel,
-    per flit/cycle of its width, bounds the rate (ejection included)."""
+def channel_loads(net: Network) -> np.ndarray:
+    """load[r, p]: flits/cycle on output p of router r per flit/cycle/chip of uniform traffic
+    (every chip sends 1/(N-1) of its rate to each other chip along its table route), per lane
+    of the channel's width (ejection included at port 0)."""
     load = _channel_loads(net.nbr, net.route_port, net.route_vc_lo) / (net.routers - 1)
-    width = np.where(net.width > 0, net.width, 1)
-    return float(1 / (load / width).max())
+    return load / np.where(net.width > 0, net.width, 1)
+
+
+def channel_load_bound(net: Network, kind: int | None = None) -> float:
+    """Uniform-traffic throughput bound of ``net``'s tables (flits/cycle/chip): the busiest
+    channel, per flit/cycle of its width, bounds the rate (ejection included). ``kind``:
+    only channels of that kind (KIND_MESH, KIND_RAIL) count."""
+    load = channel_loads(net)
+    if kind is not None:
+        load = np.where(net.kind == kind, load, 0.0)
+    return float(1 / load.max())
 
 
 # -- deadlock freedom -------------------------------------------------------------------------
@@ -492,3 +396,23 @@ def check_deadlock_free(net: Network, vcs: int) -> list | None:
         return None
     P = net.ports
     return [(int(x) // (P * vcs), int(x) // vcs % P, int(x) % vcs) for x in cyc]
+
+
+def _build_mesh(k: int = 8, **kw) -> Network:
+    return mesh(k, **kw)
+
+
+def _build_torus(k: int = 8, **kw) -> Network:
+    return torus(k, **kw)
+
+
+def _register() -> None:
+    from .registry import register_routing, register_topology
+    params = {"k", "vcs", "width", "delay", "inject"}
+    register_topology("mesh", _build_mesh, params, doc="k x k 2D mesh, dimension order")
+    register_topology("torus", _build_torus, params | {"dateline"},
+                      doc="k x k 2D torus, dimension order with dateline VC classes")
+    register_routing("dor", dor_tables)
+
+
+_register()

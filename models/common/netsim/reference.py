@@ -83,7 +83,7 @@ class RouterModel:
         self.sa_out_next = [0] * ports
         self.wavefront = None
         if allocator == "wavefront":
-            from models.chronos.wwfa import WavefrontArbiter
+            from ..wwfa import WavefrontArbiter
             self.wavefront = WavefrontArbiter(ports)
         elif allocator != "separable":
             raise ValueError(f"allocator must be 'separable' or 'wavefront', not {allocator!r}")
@@ -247,7 +247,8 @@ class ReferenceNetwork:
         self.events: list[tuple] = []
         # source queues: per chip, each stream's next (creation time, index); trace rows
         self.streams = [[[gap.py_func(uniform_py(seed, r, s, 0), self.q) - 1, 0]
-                         for s in range(self.W)] if self.q > 0 else [] for r in range(net.routers)]
+                         for s in range(self.W)] if self.q > 0 and traffic.sends[r] else []
+                        for r in range(net.routers)]
         self.trace = [deque() for _ in range(net.routers)]
         if traffic.mode == MODE_TRACE:
             for cyc, src, dst, flits in traffic.trace:

@@ -206,8 +206,8 @@ class Simulator:
         nxt = np.zeros((R, W), np.int64)
         for r in range(R):
             for s in range(W):
-                nxt[r, s] = gap(uniform(self.seed, r, s, 0), self.q) - 1 if self.q > 0 \
-                    else K.INF
+                nxt[r, s] = gap(uniform(self.seed, r, s, 0), self.q) - 1 \
+                    if self.q > 0 and traffic.sends[r] else K.INF
         tr = traffic.trace if traffic.mode == MODE_TRACE else np.zeros((0, 4), np.int64)
         starts = np.searchsorted(tr[:, 1], np.arange(R + 1)) if len(tr) else \
             np.zeros(R + 1, np.int64)

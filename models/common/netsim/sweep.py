@@ -10,22 +10,47 @@ with the same log skips those points (resume).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from .network import Network, NetworkError, mesh, railx, torus
+from . import registry
+from .network import Network, NetworkError
 from .sim import Simulator
 from .traffic import Traffic, load_trace
 
-__all__ = ["build", "TOPOLOGIES", "run_point", "sweep", "key", "point", "saturation"]
+__all__ = ["build", "topologies", "run_point", "sweep", "key", "point", "saturation",
+           "MODEL_VERSION", "model_version"]
 
-TOPOLOGIES = ("mesh", "torus", "hyperx", "railx-torus", "dragonfly")
 MEASURE = {"warmup": 5000, "window": 10000, "drain": 20000}
-# Part of every point's identity: bump when the router model changes, so a sweep log never
-# mixes results of two models.
-MODEL_VERSION = 1
+# The sources whose behaviour a point's numbers depend on, whatever the topology: the router
+# (reference definition and kernel), the measurement, the traffic and the core's networks.
+_MODEL_SOURCES = ("kernel.py", "reference.py", "sim.py", "traffic.py", "network.py")
+# Spec keys the simulator reads (the rest are the topology builder's parameters).
+SIM_KEYS = {"topology", "buffer", "length", "trace", "force", "hot", "hot_frac", "allocator"}
+
+
+def model_version() -> str:
+    """A hash of the simulator model's sources (:data:`_MODEL_SOURCES`): part of every point's
+    identity, so a resumed sweep never mixes results of two models. A topology's own tables
+    are part of its spec (routing order, widths) and its provider's sources are hashed in
+    :func:`point` through ``provider_version``."""
+    h = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for name in _MODEL_SOURCES:
+        h.update(name.encode() + b"\0" + (here / name).read_bytes())
+    return h.hexdigest()[:12]
+
+
+MODEL_VERSION = model_version()
+
+
+def topologies() -> tuple[str, ...]:
+    """The registered topology names."""
+    return registry.topologies()
 
 
 def key(p: dict) -> str:
@@ -33,57 +58,59 @@ def key(p: dict) -> str:
     return json.dumps({k: v for k, v in sorted(p.items())}, sort_keys=True)
 
 
+def _provider_version(module: str) -> str:
+    """A hash of the sources the provider builds its networks from: its ``MODEL_SOURCES``
+    (paths), else its own file."""
+    mod = sys.modules.get(module)
+    files = getattr(mod, "MODEL_SOURCES", None) or [getattr(mod, "__file__", None)]
+    h = hashlib.sha256()
+    for f in files:
+        if f and Path(f).is_file():
+            h.update(Path(f).name.encode() + b"\0" + Path(f).read_bytes())
+    return h.hexdigest()[:12]
+
+
 def point(spec: dict, traffic: str, rate: float, seed: int = 1, **measure) -> dict:
+    """One sweep point. ``provider`` names the module that registered the spec's topology
+    (imported by a worker before it builds the point); ``model`` hashes the simulator's and
+    the provider's sources."""
+    entry = registry.topology(spec.get("topology"))
+    prov = entry.provider
+    model = MODEL_VERSION if prov == _CORE else f"{MODEL_VERSION}+{_provider_version(prov)}"
     return {"net": dict(spec), "traffic": traffic, "rate": round(float(rate), 6),
-            "seed": int(seed), "model": MODEL_VERSION, **{**MEASURE, **measure}}
+            "seed": int(seed), "model": model, "provider": prov, **{**MEASURE, **measure}}
+
+
+_CORE = "models.common.netsim.network"
 
 
 @functools.lru_cache(maxsize=8)
-def _build(spec_json: str) -> Network:
+def _build(spec_json: str, provider: str | None = None) -> Network:
     spec = json.loads(spec_json)
-    topo = spec.get("topology")
-    sim_keys = {"topology", "buffer", "length", "trace", "force", "hot", "hot_frac",
-                "allocator"}
-    kw = {k: v for k, v in spec.items() if k not in sim_keys}
-    if topo in ("mesh", "torus"):
-        known = {"k", "vcs", "width", "delay", "inject"}
-        _known(kw, known, topo)
-        return (mesh if topo == "mesh" else torus)(kw.pop("k", 8), **kw)
-    if topo in ("hyperx", "railx-torus", "dragonfly"):
-        from models.railx import RailX, dragonfly, hyperx_2d, torus_2d
-        _known(kw, {"m", "n", "R", "side", "groups", "group_size", "vcs", "mesh_width",
-                    "mesh_delay", "rail_width", "rail_delay", "inject"}, topo)
-        try:
-            system = RailX(kw.pop("m", 4), kw.pop("n", 2), kw.pop("R", 18))
-            if topo == "hyperx":
-                t = hyperx_2d(system, kw.pop("side", None))
-            elif topo == "railx-torus":
-                t = torus_2d(system, kw.pop("side", None))
-            else:
-                t = dragonfly(system, kw.pop("groups", None), kw.pop("group_size", None))
-        except (TypeError, ValueError) as e:
-            raise NetworkError(str(e)) from None
-        return railx(t, **kw)
-    raise NetworkError(f"unknown topology {topo!r}; choose one of {', '.join(TOPOLOGIES)}")
-
-
-def _known(kw: dict, known: set, topo: str) -> None:
-    extra = sorted(set(kw) - known)
+    entry = registry.topology(spec.get("topology"), provider)
+    kw = {k: v for k, v in spec.items() if k not in SIM_KEYS}
+    extra = sorted(set(kw) - entry.params)
     if extra:
-        raise NetworkError(f"{topo}: unknown parameter(s) {', '.join(extra)} (known: "
-                           f"{', '.join(sorted(known))})")
+        raise NetworkError(f"{entry.name}: unknown parameter(s) {', '.join(extra)} (known: "
+                           f"{', '.join(sorted(entry.params))})")
+    try:
+        return entry.build(**kw)
+    except TypeError as e:
+        raise NetworkError(f"{entry.name}: {e}") from None
 
 
-def build(spec: dict) -> Network:
-    """The network of a spec: ``{"topology": "mesh", "k": 8, "vcs": 2}``, ``{"topology":
-    "hyperx", "m": 4, "n": 2, "R": 18, "mesh_width": 2, "vcs": 6}``, ..."""
-    return _build(json.dumps(spec, sort_keys=True))
+def build(spec: dict, provider: str | None = None) -> Network:
+    """The network of a spec, its ``topology`` resolved through the registry (``provider``:
+    the module to import if the name is not registered yet): ``{"topology": "mesh", "k": 8,
+    "vcs": 2}``, or a registered system's, e.g. ``{"topology": "hyperx", "m": 4, "n": 2,
+    "R": 18, "k": 2, "vcs": 6}``."""
+    return _build(json.dumps(spec, sort_keys=True), provider)
 
 
 def simulator(p: dict) -> Simulator:
     """A :class:`Simulator` for point ``p`` (validates everything before anything runs)."""
     spec = p["net"]
-    net = build(spec)
+    net = build(spec, p.get("provider"))
     trace = None
     if p["traffic"] == "trace":
         trace = load_trace(Path(spec["trace"]), net.routers)

@@ -80,11 +80,15 @@ def gap(u, q):
 @numba.njit(cache=True)
 def destination(mode, perm, hot, hot_frac, n, src, u, u2):
     """The destination of a packet from ``src`` drawn with the uniforms u, u2 (see
-    :class:`Traffic`)."""
+    :class:`Traffic`); never ``src`` itself (a permutation's fixed points do not send at all,
+    :attr:`Traffic.sends`)."""
     if mode == MODE_PERM:
         return perm[src]
     if mode == MODE_HOTSPOT and u2 < hot_frac:
-        return hot[min(int(u * hot.shape[0]), hot.shape[0] - 1)]
+        h = hot[min(int(u * hot.shape[0]), hot.shape[0] - 1)]
+        if h != src:
+            return h
+        # a hot chip does not send to itself: its hot share goes uniformly to the others
     j = min(int(u * (n - 1)), n - 2)
     return j + 1 if j >= src else j
 
@@ -100,6 +104,13 @@ class Traffic:
     - ``hotspot``: a fraction ``hot_frac`` of packets to the ``hot`` chips, the rest uniform.
     - ``permutation``: a random permutation of the chips (seeded by ``perm_seed``).
     - ``trace``: the packets of ``trace`` (rows (cycle, src, dst, flits)); no rate.
+
+    A chip never sends to itself (the field's convention; such a packet would eject at once
+    and count as accepted throughput without crossing a link): a chip a permutation maps to
+    itself (transpose's diagonal, a random permutation's fixed points) sends nothing
+    (:attr:`sends`), a hot chip's hotspot share goes uniformly to the other chips, and a trace
+    row with src == dst is refused. Offered and accepted throughput stay per chip of the
+    whole network.
     """
 
     pattern: str
@@ -108,6 +119,14 @@ class Traffic:
     hot: np.ndarray
     hot_frac: float = 0.0
     trace: np.ndarray | None = None
+
+    @property
+    def sends(self) -> np.ndarray:
+        """sends[chip]: whether the chip's source creates packets (False at a fixed point of
+        a permutation pattern)."""
+        if self.mode == MODE_PERM:
+            return self.perm != np.arange(self.n)
+        return np.ones(self.n, np.bool_)
 
     @property
     def mode(self) -> int:
@@ -159,9 +178,10 @@ def check_trace(rows, n: int, where: str = "trace") -> np.ndarray:
     if arr.ndim != 2 or arr.shape[1] != 4:
         raise TrafficError(f"{where}: every row must be 4 integers (cycle, src, dst, flits)")
     for i, (t, s, d, f) in enumerate(arr):
-        if t < 0 or not 0 <= s < n or not 0 <= d < n or f < 1:
+        if t < 0 or not 0 <= s < n or not 0 <= d < n or f < 1 or s == d:
             raise TrafficError(f"{where} row {i + 1}: ({t}, {s}, {d}, {f}) needs cycle >= 0, "
-                               f"src and dst in 0..{n - 1} and flits >= 1")
+                               f"src and dst in 0..{n - 1}, src != dst (a chip does not "
+                               f"send to itself) and flits >= 1")
     order = np.lexsort((np.arange(len(arr)), arr[:, 0], arr[:, 1]))
     return arr[order]
 
@@ -205,7 +225,10 @@ def synthesize(traffic: Traffic, rate: float, length: int, cycles: int, *, seed:
         raise TrafficError("synthesize needs a pattern, not a trace")
     q, seed = rate / (width * length), int(seed)
     rows = []
+    sends = traffic.sends
     for r in range(traffic.n):
+        if not sends[r]:
+            continue
         nxt = [gap(uniform(seed, r, s, 0), q) - 1 for s in range(width)]
         sj = [0] * width
         k = 0

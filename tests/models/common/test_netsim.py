@@ -1,18 +1,17 @@
 """The cycle-level network simulator: the compiled kernel equals the reference step event for
 event; the invariant checks and the deadlock watchdog fire on broken runs; textbook results
-(zero-load latency, bisection-limited saturation); tables equal the RailX routing; traffic."""
+(zero-load latency, bisection-limited saturation); traffic; the core imports no system.
+RailX's networks on this simulator are tested in tests/models/railx/test_netsim_railx.py."""
 
 import numpy as np
 import pytest
 
 from models.common.netsim import (DeadlockError, InvariantError, NetworkError, Simulator,
-                                  Traffic, TrafficError, load_trace, mesh, railx, simulate,
-                                  torus)
+                                  Traffic, TrafficError, load_trace, mesh, simulate, torus)
 from models.common.netsim import kernel as K
 from models.common.netsim.network import channel_load_bound, check_deadlock_free
 from models.common.netsim.reference import ReferenceNetwork
 from models.common.netsim.traffic import uniform, uniform_py
-from models.railx import MinimalRouting, RailX, dragonfly, hyperx_2d, torus_2d
 
 
 def reference_events(net, traffic, cycles, **kw):
@@ -34,11 +33,6 @@ CASES = [
      1.6, 6, 4),
     ("4x4 torus, dateline", lambda: torus(4, vcs=4), "transpose", 0.5, 5, 2),
     ("4x4 mesh, hotspot", lambda: mesh(4, vcs=2), "hotspot", 0.5, 4, 4),
-    ("RailX HyperX 3x3 m=2", lambda: railx(hyperx_2d(RailX(2, 1, 8)), vcs=6), "uniform", 2.5,
-     8, 4),
-    ("RailX torus 3x3 m=2", lambda: railx(torus_2d(RailX(2, 1, 6))), "permutation", 1.5, 4, 4),
-    ("RailX dragonfly", lambda: railx(dragonfly(RailX(1, 2, 10), 5, 3), mesh_width=1),
-     "uniform", 1.0, 4, 2),
     # 5 ports x 14 VCs: the kernel's per-router VC bit sets span two 64-bit words
     ("3x3 mesh, 14 VCs", lambda: mesh(3, vcs=14), "uniform", 0.9, 3, 2),
 ]
@@ -63,8 +57,8 @@ def test_kernel_equals_reference_event_for_event(name, make, pattern, rate, buff
 def test_kernel_equals_reference_on_a_trace_of_mixed_lengths():
     net = mesh(4, vcs=2)
     rng = np.random.default_rng(3)
-    rows = [(int(rng.integers(0, 120)), int(rng.integers(0, 16)), int(rng.integers(0, 16)),
-             int(rng.integers(1, 7))) for _ in range(300)]
+    rows = [(int(rng.integers(0, 120)), int(s), int((s + rng.integers(1, 16)) % 16),
+             int(rng.integers(1, 7))) for s in rng.integers(0, 16, size=300)]
     tr = Traffic.make("trace", net.coords, net.grid, trace=rows)
     a, sim = kernel_events(net, tr, 600, buffer=8, length=4)
     b, ref = reference_events(net, tr, 600, buffer=8, length=4)
@@ -115,8 +109,13 @@ def test_uniform_saturation_of_an_8x8_mesh_is_near_the_bisection_bound():
     assert net.max_throughput == pytest.approx(0.5)        # 4 * k / k^2 with k = 8
     low = simulate(net, "uniform", 0.1, warmup=500, window=1500, drain=3000, seed=2)
     assert low.accepted == pytest.approx(0.1, rel=0.08) and not low.saturated
+    # measured 0.396 (0.395-0.404 over seeds 2-4): 81 % of the tables' channel-load bound
+    # 0.492 (the bisection's 0.5 x 63/64 on the middle links); the rest is lost to
+    # single-iteration separable allocation (head-of-line blocking at the inputs), which
+    # the wave-front allocator and 2-8 VCs move by < 0.01
+    assert channel_load_bound(net) == pytest.approx(0.4921875)
     sat = simulate(net, "uniform", 0.7, warmup=1000, window=2000, drain=0, seed=2)
-    assert 0.7 * 0.5 <= sat.accepted <= 0.5
+    assert sat.accepted == pytest.approx(0.396, abs=0.02)
     # transpose concentrates DOR traffic on the links next to the diagonal: at half the
     # uniform bound it is already past saturation while uniform is stable
     tp = simulate(net, "transpose", 0.25, warmup=1000, window=2000, drain=3000, seed=2)
@@ -136,8 +135,8 @@ def test_offered_load_and_latency_percentiles_are_measured():
 def test_trace_measurement_counts_the_trace_flits():
     net = mesh(4, vcs=2)
     rng = np.random.default_rng(8)
-    rows = [(int(t), int(rng.integers(0, 16)), int(rng.integers(0, 16)), 1)
-            for t in rng.integers(0, 3000, size=1000)]
+    rows = [(int(t), int(s), int((s + rng.integers(1, 16)) % 16), 1)
+            for t, s in rng.integers(0, 3000, size=(1000, 2)) % [3000, 16]]
     tr = Traffic.make("trace", net.coords, net.grid, trace=rows)
     sim = Simulator(net, tr, buffer=4, length=4)
     res = sim.measure(warmup=500, window=2000, drain=2000)
@@ -210,40 +209,6 @@ def test_cyclic_routing_is_refused_and_forced_it_deadlocks_with_a_report():
     assert check_deadlock_free(mesh(4, vcs=1), 1) is None
 
 
-def test_railx_vc_classes_are_needed_and_acyclic():
-    net = railx(hyperx_2d(RailX(2, 1, 8)), vcs=3)
-    assert check_deadlock_free(net, 3) is None
-    assert check_deadlock_free(net, 1) is not None         # one VC: Fig 10's cycle
-    with pytest.raises(NetworkError, match="needs 3 VC classes"):
-        railx(hyperx_2d(RailX(2, 1, 8)), vcs=2)
-    with pytest.raises(NetworkError, match="'hops' routing needs 3 VC classes"):
-        railx(torus_2d(RailX(2, 1, 6)), vcs=4)          # d_o = 2 node hops: 3 classes
-
-
-@pytest.mark.parametrize("topo", [hyperx_2d(RailX(3, 1, 8), side=3),
-                                  torus_2d(RailX(2, 2, 8)), dragonfly(RailX(2, 1, 10), 5, 3)],
-                         ids=["hyperx", "torus", "dragonfly"])
-def test_railx_tables_follow_the_routing_function(topo):
-    net = railx(topo)
-    all_to_all = all(len(d) == 1 and d[0].kind == "alltoall" for d in topo.dims)
-    rt = MinimalRouting(topo, vcs="algorithm1" if all_to_all else "hops")
-    assert net.routing == f"minimal ({rt.vcs} VCs)"
-    rng = np.random.default_rng(0)
-    for s, d in rng.integers(0, topo.num_chips, size=(150, 2)):
-        s, d = int(s), int(d)
-        hops = net.hops(s, d)
-        if s == d:
-            assert hops == [(s, 0, 0)]
-            continue
-        route = rt.route(s, d)
-        assert len(hops) == len(route) + 1
-        for (r, p, vc), ((link, frm), want_vc) in zip(hops, route):
-            ln = topo.links[link]
-            assert r == frm and net.nbr[r, p] == (ln.v if frm == ln.u else ln.u)
-            assert vc == want_vc                            # one VC per class by default
-        assert hops[-1] == (d, 0, 0)
-
-
 def test_channel_load_bound_of_dor_on_a_mesh():
     # uniform traffic on a k x k mesh under DOR: the middle links carry k^2/4 * k/2 ... per
     # direction; the bound equals the bisection bound for even k
@@ -297,6 +262,7 @@ def test_hotspot_sends_its_share_to_the_hot_chip():
     ("cycle,src,dst,flits\n1,2,3\n", "line 2: expected 4 integers"),
     ("cycle,src,dst,flits\n1,2,x,4\n", "line 2: expected 4 integers"),
     ("cycle,src,dst,flits\n0,1,2,4\n5,99,2,4\n", "row 2: .* src and dst in 0..15"),
+    ("cycle,src,dst,flits\n0,1,2,4\n5,3,3,4\n", r"row 2: \(5, 3, 3, 4\) .* src != dst"),
     ("cycle,src,dst,flits\n99999999999999999999,1,2,4\n", "line 2: expected 4 integers"),
     (b"cycle,src,dst,flits\n\xff\xfe,1\n", "not a CSV text file"),
 ])
@@ -319,16 +285,6 @@ def test_bad_parameters(kw, message):
     args = {"rate": 0.2, **kw}
     with pytest.raises(NetworkError, match=message):
         Simulator(net, Traffic.make("uniform", net.coords, net.grid), **args)
-
-
-def test_a_dimension_split_railx_topology_simulates_deadlock_free():
-    from models.railx import Dim, split
-    topo = split(RailX(2, 2, 12), [Dim("torus", 2, 2), Dim("alltoall", 3, 2)],
-                 [Dim("torus", 3, 2)])
-    net = railx(topo, vcs=None)
-    assert net.vcs == net.vcs_needed and check_deadlock_free(net, net.vcs) is None
-    res = simulate(net, "uniform", 0.3, warmup=300, window=1000, drain=3000, check=True)
-    assert res.delivered_packets == res.measured_packets > 300
 
 
 @pytest.mark.parametrize("pattern,width", [("uniform", 1), ("transpose", 1), ("hotspot", 2)])

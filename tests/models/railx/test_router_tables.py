@@ -3,8 +3,9 @@ the simulator's route, and entries the RTL would refuse raise a ValueError namin
 
 import pytest
 
-from models.common.netsim import mesh, railx
+from models.common.netsim import mesh
 from models.railx import RailX, hyperx_2d
+from models.railx.netsim import railx
 from models.railx.router import check_table, table_entries
 
 
