@@ -7,7 +7,11 @@
 - :mod:`.collectives`: hierarchical AllGather (eq 1), all-to-all direct or forwarded (eq 2-3),
   the bandwidth-optimal bounds (eq 12-13), and executable schedules that check them.
 - :mod:`.traffic`: per-GPU-pair traffic of an iteration (Figs 2-5).
-- :mod:`.iteration`: the iteration-time model (eq 6-11) and the strategy search (Figs 7-10).
+- :mod:`.iteration`: the iteration-time model (eq 6-11) with the settings the paper leaves
+  open as :class:`~.iteration.Knobs`, one calibrated compute efficiency, and the strategy
+  search (Figs 7-10).
+- :mod:`.placement`: rank layouts on a Rail-only network and the pipeline links that need
+  forwarding.
 - :mod:`.faults`: HB-domain failure policies over a fault trace (§IV-C).
 - :mod:`.experiments`: the paper's numbers and figures, computed by the above.
 """
@@ -41,26 +45,35 @@ def _sweeps():
     return _cached("sweeps", lambda: (fig8(), fig9(), fig10()))
 
 
+def _bands():
+    from .experiments import sweep_bands
+    return _cached("bands", sweep_bands)
+
+
 def _faults():
     from .experiments import fault_study
     return _cached("faults", fault_study)
 
 
 def reproduce() -> list[Record]:
-    """Table II (every cell, from built Clos networks), §IV-B's slow-down (definitions), §III's
-    traffic fractions (Figs 2-5), Fig 7's HFU against Korthikanti et al.'s measurements and
-    the Figs 8-10 percentages from the strategy search."""
-    from .experiments import (collective_records, fig7, fig7_records, sweep_records,
-                              table2_records, traffic_records)
+    """Table II (every cell, from built Clos networks), §I's Clos cost and power, §IV-B's
+    slow-down (definitions and executed schedules), §III's traffic fractions (Figs 2-5),
+    Fig 7's model error at one calibrated efficiency, the Figs 8-10 percentages from the
+    strategy search with their sensitivity band over the knobs, and Rail-only vs
+    Rail-optimized on the searched strategies (no --quick variant: all of it takes seconds)."""
+    from .experiments import (collective_records, fig7, fig7_records, same_performance,
+                              same_performance_records, sweep_records, table2_records,
+                              traffic_records)
     return (table2_records() + collective_records() + traffic_records(_traffic())
-            + fig7_records(fig7()) + sweep_records(*_sweeps()))
+            + fig7_records(fig7()) + sweep_records(_bands())
+            + same_performance_records(_cached("same", same_performance)))
 
 
 def tables() -> list[str]:
-    """Markdown: Table II side by side, the searched strategies of Fig 8 and the fault-policy
-    capacities."""
+    """Markdown: Table II side by side, the searched strategies of Fig 8, the fault-policy
+    capacities and the Figs 8-10 values at every knob setting."""
     from .experiments import tables_md
-    return tables_md(_sweeps(), _faults())
+    return tables_md(_sweeps(), _faults(), _bands())
 
 
 def figures(out_dir: Path) -> list[Path]:

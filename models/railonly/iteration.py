@@ -12,44 +12,129 @@ domain, t_l = t / t_h ...; micro-batch b, interleaving v, m = B / (d b) micro-ba
     T_sync   = 2 AGtime(D_d, d_h, d_l)                                           (11)
 
 with D_p = 2 b h s / t, D_t = 2 b h s, D_d = 2 l S_T / (p t), C_* = C_S if p_l > 1 else C_F,
-AGtime = eq 1 (:func:`models.railonly.collectives.ag_time`). ``t(b)`` is one micro-batch's
-forward and backward on one GPU: its hardware FLOPs (selective recomputation, Korthikanti et
-al.) over ``p t`` GPUs at ``efficiency`` x peak. The paper says to profile t(b); we take the
-efficiency from the *full-recomputation* iteration time Korthikanti et al. measured for the
-same model (:func:`calibrate_efficiency`), so the selective-recomputation times of Fig 7 are
+AGtime = eq 1 (:func:`models.railonly.collectives.ag_time`). The paper adds a propagation
+delay it does not state (§A: "we also consider the propagation delay"): every collective
+level pays ``alpha`` per step (a ring of x GPUs: x - 1 steps; a tree: ceil(log2 x)), every
+pipeline send one ``alpha``.
+
+``t(b)`` is one micro-batch's forward and backward on one GPU: its hardware FLOPs (Korthikanti
+et al.'s count for the recomputation policy) over ``p t`` GPUs at ``efficiency`` x peak. The
+paper says to profile t(b); we calibrate ONE efficiency (:func:`calibrate_efficiency`) on ONE
+measured run, Korthikanti et al.'s GPT-1T with full recomputation (94.42 s on 512 A100s), and
+use it for every other model and platform: Fig 7's four selective-recomputation HFUs are
 predictions, not fits.
 
-Constraints of a valid strategy (the appendix's exhaustive generator is not printed; these
-are ours, stated): t p d = N; t divides the heads; p divides the layers; d divides B; b
-divides B / d; v > 1 only when l / p is a multiple of v and m is a multiple of p (Megatron's
-interleaved schedule); t_h p_h d_h = K (every HB domain full; K divides N); memory per GPU
-= 16 bytes per parameter of its stage (16-bit weights and gradients, 32-bit Adam state and
-master weights, no sharding) + 34 s b h / t bytes of activations per layer and micro-batch in
-flight (selective recomputation with sequence parallelism), l layers' worth on the first
-stage (x (1 + (p - 1) / (p v)) interleaved), within the platform's memory.
+The choices the paper leaves open are the fields of :class:`Knobs` (defaults and reasons
+there). Constraints of a valid strategy (the appendix's generator is not printed; these are
+ours, stated): t p d = N; t divides the heads; p divides the layers; d divides B; b divides
+B / d and b <= ``max_micro``; v > 1 only when l / p is a multiple of v and m is a multiple of
+p (Megatron's interleaved schedule); t_h p_h d_h = K (every HB domain full; K divides N);
+with ``tp="hb"`` t_h = t; memory per GPU of the first pipeline stage (the fullest: it holds
+the input embedding and the most micro-batches in flight) within the platform's memory.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from .collectives import ag_time
 from .specs import GPT, KORTHIKANTI, MODELS, PLATFORMS, Measured, Platform
 
-__all__ = ["Strategy", "iteration_time", "search", "calibrate_efficiency", "efficiency_of",
-           "hfu", "divisors", "predicted_hfu"]
+__all__ = ["Strategy", "Knobs", "DEFAULT", "iteration_time", "search", "candidates",
+           "calibrate_efficiency", "efficiency_of", "hfu", "divisors", "predicted_hfu",
+           "CALIBRATION", "memory"]
 
 BYTES = 2   # 16-bit activations, weights and gradients
-STATE_BYTES = 16
-ACT_BYTES = 34
 
 
 def divisors(n: int) -> list[int]:
     return [k for k in range(1, n + 1) if n % k == 0]
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """The settings the paper leaves open, each with its default and the reason for it.
+
+    ``tp``: where tensor parallelism may go. ``"any"`` (default): t_h may be any divisor of
+    t, TP may span HB domains -- the paper's own formulation (Table III splits t into t_h x
+    t_l; eq 10 evaluates AGtime(D, t_h, t_l)) and its generator enumerates "all the possible
+    parallelization configurations". ``"hb"``: TP only inside an HB domain (t_h = t), as
+    Megatron practice places it.
+
+    ``zero``: optimizer-state sharding in the memory model. ``0`` (default): 16 bytes per
+    parameter on every data-parallel replica (16-bit weights and gradients, 32-bit master
+    weights and Adam moments), as in Korthikanti et al.'s runs that Fig 7 checks against
+    (Calculon's validation inputs for them: "optimizer_sharding": false). ``1``: the 12
+    bytes of 32-bit state sharded over the d replicas (ZeRO-1 / Megatron's distributed
+    optimizer), 4 + 12 / d bytes per parameter.
+
+    ``alpha_hb``, ``alpha_nic``: latency per collective step and per pipeline send, in s.
+    Defaults 1 us (HB domain) and 2 us (network): Calculon's system files (calculon-ai/
+    calculon, systems/a100_80g.json and h100_80g_nvl256.json, "latency"), the model the
+    paper says its own follows (§V-A).
+
+    ``algo``: the latency schedule of each collective level. ``"tree"`` (default): ceil(log2
+    x) steps for x GPUs at eq 1's bandwidth term -- what a switched domain runs (NCCL's
+    trees, NVLink SHARP); a flat ring over an ideal 32,768-GPU domain would pay 32,767
+    steps. ``"ring"``: x - 1 steps.
+
+    ``max_micro``: the largest micro-batch the search tries (default 8: Korthikanti et al.
+    use 1 to 4; larger ones never win once m < p).
+
+    ``recompute``: activation recomputation, ``"selective"`` (default: the policy of the
+    runs of Fig 7, with sequence parallelism), ``"full"`` or ``"none"``; sets both t(b)'s
+    hardware FLOPs and the activation memory.
+
+    ``placement``: the order of pipeline stages on a Rail-only network (used with
+    ``network="rail-only"``, see :mod:`.placement`). ``"snake"`` (default): the p_h stages of
+    an HB domain run forward in even domains and backward in odd ones, so the GPU ending a
+    domain's stages and the GPU starting the next domain's share a local rank (a rail) and no
+    pipeline send needs forwarding. ``"linear"``: Megatron's rank order, where each domain
+    boundary goes from local rank p_h - 1 to 0 and is forwarded through the HB domain.
+    """
+
+    tp: str = "any"
+    zero: int = 0
+    alpha_hb: float = 1e-6
+    alpha_nic: float = 2e-6
+    algo: str = "tree"
+    max_micro: int = 8
+    recompute: str = "selective"
+    placement: str = "snake"
+
+    def __post_init__(self) -> None:
+        if self.tp not in ("any", "hb"):
+            raise ValueError(f"tp must be 'any' or 'hb', not {self.tp!r}")
+        if self.zero not in (0, 1):
+            raise ValueError(f"zero must be 0 or 1, not {self.zero!r}")
+        for name in ("alpha_hb", "alpha_nic"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1:
+                raise ValueError(f"{name} must be a latency in seconds in [0, 1), not {v!r}")
+        if self.algo not in ("ring", "tree"):
+            raise ValueError(f"algo must be 'ring' or 'tree', not {self.algo!r}")
+        if isinstance(self.max_micro, bool) or not isinstance(self.max_micro, int) \
+                or self.max_micro < 1:
+            raise ValueError(f"max_micro must be an int >= 1, not {self.max_micro!r}")
+        if self.recompute not in ("selective", "full", "none"):
+            raise ValueError(f"recompute must be 'none', 'selective' or 'full', not "
+                             f"{self.recompute!r}")
+
+        if self.placement not in ("snake", "linear"):
+            raise ValueError(f"placement must be 'snake' or 'linear', not {self.placement!r}")
+
+    def with_(self, **kw) -> "Knobs":
+        return replace(self, **kw)
+
+    def describe(self) -> str:
+        return ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
+
+
+DEFAULT = Knobs()
 
 
 @dataclass(frozen=True)
@@ -67,59 +152,88 @@ class Strategy:
         return batch // (self.d * self.b)
 
 
+_FIELDS = ("t", "p", "d", "b", "v", "t_h", "p_h", "d_h")
+
+
 def _arrays(cands: list[tuple]) -> dict:
     a = np.array(cands, dtype=np.int64).reshape(-1, 8)
-    return {k: a[:, i].astype(float) for i, k in enumerate(("t", "p", "d", "b", "v",
-                                                                "t_h", "p_h", "d_h"))}
+    return {k: a[:, i].astype(float) for i, k in enumerate(_FIELDS)}
 
 
-#: Which measured run calibrates a model without one: the run with the same hidden size
-#: (same GEMM shapes), else the nearest.
-def _reference(model: GPT) -> Measured:
-    return min(KORTHIKANTI, key=lambda r: abs(MODELS[r.model].hidden - model.hidden))
+#: The one measured run the compute efficiency is calibrated on: Korthikanti et al.'s GPT-1T
+#: with full recomputation (the largest GEMMs, where the paper's own model errs least).
+CALIBRATION = next(r for r in KORTHIKANTI if r.model == "gpt-1t")
+CALIBRATION_MODE = "full"
 
 
 @functools.lru_cache(maxsize=None)
-def calibrate_efficiency(model: str) -> float:
-    """The compute efficiency (fraction of peak) at which the model's *full-recomputation*
-    iteration time equals Korthikanti et al.'s measurement of the same model (its own
-    parallelisation on 80 GB DGX A100s) -- t(b) profiled, as the paper advises, on a run
-    other than the selective-recomputation runs Fig 7 predicts. A model without a
-    measurement takes the efficiency of the measured model closest in hidden size."""
-    gpt = MODELS[model] if model in MODELS else None
-    if gpt is None:
-        raise ValueError(f"unknown model {model!r}; models are {', '.join(MODELS)}")
-    r = _reference(gpt)
-    plat = PLATFORMS["dgx-a100"]
+def calibrate_efficiency(knobs: Knobs = DEFAULT) -> float:
+    """The one compute efficiency (fraction of peak) at which the model's iteration time of
+    :data:`CALIBRATION` (its own parallelisation, full recomputation, 80 GB DGX A100s) equals
+    the measured 94.42 s. Every other run and platform uses this number."""
+    r, plat = CALIBRATION, PLATFORMS["dgx-a100"]
+    k = knobs.with_(recompute=CALIBRATION_MODE)
     lo, hi = 1e-3, 1.0   # the time falls monotonically as the efficiency rises
     for _ in range(60):
         mid = (lo + hi) / 2
-        if _run_time(r, plat.with_(efficiency=mid), "full") > r.time_full:
+        if _run_time(r, plat.with_(efficiency=mid), k) > r.time_full:
             lo = mid
         else:
             hi = mid
     return (lo + hi) / 2
 
 
-def efficiency_of(plat: Platform, model: GPT) -> float:
-    return plat.efficiency if plat.efficiency is not None else calibrate_efficiency(model.name)
+def efficiency_of(plat: Platform, knobs: Knobs = DEFAULT) -> float:
+    return plat.efficiency if plat.efficiency is not None else calibrate_efficiency(knobs)
 
 
-def _run_time(r: Measured, plat: Platform, recompute: str) -> float:
+def _run_time(r: Measured, plat: Platform, knobs: Knobs) -> float:
     model = MODELS[r.model]
     s = Strategy(r.t, r.p, r.gpus // (r.t * r.p), r.micro, r.v, min(r.t, plat.hb), 1, 1)
-    return float(iteration_time(model, plat, r.gpus, r.batch, s, recompute=recompute)["total"])
+    return float(iteration_time(model, plat, r.gpus, r.batch, s, knobs=knobs)["total"])
+
+
+def _steps(x, algo: str):
+    x = np.asarray(x, dtype=float)
+    return x - 1 if algo == "ring" else np.ceil(np.log2(np.maximum(x, 1)))
+
+
+def forwarded_links(st: dict, placement: str):
+    """Of the pipeline links that cross HB domains (the p_l - 1 domain boundaries, and with
+    interleaving (v > 1) the wrap from the last stage back to the first), how many join GPUs
+    of different local rank, i.e. different rails, under ``placement``: ``(crossing,
+    cross_rail)`` arrays. :func:`models.railonly.placement.pipeline_links` counts the same
+    on an explicit rank layout."""
+    p_h = np.asarray(st["p_h"], dtype=float)
+    p_l = np.asarray(st["p"], dtype=float) / p_h
+    wrap = (np.asarray(st["v"]) > 1) & (p_l > 1)
+    crossing = np.maximum(p_l - 1, 0) + wrap
+    split = p_h > 1
+    if placement == "linear":
+        cross_rail = np.where(split, crossing, 0.0)
+    else:   # snake: boundaries aligned; the wrap lands on rank p_h - 1 when p_l is odd
+        odd = np.mod(p_l, 2) == 1
+        cross_rail = np.where(split & wrap & odd, 1.0, 0.0)
+    return crossing, cross_rail
 
 
 def iteration_time(model: GPT, plat: Platform, gpus: int, batch: int, strategy,
-                   *, recompute: str = "selective", alpha: float = 0.0) -> dict:
+                   *, knobs: Knobs = DEFAULT, network: str = "rail-optimized") -> dict:
     """Eq 6-11 for one :class:`Strategy` (or a dict of equal-length arrays, one entry per
-    strategy field: vectorised). Returns the terms and ``total`` in seconds. ``alpha``: a
-    latency per collective step (s), added to every ring step (the paper adds propagation
-    delay without stating it; 0 by default)."""
+    strategy field: vectorised), plus the latency of :class:`Knobs`. Returns the terms and
+    ``total`` in seconds.
+
+    ``network="rail-only"`` adds ``forward``: a pipeline send between HB domains on
+    different rails has no spine to cross, so it takes one extra HB hop (D_p / C_F + alpha)
+    in the target domain (the forwarding of eq 3). The share of the network pipeline sends
+    (eq 8's 2 (p_l - 1) and eq 10's 2 m v) that need it is the share of cross-domain
+    pipeline links the placement puts on different rails (:func:`forwarded_links`). TP and
+    DP collectives are hierarchical (eq 1): their network steps join equal local ranks, so
+    they never need forwarding."""
+    if network not in ("rail-optimized", "rail-only"):
+        raise ValueError(f"network must be 'rail-optimized' or 'rail-only', not {network!r}")
     if isinstance(strategy, Strategy):
-        st = {k: float(getattr(strategy, k)) for k in ("t", "p", "d", "b", "v", "t_h", "p_h",
-                                                           "d_h")}
+        st = {k: float(getattr(strategy, k)) for k in _FIELDS}
     else:
         st = strategy
     t, p, d, b, v = st["t"], st["p"], st["d"], st["b"], st["v"]
@@ -127,42 +241,73 @@ def iteration_time(model: GPT, plat: Platform, gpus: int, batch: int, strategy,
     t_l, p_l, d_l = t / t_h, p / p_h, d / d_h
     h, s, l = model.hidden, model.seq, model.layers
     m = batch / (d * b)
-    eta = efficiency_of(plat, model)
-    tb = model.flops(1, recompute) * b / (p * t) / (plat.peak * eta)
+    eta = efficiency_of(plat, knobs)
+    tb = model.flops(1, knobs.recompute) * b / (p * t) / (plat.peak * eta)
     D_p = BYTES * b * h * s / t
     D_t = BYTES * b * h * s
     D_d = BYTES * l * model.block_params / (p * t)
     C_F, C_S = plat.C_F, plat.C_S
+    a_F, a_S = knobs.alpha_hb, knobs.alpha_nic
     C_star = np.where(p_l > 1, C_S, C_F)
+    a_star = np.where(p_l > 1, a_S, a_F)
 
     def ag(D, x, y):
-        return ag_time(D, x, y, C_F, C_S) + alpha * ((x - 1) + (y - 1))
+        return ag_time(D, x, y, C_F, C_S) + a_F * _steps(x, knobs.algo) \
+            + a_S * _steps(y, knobs.algo)
 
     bubble_comp = (p - 1) * tb / v
-    bubble_comm = 2 * (p_l - 1) * D_p / C_S + 2 * p_l * (p_h - 1) * D_p / C_F
+    bubble_comm = 2 * (p_l - 1) * (D_p / C_S + a_S) + 2 * p_l * (p_h - 1) * (D_p / C_F + a_F)
     ls_comp = m * tb
     ls_tp = 8 * l * m * ag(D_t, t_h, t_l) / p
-    ls_pp = np.where(p > 1, 2 * m * v * D_p / C_star, 0.0)
+    ls_pp = np.where(p > 1, 2 * m * v * (D_p / C_star + a_star), 0.0)
     sync = 2 * ag(D_d, d_h, d_l)
-    total = bubble_comp + bubble_comm + ls_comp + ls_tp + ls_pp + sync
+    forward = 0.0 * p
+    if network == "rail-only":
+        crossing, cross_rail = forwarded_links(st, knobs.placement)
+        share = np.divide(cross_rail, crossing, out=np.zeros_like(crossing),
+                          where=crossing > 0)
+        sends = 2 * (p_l - 1) + np.where(p_l > 1, 2 * m * v, 0.0)
+        forward = share * sends * (D_p / C_F + a_F)
+    total = bubble_comp + bubble_comm + ls_comp + ls_tp + ls_pp + sync + forward
     return {"bubble_comp": bubble_comp, "bubble_comm": bubble_comm, "ls_comp": ls_comp,
-            "ls_tp": ls_tp, "ls_pp": ls_pp, "sync": sync, "total": total, "tb": tb, "m": m}
+            "ls_tp": ls_tp, "ls_pp": ls_pp, "sync": sync, "forward": forward,
+            "total": total, "tb": tb, "m": m}
 
 
-def _memory(model: GPT, st: dict, batch: int) -> np.ndarray:
+def _act_bytes(model: GPT, b, t, recompute: str):
+    """Activation bytes of one layer and micro-batch on one GPU (Korthikanti et al. eq 2-6
+    with sequence parallelism): selective 34 s b h / t, full 2 s b h / t (only the layer's
+    input kept), none (34 s b h + 5 a s^2 b) / t."""
+    s, h, a = model.seq, model.hidden, model.heads
+    if recompute == "selective":
+        return 34 * s * b * h / t
+    if recompute == "full":
+        return 2 * s * b * h / t
+    return (34 * s * b * h + 5 * a * s * s * b) / t
+
+
+def memory(model: GPT, st: dict, batch: int, knobs: Knobs = DEFAULT) -> np.ndarray:
+    """Bytes per GPU of the first pipeline stage, the fullest one: its l / p layers plus the
+    input embedding (V h / t; with p = 1 the tied output layer is the same matrix), at 16
+    bytes per parameter (4 + 12 / d with ``zero=1``), and the activations of the
+    micro-batches in flight (min(p, m) under 1F1B, x (1 + (p - 1) / (p v)) interleaved)."""
     t, p, b, v, d = st["t"], st["p"], st["b"], st["v"], st["d"]
     m = batch / (d * b)
-    stage_params = model.layers * model.block_params / p + (model.vocab * model.hidden / t
-                                                            if True else 0)
-    weights = STATE_BYTES * stage_params / t
+    # Only the first stage holds the input embedding, and it also has the most micro-batches
+    # in flight, so it bounds the memory of every stage.
+    stage_params = (model.layers * model.block_params / p + model.vocab * model.hidden) / t
+    per_param = 16.0 if knobs.zero == 0 else 4.0 + 12.0 / d
     in_flight = np.minimum(p, m)
     inter = np.where(v > 1, 1 + (p - 1) / (p * v), 1.0)
-    acts = ACT_BYTES * model.seq * b * model.hidden / t * (model.layers / p) * in_flight * inter
-    return weights + acts
+    acts = _act_bytes(model, b, t, knobs.recompute) * (model.layers / p) * in_flight * inter
+    return per_param * stage_params + acts
+
+
+_memory = memory   # older name
 
 
 def candidates(model: GPT, gpus: int, batch: int, hb: int, *, max_micro: int = 8,
-               max_v: int = 8) -> dict:
+               max_v: int = 8, tp: str = "any") -> dict:
     """Every valid strategy (see the module docstring) as arrays."""
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
         raise ValueError(f"gpus must be an int >= 1, not {gpus!r}")
@@ -170,9 +315,17 @@ def candidates(model: GPT, gpus: int, batch: int, hb: int, *, max_micro: int = 8
         raise ValueError(f"batch must be an int >= 1, not {batch!r}")
     if isinstance(hb, bool) or not isinstance(hb, int) or hb < 1 or gpus % hb:
         raise ValueError(f"HB domain size {hb!r} must be an int >= 1 dividing gpus ({gpus})")
+    return _candidates(model, gpus, batch, hb, max_micro, max_v, tp)
+
+
+@functools.lru_cache(maxsize=256)
+def _candidates(model: GPT, gpus: int, batch: int, hb: int, max_micro: int, max_v: int,
+                tp: str) -> dict:
     rows = []
     for t in divisors(gpus):
         if model.heads % t:
+            continue
+        if tp == "hb" and hb % t:
             continue
         for p in divisors(gpus // t):
             if model.layers % p:
@@ -186,34 +339,39 @@ def candidates(model: GPT, gpus: int, batch: int, hb: int, *, max_micro: int = 8
                 m = batch // (d * b)
                 vs = [1] + [v for v in range(2, max_v + 1)
                             if p > 1 and (model.layers // p) % v == 0 and m % p == 0]
-                for t_h in divisors(math.gcd(t, hb)):
+                ths = [t] if tp == "hb" else divisors(math.gcd(t, hb))
+                for t_h in ths:
                     for p_h in divisors(math.gcd(p, hb // t_h)):
                         d_h = hb // (t_h * p_h)
                         if d % d_h:
                             continue
                         rows += [(t, p, d, b, v, t_h, p_h, d_h) for v in vs]
-    return _arrays(rows)
+    out = _arrays(rows)
+    for a in out.values():
+        a.setflags(write=False)
+    return out
 
 
-def search(model: GPT, plat: Platform, gpus: int, batch: int, hb: int | None = None,
-           **kw) -> dict:
+def search(model: GPT, plat: Platform, gpus: int, batch: int, hb: int | None = None, *,
+           knobs: Knobs = DEFAULT, max_v: int = 8, network: str = "rail-optimized") -> dict:
     """The fastest valid strategy: ``{"strategy": Strategy, "time": s, "terms": {...},
     "count": strategies considered}``. ``hb`` defaults to the platform's; ``hb = gpus`` is
-    the ideal single HB domain. ValueError when no strategy fits in memory."""
+    the ideal single HB domain. ``network``: see :func:`iteration_time`. ValueError when no
+    strategy fits in memory."""
     hb = plat.hb if hb is None else hb
-    c = candidates(model, gpus, batch, hb, **{k: kw.pop(k) for k in ("max_micro", "max_v")
-                                                   if k in kw})
+    c = candidates(model, gpus, batch, hb, max_micro=knobs.max_micro, max_v=max_v,
+                   tp=knobs.tp)
     if not len(c["t"]):
         raise ValueError(f"{model.name} on {gpus} GPUs, batch {batch}, HB {hb}: no "
                          f"parallelisation divides evenly")
-    fits = _memory(model, c, batch) <= plat.memory
+    fits = memory(model, c, batch, knobs) <= plat.memory
     if not fits.any():
         raise ValueError(f"{model.name} on {gpus} GPUs, batch {batch}, HB {hb}: no "
                          f"parallelisation fits in {plat.memory / 1e9:g} GB per GPU")
     c = {k: v[fits] for k, v in c.items()}
-    terms = iteration_time(model, plat, gpus, batch, c, **kw)
+    terms = iteration_time(model, plat, gpus, batch, c, knobs=knobs, network=network)
     i = int(np.argmin(terms["total"]))
-    best = Strategy(*(int(c[k][i]) for k in ("t", "p", "d", "b", "v", "t_h", "p_h", "d_h")))
+    best = Strategy(*(int(c[k][i]) for k in _FIELDS))
     return {"strategy": best, "time": float(terms["total"][i]),
             "terms": {k: float(np.asarray(v)[i]) if np.ndim(v) else float(v)
                       for k, v in terms.items()},
@@ -226,9 +384,12 @@ def hfu(model: GPT, plat: Platform, gpus: int, batch: int, time: float,
     return model.flops(batch, recompute) / (time * gpus * plat.peak)
 
 
-def predicted_hfu(r: Measured, plat: Platform | None = None) -> float:
-    """The model's HFU for one of Korthikanti et al.'s selective-recomputation runs, with the
-    run's own parallelisation (TP inside the DGX, PP and DP across)."""
+def predicted_hfu(r: Measured, plat: Platform | None = None, knobs: Knobs = DEFAULT,
+                  recompute: str = "selective") -> float:
+    """The model's HFU for one of Korthikanti et al.'s runs, with the run's own
+    parallelisation (TP inside the DGX, PP and DP across), at the one calibrated
+    efficiency."""
     plat = plat or PLATFORMS["dgx-a100"]
     model = MODELS[r.model]
-    return hfu(model, plat, r.gpus, r.batch, _run_time(r, plat, "selective"))
+    k = knobs.with_(recompute=recompute)
+    return hfu(model, plat, r.gpus, r.batch, _run_time(r, plat, k), recompute)
