@@ -5,7 +5,12 @@ parallelisation of a GPT model, and the traffic summary of a run.
     python -m scripts.railonly network --gpus 32768 --radix 64 --hb 256
     python -m scripts.railonly a2a --x 8 --y 16 --platform dgx-h100 [--bytes 1e6]
     python -m scripts.railonly search --model gpt-1t --gpus 32768 --batch 4096 [--hb 256]
-        [--platform dgx-gh200] [--hb-gbps 3600] [--nic-gbps 400]
+        [--platform dgx-gh200] [--hb-gbps 3600] [--nic-gbps 400] [--network rail-only]
+        [--tp any|hb] [--zero 0|1] [--alpha-hb-us 1] [--alpha-nic-us 2] [--algo tree|ring]
+        [--max-micro 8] [--recompute selective|full|none] [--placement snake|linear]
+        [--efficiency 0.5]
+    python -m scripts.railonly sensitivity      # Figs 8-10 at every knob setting
+    python -m scripts.railonly fig7             # one calibrated efficiency vs the measured runs
     python -m scripts.railonly traffic --model gpt-1t --gpus 3072 --batch 3072 --t 8 --p 64
 
 Bad input prints one line ``error: ...`` and exits with 2.
@@ -53,6 +58,18 @@ def cmd_a2a(args) -> None:
           f"{100 * collectives.slowdown(p.C_F, p.C_S):.2f} %)")
 
 
+def _knobs(args):
+    _, iteration, _, _, _ = _models()
+    d = iteration.DEFAULT
+    return iteration.Knobs(
+        tp=args.tp or d.tp, zero=d.zero if args.zero is None else args.zero,
+        alpha_hb=d.alpha_hb if args.alpha_hb_us is None else args.alpha_hb_us * 1e-6,
+        alpha_nic=d.alpha_nic if args.alpha_nic_us is None else args.alpha_nic_us * 1e-6,
+        algo=args.algo or d.algo,
+        max_micro=d.max_micro if args.max_micro is None else args.max_micro,
+        recompute=args.recompute or d.recompute, placement=args.placement or d.placement)
+
+
 def cmd_search(args) -> None:
     _, iteration, _, specs, _ = _models()
     model, plat = specs.get_model(args.model), specs.get_platform(args.platform)
@@ -60,15 +77,48 @@ def cmd_search(args) -> None:
         plat = plat.with_(C_F=args.hb_gbps * GBPS)
     if args.nic_gbps is not None:
         plat = plat.with_(C_S=args.nic_gbps * GBPS)
-    res = iteration.search(model, plat, args.gpus, args.batch, hb=args.hb)
+    if args.efficiency is not None:
+        plat = plat.with_(efficiency=args.efficiency)
+    knobs = _knobs(args)
+    hb = args.hb or plat.hb
+    res = iteration.search(model, plat, args.gpus, args.batch, hb=hb, knobs=knobs,
+                           network=args.network if hb < args.gpus else "rail-optimized")
     s = res["strategy"]
-    print(f"{model.name} on {args.gpus:,} x {plat.name} (HB {args.hb or plat.hb}), batch "
+    print(f"{model.name} on {args.gpus:,} x {plat.name} (HB {hb}, {args.network}), batch "
           f"{args.batch}: {res['count']:,} strategies fit")
+    print(f"knobs: {knobs.describe()}; compute efficiency "
+          f"{iteration.efficiency_of(plat, knobs):.3f}")
     print(f"best: t={s.t} p={s.p} d={s.d} b={s.b} v={s.v}; in HB t_h={s.t_h} p_h={s.p_h} "
           f"d_h={s.d_h}")
     for k, v in res["terms"].items():
         print(f"  {k:12} {v:12.4f}" + (" s" if k not in ("m",) else ""))
     print(f"HFU {100 * iteration.hfu(model, plat, args.gpus, args.batch, res['time']):.1f} %")
+
+
+def iteration_defaults() -> str:
+    _, iteration, _, _, _ = _models()
+    return iteration.DEFAULT.describe()
+
+
+def cmd_sensitivity(args) -> None:
+    from models.railonly import experiments as ex
+    bands = ex.sweep_bands()
+    print(f"defaults: {iteration_defaults()}")
+    for rec in ex.sweep_records(bands):
+        band = rec.note[rec.note.index("band"):]
+        print(f"{rec.id:26} paper {rec.printed:>5} %  model {rec.model_value:5.1f} %  "
+              f"({rec.status}); {band}")
+
+
+def cmd_fig7(args) -> None:
+    from models.railonly import experiments as ex
+    _, iteration, _, _, _ = _models()
+    rows = ex.fig7()
+    print(f"one compute efficiency {rows[0]['efficiency']:.3f} of peak, fitted on GPT-1T "
+          f"with full recomputation ({iteration.CALIBRATION.time_full} s on 512 A100s)")
+    for r in rows:
+        print(f"{r['model']:9} measured HFU {100 * r['from_time']:5.1f} %  predicted "
+              f"{100 * r['model_hfu']:5.1f} %  error {100 * r['error']:5.1f} %")
 
 
 def cmd_traffic(args) -> None:
@@ -107,6 +157,19 @@ def main(argv=None) -> int:
     p.add_argument("--platform", default="dgx-gh200")
     p.add_argument("--hb-gbps", type=float)
     p.add_argument("--nic-gbps", type=float)
+    p.add_argument("--network", choices=("rail-only", "rail-optimized"), default="rail-only")
+    p.add_argument("--tp", choices=("any", "hb"), help="TP across HB domains or inside only")
+    p.add_argument("--zero", type=int, choices=(0, 1), help="optimizer-state sharding")
+    p.add_argument("--alpha-hb-us", type=float, help="latency per HB collective step (us)")
+    p.add_argument("--alpha-nic-us", type=float, help="latency per NIC collective step (us)")
+    p.add_argument("--algo", choices=("tree", "ring"), help="collective latency schedule")
+    p.add_argument("--max-micro", type=int, help="largest micro-batch searched")
+    p.add_argument("--recompute", choices=("selective", "full", "none"))
+    p.add_argument("--placement", choices=("snake", "linear"), help="pipeline stage order")
+    p.add_argument("--efficiency", type=float,
+                   help="compute efficiency (default: the one calibrated on GPT-1T)")
+    sub.add_parser("sensitivity", help="Figs 8-10 records with their band over the knobs")
+    sub.add_parser("fig7", help="Fig 7: one calibrated efficiency vs the measured HFUs")
     p = sub.add_parser("traffic", help="traffic summary of a Megatron run")
     p.add_argument("--model", required=True)
     for name in ("gpus", "batch", "t", "p"):
@@ -118,9 +181,15 @@ def main(argv=None) -> int:
         v = getattr(args, name, None)
         if v is not None and not v > 0:
             raise UsageError(f"--{name.replace('_', '-')} must be > 0, not {v!r}")
+    for name in ("alpha_hb_us", "alpha_nic_us"):
+        v = getattr(args, name, None)
+        if v is not None and not 0 <= v < 1e6:
+            raise UsageError(f"--{name.replace('_', '-')} must be >= 0 (microseconds), "
+                             f"not {v!r}")
     try:
         {"table2": cmd_table2, "network": cmd_network, "a2a": cmd_a2a, "search": cmd_search,
-         "traffic": cmd_traffic}[args.cmd](args)
+         "traffic": cmd_traffic, "sensitivity": cmd_sensitivity,
+         "fig7": cmd_fig7}[args.cmd](args)
     except ValueError as e:
         raise UsageError(str(e)) from None
     return 0

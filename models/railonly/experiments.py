@@ -566,7 +566,8 @@ def plot_fig7(rows: list[dict], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6, 3.6))
     x = np.arange(len(rows))
     ax.bar(x - 0.2, [100 * r["published"] for r in rows], 0.4, label="measured [Korthikanti]")
-    ax.bar(x + 0.2, [100 * r["model_hfu"] for r in rows], 0.4, label="model (eq 6-11)")
+    ax.bar(x + 0.2, [100 * r["model_hfu"] for r in rows], 0.4,
+           label=f"model (eq 6-11), one efficiency {rows[0]['efficiency']:.3f}")
     ax.set_xticks(x, [r["model"] for r in rows])
     ax.set_ylabel("HFU (%)")
     ax.set_title("Fig 7: HFU, selective recomputation, DGX A100")

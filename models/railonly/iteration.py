@@ -131,7 +131,8 @@ class Knobs:
         return replace(self, **kw)
 
     def describe(self) -> str:
-        return ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
+        return ", ".join(f"{f.name}={getattr(self, f.name) * 1e6:g} us" if f.name.startswith(
+            "alpha") else f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
 
 
 DEFAULT = Knobs()
