@@ -98,12 +98,14 @@ def test_latency_per_step_ring_and_tree():
         # PP: p_l = 2 -> 2 (p_l - 1) bubble sends and 2 m v last-stage sends over the NIC
         assert got["bubble_comm"] - base["bubble_comm"] == pytest.approx(2 * 0.01)
         assert got["ls_pp"] - base["ls_pp"] == pytest.approx(4 * 0.01)
-    # 16 GPUs in one domain: a ring takes 15 steps, a tree 4
-    s16 = it.Strategy(t=1, p=1, d=16, b=1, v=1, t_h=1, p_h=1, d_h=16)
-    big = Platform("toy16", hb=16, peak=1e12, C_F=1e9, C_S=1e8, memory=1e12, efficiency=1.0)
-    sync = {a: it.iteration_time(TINY, big, 16, 16, s16, knobs=NO_LAT.with_(
+    # 12 GPUs in one domain: a ring takes 11 steps, a tree ceil(log2 12) = 4
+    s12 = it.Strategy(t=1, p=1, d=12, b=1, v=1, t_h=1, p_h=1, d_h=12)
+    big = Platform("toy12", hb=12, peak=1e12, C_F=1e9, C_S=1e8, memory=1e12, efficiency=1.0)
+    sync = {a: it.iteration_time(TINY, big, 12, 12, s12, knobs=NO_LAT.with_(
         alpha_hb=0.001, algo=a))["sync"] for a in ("ring", "tree")}
-    assert sync["ring"] - sync["tree"] == pytest.approx(2 * (15 - 4) * 0.001)
+    plain = it.iteration_time(TINY, big, 12, 12, s12, knobs=NO_LAT)["sync"]
+    assert sync["ring"] - plain == pytest.approx(2 * 11 * 0.001)
+    assert sync["tree"] - plain == pytest.approx(2 * 4 * 0.001)
 
 
 def test_rail_only_forwards_cross_rail_pipeline_sends():
