@@ -156,11 +156,12 @@ def routing_records() -> list[Record]:
     mr = MinimalRouting(hyperx_2d(RailX(2, 2, 20)))
     out.append(_rec("alg1.hyperx.vcs", "VCs of deadlock-free minimal routing on 2D-HyperX",
                     "VCs", 3, _vcs_deadlock_free(mr), "VCs the routes use, with an acyclic "
-                    "channel dependency graph (0 if it has a cycle)"))
+                    "channel dependency graph (0 if it has a cycle)", formula="d_o + 1"))
     ar = AdaptiveRouting(hyperx_2d(RailX(2, 2, 20)), 3)
     out.append(_rec("sec4.1.2.adaptive_a3.vcs", "VCs of non-minimal adaptive routing with "
                     "a = 3 free hops", "VCs", 4, _vcs_deadlock_free(ar), "VCs the routes use, "
-                    "with an acyclic channel dependency graph (0 if it has a cycle)"))
+                    "with an acyclic channel dependency graph (0 if it has a cycle)",
+                    formula="a + 1"))
     return out
 
 
