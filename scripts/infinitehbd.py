@@ -3,15 +3,26 @@ the HBD architectures over a fault trace, Table 7's bound and Table 6's costs.
 
     python -m scripts.infinitehbd rings --nodes 12 --R 4 --K 2 --tp 16 --faulty 2,7 [--line]
                                         [--commands]
-    python -m scripts.infinitehbd waste --tp 32 [--trace faults.csv --nodes 2448 --hours 8352]
+    python -m scripts.infinitehbd waste --tp 32 [--halves split|adjacent]
+                                        [--spatial independent|clustered] [--seed 1]
+                                        [--generated | --trace trace.json [--servers 400]
+                                         | --trace faults.csv --nodes 2448 --hours 8352]
+    python -m scripts.infinitehbd trace [--trace trace.json [--servers 400]]
     python -m scripts.infinitehbd table7
     python -m scripts.infinitehbd table6
 
 ``rings --commands`` also lists, per transceiver bundle, the OCS transceiver controller
 commands (``rtl/optics/ocstrx.py``: mnemonic and command word) that apply the setting.
-``waste`` without ``--trace`` uses the generated 348-day trace of 9,792 GPUs. The CSV has
-the header ``node,start_h,end_h`` (4-GPU nodes, hours from the trace start). Bad input
-prints one line ``error: ...`` and exits with 2.
+``waste`` without ``--trace`` uses the released production trace (400 8-GPU servers, 348
+days, shipped in ``models/infinitehbd/data``) placed on the 9,792-GPU line
+(``faults.place_on_line``: ``--halves`` where the two 4-GPU halves of an 8-GPU node sit,
+``--spatial`` which server sits next to which, ``--seed`` the placement);
+``--generated`` uses the generator calibrated to that trace's statistics instead. A
+``--trace`` ending in ``.json`` is a trace in the release's format (events per node UUID),
+placed the same way; a CSV has the header ``node,start_h,end_h`` (4-GPU nodes, hours from
+the trace start) and is used as it is. ``trace`` prints a JSON trace's statistics. Bad
+input prints one line ``error: ...`` (a bad JSON event: the file and the event's index)
+and exits with 2.
 """
 
 from __future__ import annotations
@@ -58,22 +69,50 @@ def _print_commands(ring, args) -> None:
             print(f"    {side}{n} bundle {bundle}: {text}  ({word:#x})")
 
 
+def _json_trace(args):
+    from models.infinitehbd import faults
+    if args.trace:
+        return faults.read_trace_json(args.trace, servers=args.servers)
+    return faults.production_trace()
+
+
 def cmd_waste(args) -> None:
     from models.infinitehbd import experiments as ex, faults, waste
-    if args.trace:
+    if args.trace and not args.trace.endswith(".json"):
         if args.nodes is None or args.hours is None:
             raise UsageError("--trace needs --nodes and --hours")
         trace = faults.read_trace_csv(args.trace, nodes=args.nodes, hours=args.hours, R=4)
+        where = "CSV trace"
+    elif args.generated:
+        if args.trace:
+            raise UsageError("--generated and --trace exclude each other")
+        trace = ex.cluster_trace(args.seed, halves=args.halves, source="generated")[1]
+        where = "generated trace calibrated to the released one"
     else:
-        trace = ex.cluster_trace()[1]
+        t8 = _json_trace(args)
+        trace = faults.place_on_line(t8, ex.GPUS // 8, halves=args.halves,
+                                     spatial=args.spatial, seed=args.seed)[1]
+        where = (f"{t8.nodes} traced servers on {ex.GPUS // 8:,} positions, halves "
+                 f"{args.halves}, neighbours {args.spatial}, seed {args.seed}")
     states = trace.states()
     rows = []
     for arch in waste.ARCHS:
         w = waste.waste(arch, states, args.tp, 4)
         rows.append([arch, f"{100 * w.mean():.3f} %", f"{100 * w.max():.3f} %"])
     print(f"{trace.nodes:,} nodes x 4 GPUs, {trace.hours:,.0f} h, {len(trace.events):,} faults, "
-          f"TP-{args.tp}")
+          f"TP-{args.tp} ({where})")
     print(md_table(["architecture", "mean waste", "worst"], rows), end="")
+
+
+def cmd_trace(args) -> None:
+    from models.infinitehbd import faults
+    t = _json_trace(args)
+    st = faults.trace_stats(t)
+    print(md_table(["servers", "with faults", "faults", "days", "mean faulty ratio",
+                    "p99 faulty ratio", "mean fault duration"],
+                   [[t.nodes, len(t.ids), len(t.events), f"{t.hours / 24:.1f}",
+                     f"{100 * st['mean']:.2f} %", f"{100 * st['p99']:.2f} %",
+                     f"{st['mean_duration_h']:.1f} h"]]), end="")
 
 
 def cmd_table7(args) -> None:
@@ -105,14 +144,23 @@ def main(argv=None) -> int:
                    help="the OCS transceiver controller commands of every setting")
     p = sub.add_parser("waste", help="GPU waste of every architecture over a trace")
     p.add_argument("--tp", type=int, required=True)
+    p.add_argument("--trace", help="a .json trace (release format) or a CSV")
+    p.add_argument("--servers", type=int, default=400, help="servers of a JSON trace")
+    p.add_argument("--nodes", type=int, help="4-GPU nodes of a CSV trace")
+    p.add_argument("--hours", type=float, help="length of a CSV trace")
+    p.add_argument("--halves", choices=("split", "adjacent"), default="split")
+    p.add_argument("--spatial", choices=("independent", "clustered"), default="independent")
+    p.add_argument("--seed", type=int, default=1, help="placement seed")
+    p.add_argument("--generated", action="store_true",
+                   help="the generator calibrated to the released trace")
+    p = sub.add_parser("trace", help="statistics of a JSON trace (default: the released one)")
     p.add_argument("--trace")
-    p.add_argument("--nodes", type=int)
-    p.add_argument("--hours", type=float)
+    p.add_argument("--servers", type=int, default=400)
     sub.add_parser("table7", help="Appendix C's waste bound")
     sub.add_parser("table6", help="interconnect cost and power from Table 8's parts")
     args = parser.parse_args(argv)
     try:
-        {"rings": cmd_rings, "waste": cmd_waste, "table7": cmd_table7,
+        {"rings": cmd_rings, "waste": cmd_waste, "trace": cmd_trace, "table7": cmd_table7,
          "table6": cmd_table6}[args.cmd](args)
     except ValueError as e:
         raise UsageError(str(e)) from None

@@ -3,8 +3,9 @@ fault-tolerant K-hop rings.
 
 - :mod:`.topology`: nodes, the K-hop ring/line of OCS transceivers, TP rings with the
   transceiver configuration that realises them (Alg. 2), link-by-link verification.
-- :mod:`.faults`: production-statistics trace generator, CSV import, 8 -> 4-GPU conversion,
-  i.i.d. GPU faults (Appendix A).
+- :mod:`.faults`: the released production trace (``data/``, JSON loader) and the rule
+  placing its 400 servers on the 9,792-GPU line, a generator calibrated to a trace's
+  statistics, CSV import, 8 -> 4-GPU conversion, i.i.d. GPU faults (Appendix A).
 - :mod:`.waste`: GPU waste of Big-Switch, InfiniteHBD, NVL-36/72/576, TPUv4, SiP-Ring.
 - :mod:`.bound`: Appendix C's bound (Table 7) and its Monte-Carlo check.
 - :mod:`.orchestration`: Algorithms 2-5 and cross-ToR traffic (§4.3, §6.4).
@@ -45,24 +46,27 @@ def _study(quick: bool) -> dict:
         return out
 
     return _cached(("study", quick), lambda: {
-        "trace": ex.trace_study(), "sweep": ex.fault_sweep(samples=40 if quick else 200),
+        "trace": ex.trace_study(), "sens": ex.sensitivity_study(),
+        "sweep": ex.fault_sweep(samples=40 if quick else 200),
         "orch": ex.orchestration_study(seeds=(1,) if quick else (1, 2, 3)),
         "agg": ex.aggregate_study(samples=20 if quick else 100), "mc": mc()})
 
 
 def reproduce(quick: bool = False) -> list[Record]:
-    """Appendix A's conversion and trace statistics, Table 7 (bound and Monte-Carlo), the
-    §6.2 waste headline over the 348-day trace, Table 6 from Table 8's parts, Fig 13d's
-    crossover and §6.4's cross-ToR figures. ``quick``: fewer Monte-Carlo and sweep samples."""
+    """Appendix A's conversion and the released trace's statistics, Table 7 (bound and
+    Monte-Carlo), the §6.2 waste headline over the released 348-day trace placed on the
+    9,792-GPU line (mean of five placements, both TPUv4 readings), Table 6 from Table 8's
+    parts, Fig 13d's crossover (with its GPU-price band) and §6.4's cross-ToR figures.
+    ``quick``: fewer Monte-Carlo and sweep samples (the trace records are the same)."""
     from .experiments import records
     s = _study(quick)
-    return records(s["trace"], s["orch"], s["agg"], s["mc"])
+    return records(s["trace"], s["orch"], s["agg"], s["mc"], s["sens"])
 
 
 def tables(quick: bool = False) -> list[str]:
     from .experiments import tables_md
     s = _study(quick)
-    return tables_md(s["trace"], s["sweep"])
+    return tables_md(s["trace"], s["sweep"], s["sens"], s["mc"], s["agg"])
 
 
 def figures(out_dir: Path, quick: bool = False) -> list[Path]:

@@ -16,9 +16,14 @@ architecture, as §2.2 and §6.1-6.2 describe them:
   per HBD, floor(min(healthy, 8/9 S) / tp) tp. ``nvl-576``: 576 GPUs, no backups
   (its waste is fragmentation only, "benefiting from its larger size").
 - ``tpuv4``: 4^3 = 64-GPU cubes (16 nodes of 4). A TP group of up to 64 stays inside one
-  cube's torus (per cube floor(healthy / tp) tp: a fault removes its node and fragments the
-  cube); a larger group joins whole cubes through the OCS, and only fault-free cubes can
-  join (cube-level explosion radius): floor(64 healthy cubes / tp) tp.
+  cube's torus and pools the cube's healthy GPUs (per cube floor(healthy / tp) tp: a fault
+  removes its node and fragments the cube; §6.2's "performs well at low fault ratios and
+  small TP sizes"); a larger group joins whole cubes through the OCS, and only fault-free
+  cubes can join (cube-level explosion radius): floor(64 healthy cubes / tp) tp.
+- ``tpuv4-cube``: the other reading of TPUv4 (Table 1 and §2.2: "a failure in any single
+  TPU affects the entire 64-TPU cube"): the cube-level explosion radius at every TP size,
+  a cube with a fault serves no TP group: floor(64 fault-free cubes / tp) tp for tp > 64
+  and floor(64 / tp) groups per fault-free cube otherwise.
 - ``sip-ring``: static rings of exactly tp GPUs; a ring with a fault is lost.
 
 :func:`usable` is vectorised (the K-hop ring's components are memoised per fault state, so
@@ -35,7 +40,7 @@ from .topology import ring_segments
 __all__ = ["ARCHS", "usable", "waste", "usable_reference", "check_tp"]
 
 ARCHS = ("big-switch", "infinitehbd-k2", "infinitehbd-k3", "nvl-36", "nvl-72", "nvl-576",
-         "tpuv4", "sip-ring")
+         "tpuv4", "tpuv4-cube", "sip-ring")
 NVL = {"nvl-36": (36, 4), "nvl-72": (72, 8), "nvl-576": (576, 0)}   # size, backup GPUs
 CUBE = 64
 
@@ -103,23 +108,23 @@ def _usable_nodes(arch: str, ok: np.ndarray, tp: int, R: int) -> np.ndarray:
     T, N = ok.shape
     if arch.startswith("infinitehbd"):
         K, m = int(arch[-1]), tp // R
-        out = np.empty(T, dtype=np.int64)
-        for i in range(T):
-            if i and np.array_equal(ok[i], ok[i - 1]):
-                out[i] = out[i - 1]          # a trace holds its state for hours
-            else:
-                out[i] = sum(x // m for x in _segments(~ok[i], K)) * tp
-        return out
+        # a trace holds its state for hours: evaluate only the samples where it changes
+        changed = np.ones(T, dtype=bool)
+        changed[1:] = (ok[1:] != ok[:-1]).any(axis=1)
+        rows = np.flatnonzero(changed)
+        vals = np.array([sum(x // m for x in _segments(~ok[i], K)) * tp for i in rows],
+                        dtype=np.int64)
+        return vals[np.cumsum(changed) - 1]
     if arch in NVL:
         size, backup = NVL[arch]
         h = _per_group(ok, size // R).sum(axis=2) * R
         return (np.minimum(h, size - backup) // tp * tp).sum(axis=1)
-    if arch == "tpuv4":
+    if arch.startswith("tpuv4"):
         cubes = _per_group(ok, CUBE // R)
-        if tp <= CUBE:
+        if tp <= CUBE and arch == "tpuv4":
             return (cubes.sum(axis=2) * R // tp * tp).sum(axis=1)
         whole = cubes.all(axis=2).sum(axis=1)
-        return whole * CUBE // tp * tp
+        return whole * (CUBE // tp * tp) if tp <= CUBE else whole * CUBE // tp * tp
     if arch == "sip-ring":
         return _per_group(ok, tp // R).all(axis=2).sum(axis=1) * tp
     raise AssertionError(arch)
@@ -171,13 +176,14 @@ def usable_reference(arch: str, faulty_gpus: set, nodes: int, R: int, tp: int) -
             h = sum(R for n in range(h0, h0 + per) if not bad_node[n])
             total += min(h, size - backup) // tp * tp
         return total
-    if arch == "tpuv4":
+    if arch in ("tpuv4", "tpuv4-cube"):
         per = CUBE // R
         cubes = [[not bad_node[n] for n in range(c, c + per)]
                  for c in range(0, nodes - per + 1, per)]
-        if tp <= CUBE:
+        if tp <= CUBE and arch == "tpuv4":
             return sum(sum(c) * R // tp * tp for c in cubes)
-        return sum(all(c) for c in cubes) * CUBE // tp * tp
+        whole = sum(all(c) for c in cubes)
+        return whole * (CUBE // tp * tp) if tp <= CUBE else whole * CUBE // tp * tp
     if arch == "sip-ring":
         per = tp // R
         return sum(tp for r in range(0, nodes - per + 1, per)

@@ -59,6 +59,10 @@ def test_bound_formula_and_monte_carlo():
     assert bound.waste_bound(4, 2, 32, p) == pytest.approx(2 * 28 * ps ** 2)
     m = bound.monte_carlo_waste(4, 2, 32, 0.05, gpus=4096, samples=200, seed=1)
     assert 0 < m["mean"] <= m["bound"]
+    # App. C charges a breakpoint R (N_t - R) GPUs; at most N_t - R are lost: the corrected
+    # bound is a factor R lower, and the simulation stays under it
+    assert bound.corrected_bound(4, 2, 32, p) == pytest.approx(2 * 28 * ps ** 2 / 4)
+    assert m["mean"] <= m["corrected"] == pytest.approx(m["bound"] / 4)
     m3 = bound.monte_carlo_waste(4, 3, 32, 0.05, gpus=4096, samples=200, seed=1)
     assert m3["mean"] < m["mean"]                      # more backups, fewer breakpoints
 

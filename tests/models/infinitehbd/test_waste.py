@@ -43,6 +43,10 @@ def test_tpuv4_cube_rules():
     assert waste.usable("tpuv4", st, 32, R)[0] == 32 + 64
     assert waste.usable("tpuv4", st, 128, R)[0] == 0
     assert waste.usable("tpuv4", nodes_state(32, []), 128, R)[0] == 128
+    # the cube-radius reading: the cube with a fault serves no TP group at any size
+    assert waste.usable("tpuv4-cube", st, 32, R)[0] == 64
+    assert waste.usable("tpuv4-cube", st, 8, R)[0] == 64
+    assert waste.usable("tpuv4-cube", nodes_state(32, [3, 20]), 16, R)[0] == 0
 
 
 def test_sip_ring_loses_whole_rings():
