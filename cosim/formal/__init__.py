@@ -36,7 +36,7 @@ __all__ = ["Property", "Result", "Harness", "BLOCK_MODULES", "properties", "run"
 FORMAL_DIR = Path("build") / "formal"
 
 # The blocks with a harness, in the order `make formal` reports them.
-BLOCK_MODULES = ("wwfa", "slot_endpoint", "wss", "deinterleaver")
+BLOCK_MODULES = ("wwfa", "slot_endpoint", "ocstrx", "wss", "deinterleaver")
 
 
 def any_seq(width, name=None):

@@ -1,0 +1,181 @@
+"""Formal harness of the OCS transceiver controller (:mod:`rtl.optics.ocstrx`).
+
+Promises, from the contract the block names (``models.infinitehbd.ocstrx``'s docstring):
+
+- ``elements_only_on_command``: the MZI elements change only in the cycle after an accepted
+  SET_PATH / LOAD_PERM or when a failover starts (a group goes from FAULT to SETTLING with
+  ``failover`` set), or after a reset;
+- ``malformed_changes_nothing``: a command taken with any of the contract's errors (OPCODE,
+  GROUP, PATH, PERM, STATES, ELEMENT, TIMING) changes no element, path, backup, permutation,
+  matrix state, heater code nor the reconfiguration count, and leaves the controller idle;
+- ``up_not_before_settle_debounce``: a link comes UP no earlier than S + D cycles after its
+  SETTLING began (UP in t + S + D + 1 at the earliest for a command taken in t), with S and D
+  as set.
+
+The harness checks commands itself: STATES by pushing the permutation through the Benes
+network of the model's element layout (``models.infinitehbd.ocstrx._layout``), and keeps S
+and D from the SET_TIMING commands it sees accepted. k-induction, with invariants that tie
+the links to the one sequencer (``fsm``, ``target``, ``count``, ``run``) and the harness's S
+and D to the block's ``settle`` and ``debounce``.
+"""
+
+from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal
+
+from models.infinitehbd.ocstrx import _layout
+
+from . import Harness, Property, any_seq, elaborate, mutated, named
+
+MODULE = "rtl.optics.ocstrx"
+SETTLING, UP, FAULT = 1, 3, 4
+
+
+def _trace(n, ids, states, values):
+    """The model's ``_trace`` on signals: the values at the network's output lanes."""
+    if n == 2:
+        return [Mux(states[ids], values[1], values[0]), Mux(states[ids], values[0], values[1])]
+    first, upper, lower, last = ids
+    top, bottom = [], []
+    for j, e in enumerate(first):
+        a, b = values[2 * j], values[2 * j + 1]
+        top.append(Mux(states[e], b, a))
+        bottom.append(Mux(states[e], a, b))
+    top = _trace(n // 2, upper, states, top)
+    bottom = _trace(n // 2, lower, states, bottom)
+    out = []
+    for j, e in enumerate(last):
+        a, b = top[j], bottom[j]
+        out += [Mux(states[e], b, a), Mux(states[e], a, b)]
+    return out
+
+
+def build(params, mutant_spec=None):
+    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    N, G, T = params["lanes"], params["groups"], params["timer_bits"]
+    dut = mod.OCSTrxController(**params)
+    frag = elaborate(dut)
+    m = Module()
+    m.submodules.dut = frag
+    k, matrix, E = dut.k, dut.matrix, dut.elements
+    width = len(dut.cmd.payload)
+    valid, p = Signal(), Signal(width)
+    m.d.comb += [valid.eq(any_seq(1)), p.eq(any_seq(width)), dut.cmd.valid.eq(valid),
+                 dut.cmd.payload.eq(p), dut.pd.eq(any_seq(3 * G))]
+    took = valid & dut.cmd.ready
+    op = p[0:3]
+    group, path, backup = p[3:7], p[7:9], p[9:11]
+    perm = [p[3 + i * k:3 + (i + 1) * k] for i in range(N)]
+    states = p[3 + N * k:3 + N * k + matrix]
+    eb = E.bit_length()
+    elem = p[3:3 + eb]
+    which, value = p[3:5], p[5:5 + T]
+    is_perm = Cat(*[Cat(*[perm[i] == o for i in range(N)]).any() for o in range(N)]).all()
+    routed = _trace(N, _layout(N), states, perm)
+    realised = Cat(*[routed[o] == o for o in range(N)]).all()
+    malformed = ((op == 0) | (op > 5) |
+                 ((op == 1) & ((group >= G) | (path == 0) | (backup == path))) |
+                 ((op == 2) & ~(is_perm & realised)) |
+                 ((op == 3) & (elem >= E)) |
+                 ((op == 4) & ((which == 3) | (value == 0))))
+
+    rst_q = Signal(reset_less=True)               # a reset in the cycle before
+    m.d.sync += rst_q.eq(ResetSignal())
+    took_q, bad_q, op_q = Signal(), Signal(), Signal(3)
+    m.d.sync += [took_q.eq(took), bad_q.eq(took & malformed), op_q.eq(op)]
+    watched = Cat(dut.mzi, dut.path, dut.backup, dut.perm, dut.mstate, dut.heater,
+                  dut.reconfigs)
+    watched_q = Signal(len(watched))
+    mzi_q = Signal(len(dut.mzi))
+    link = [dut.link[3 * g:3 * g + 3] for g in range(G)]
+    link_q = [Signal(3, name=f"h_link{g}") for g in range(G)]
+    m.d.sync += [watched_q.eq(watched), mzi_q.eq(dut.mzi)] + \
+        [lq.eq(lk) for lq, lk in zip(link_q, link)]
+    failover_start = Cat(*[(link[g] == SETTLING) & (link_q[g] == FAULT) & dut.failover[g]
+                           for g in range(G)]).any()
+    by_command = took_q & ~bad_q & ((op_q == 1) | (op_q == 2))
+    only_on_command = (dut.mzi == mzi_q) | rst_q | by_command | failover_start
+    nothing = ~bad_q | rst_q | ((watched == watched_q) & ~dut.busy)
+
+    # S and D as set, and each group's cycles since its SETTLING began
+    top = (1 << T) - 1
+    S = Signal(T, init=params["settle"])
+    D = Signal(T, init=min(8, top))
+    with m.If(took & (op == 4) & (value != 0)):
+        with m.If(which == 0):
+            m.d.sync += S.eq(value)
+        with m.If(which == 1):
+            m.d.sync += D.eq(value)
+    # induction: the link states follow the one sequencer; its settle count and lit-sample
+    # run against each group's age
+    fsm, count, run, target, tmat = (named(frag, x) for x in
+                                     ("fsm", "count", "run", "target", "tmat"))
+    invariants = [fsm != 3, ~((fsm == 2) & tmat), S == named(frag, "settle"),
+                  D == named(frag, "debounce")]
+    ok_up = []
+    for g in range(G):
+        age = Signal(T + 2, name=f"h_age{g}")
+        onset = (link[g] == SETTLING) & (link_q[g] != SETTLING)
+        m.d.sync += age.eq(Mux(onset, 1, Mux(age.all(), age, age + 1)))
+        ok_up.append(~((link[g] == UP) & (link_q[g] != UP)) | rst_q | (age >= S + D))
+        busy_g = (link[g] == SETTLING) | (link[g] == 2)
+        invariants += [
+            ~busy_g | ((fsm != 0) & (target == g) & ~tmat),
+            ~((fsm == 1) & ~tmat & (target == g)) | (link[g] == SETTLING),
+            ~((fsm == 2) & (target == g)) | (link[g] == 2),
+            ~((link[g] == SETTLING) & (link_q[g] == SETTLING)) | (age + count == S),
+            ~(link[g] == 2) | (age >= S + run),
+        ]
+    checks = {"elements_only_on_command": only_on_command,
+              "malformed_changes_nothing": nothing,
+              "up_not_before_settle_debounce": Cat(*ok_up).all(),
+              "not_ready_in_reset": ~(ResetSignal() & dut.cmd.ready)}
+    return Harness(m, checks, invariants)
+
+
+MUTANTS = {
+    "elements_only_on_command": ("m.d.sync += [link[g].eq(FAULT), cause[g].eq(1)]",
+                                 "m.d.sync += [link[g].eq(FAULT), cause[g].eq(1), "
+                                 "states[2 * g].eq(0)]"),
+    "malformed_changes_nothing": ("(~f_path.any() | (f_backup == f_path))",
+                                  "(~f_path.any())"),
+    "up_not_before_settle_debounce": ("passed.eq(lit_t & (run >= deb_m1))",
+                                      "passed.eq(lit_t & (run + 1 >= deb_m1))"),
+    "not_ready_in_reset": ("ready.eq(eq_const(fsm, IDLE) & ~pending.any() & ~ResetSignal())",
+                           "ready.eq(eq_const(fsm, IDLE) & ~pending.any())"),
+    # N = 8: the lower Benes sub-network's elements at the wrong offset in their stages (a
+    # mutant that is the identity at N = 4)
+    ("malformed_changes_nothing", 8): ("offset + n // 4, half)", "offset + n // 2, half)"),
+}
+MUTANT_TEXT = {
+    "elements_only_on_command": "a link check that times out also switches the path element A",
+    "malformed_changes_nothing": "SET_PATH accepts a backup equal to the path",
+    "up_not_before_settle_debounce": "the link check counts one lit sample too many "
+                                     "(UP one cycle early)",
+    "not_ready_in_reset": "ready ignores reset",
+    ("malformed_changes_nothing", 8): "the lower Benes sub-network's elements at offset n/2 "
+                                      "instead of n/4",
+}
+
+
+def _builder(name, lanes):
+    def build_one(params, mutant):
+        return build(params, MUTANTS.get((name, lanes), MUTANTS[name]) if mutant else None)
+    return build_one
+
+
+PROPERTIES = [
+    Property("ocstrx", name, promise, params, "prove", 6,
+             _builder(name, params["lanes"]), MUTANT_TEXT.get((name, params["lanes"]),
+                                                               MUTANT_TEXT[name]),
+             mutant_depth=16, ci=ci and params["lanes"] == 4)
+    for params in ({"lanes": 4, "groups": 2, "code_bits": 1, "timer_bits": 2, "settle": 1},
+                   {"lanes": 8, "groups": 2, "code_bits": 1, "timer_bits": 2, "settle": 1})
+    for name, promise, ci in (
+        ("elements_only_on_command", "MZI elements change only after an accepted SET_PATH / "
+         "LOAD_PERM, a failover start or a reset", False),
+        ("malformed_changes_nothing", "a command with any contract error changes no element, "
+         "path, backup, permutation, heater code or count", False),
+        ("up_not_before_settle_debounce", "a link is UP no earlier than S + D cycles after "
+         "its SETTLING began", True),
+        ("not_ready_in_reset", "no command is taken in reset (ready low)", False),
+    )
+]
