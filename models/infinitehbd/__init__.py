@@ -49,6 +49,7 @@ def _study(quick: bool) -> dict:
         "trace": ex.trace_study(), "sens": ex.sensitivity_study(),
         "sweep": ex.fault_sweep(samples=40 if quick else 200),
         "orch": ex.orchestration_study(seeds=(1,) if quick else (1, 2, 3)),
+        "orch16": ex.orchestration_study(seeds=(1,) if quick else (1, 2, 3), p=4),
         "agg": ex.aggregate_study(samples=20 if quick else 100), "mc": mc()})
 
 
@@ -60,13 +61,14 @@ def reproduce(quick: bool = False) -> list[Record]:
     ``quick``: fewer Monte-Carlo and sweep samples (the trace records are the same)."""
     from .experiments import records
     s = _study(quick)
-    return records(s["trace"], s["orch"], s["agg"], s["mc"], s["sens"])
+    return records(s["trace"], s["orch"], s["agg"], s["mc"], s["sens"], s["orch16"])
 
 
 def tables(quick: bool = False) -> list[str]:
     from .experiments import tables_md
     s = _study(quick)
-    return tables_md(s["trace"], s["sweep"], s["sens"], s["mc"], s["agg"])
+    return tables_md(s["trace"], s["sweep"], s["sens"], s["mc"], s["agg"],
+                     (s["orch"], s["orch16"]))
 
 
 def figures(out_dir: Path, quick: bool = False) -> list[Path]:
@@ -74,4 +76,5 @@ def figures(out_dir: Path, quick: bool = False) -> list[Path]:
     fig11 (maximal job scale), fig12 (waiting time), fig13 (orchestration and cost)."""
     from .experiments import plot_all
     s = _study(quick)
-    return plot_all(s["trace"], s["sweep"], s["orch"], s["agg"], Path(out_dir))
+    return plot_all(s["trace"], s["sweep"], s["orch"], s["agg"], Path(out_dir),
+                    orch16=s["orch16"])

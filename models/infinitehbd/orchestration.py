@@ -30,6 +30,13 @@ of their nodes) together first. The ratio is the share of these node pairs that 
 different ToRs. :func:`baseline_placement` is §6.4's greedy baseline: TP groups from
 Algorithm 2 on the whole deployed line, taken in random order until the job fits.
 Both placements are scored by the same rule.
+
+Byte weighting (:func:`iteration_bytes`, :func:`dcn_byte_share`): the share above counts DCN
+node pairs; §6.4's ratio may be over all of a job's traffic. One iteration's bytes per GPU by
+parallel dimension follow ``models.railonly.traffic.megatron_traffic`` (ring collectives,
+Megatron TP with sequence parallelism, PP activations, DP gradient AllReduce; checked
+against it in the tests): TP rides the HBD, PP and DP the DCN, so a byte-weighted cross-ToR
+ratio is the DCN pair share times the DCN byte share.
 """
 
 from __future__ import annotations
@@ -40,7 +47,8 @@ from collections import defaultdict
 import networkx as nx
 
 __all__ = ["orchestration_dcn_free", "deployment_strategy", "placement_fat_tree",
-           "orchestration_fat_tree", "baseline_placement", "cross_tor_ratio", "tor_of"]
+           "orchestration_fat_tree", "baseline_placement", "cross_tor_ratio", "tor_of",
+           "iteration_bytes", "dcn_byte_share"]
 
 
 def orchestration_dcn_free(S: list[int], E, F: set[int], m: int) -> list[list[int]]:
@@ -190,3 +198,33 @@ def cross_tor_ratio(groups: list[list[int]], s: int, r: int, p: int) -> float:
                 pairs += 1
                 cross += tor_of(u, p) != tor_of(v, p)
     return cross / pairs if pairs else 0.0
+
+
+def iteration_bytes(model, t: int, p: float, d: float, batch: int, micro: int = 1,
+                    bytes_per: int = 2) -> dict:
+    """Bytes one GPU sends in one iteration, by parallel dimension, for a GPT-like ``model``
+    (``layers``, ``hidden``, ``seq``, ``block_params``) under TP ``t``, PP ``p``, DP ``d``
+    (``p`` and ``d`` may be fractional: a job whose GPUs do not factor exactly), global batch
+    ``batch`` sequences, ``micro`` sequences per micro-batch. The volumes of
+    ``models.railonly.traffic.megatron_traffic``, per GPU: TP 8 (l / p) m (t - 1) / t
+    2 micro h s (4 AllGathers + 4 ReduceScatters per layer and micro-batch); PP 2 m
+    2 micro h s / t (forward to the next stage, backward to the previous, for an inner
+    stage; on average over the p stages 2 (p - 1) / p of it); DP 2 (d - 1) / d 2 l S_T /
+    (p t) (ring AllReduce of the stage's gradients); m = batch / (d micro) micro-batches.
+    Averages over the job's GPUs."""
+    for name, v in (("t", t), ("p", p), ("d", d), ("batch", batch), ("micro", micro)):
+        if not v >= 1:
+            raise ValueError(f"{name} must be >= 1, not {v!r}")
+    h, s, l = model.hidden, model.seq, model.layers
+    m = batch / (d * micro)
+    D = bytes_per * micro * h * s
+    return {"tp": 8 * (l / p) * m * D * (t - 1) / t,
+            "pp": 2 * (p - 1) / p * m * D / t,
+            "dp": 2 * (d - 1) / d * bytes_per * l * model.block_params / (p * t)}
+
+
+def dcn_byte_share(model, gpus: int, t: int, p: int, batch: int, micro: int = 1) -> float:
+    """PP + DP bytes over all bytes of one iteration of a job of ``gpus`` GPUs (TP in the
+    HBD, the rest over the DCN); DP = gpus / (t p)."""
+    b = iteration_bytes(model, t, p, gpus / (t * p), batch, micro)
+    return (b["pp"] + b["dp"]) / sum(b.values())

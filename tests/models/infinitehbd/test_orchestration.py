@@ -80,3 +80,17 @@ def test_bad_input(kw, message):
     args.update(kw)
     with pytest.raises(ValueError, match=message):
         o.orchestration_fat_tree(**args)
+
+
+def test_iteration_bytes_agree_with_the_shared_traffic_model():
+    # the per-GPU volumes are those of railonly's traffic matrices, averaged over the GPUs
+    from models.railonly.specs import GPT
+    from models.railonly.traffic import megatron_traffic
+    model = GPT("tiny", 4, 64, 4, seq=32)
+    mats = megatron_traffic(model, 24, 12, t=2, p=2, micro=1)        # d = 6
+    got = o.iteration_bytes(model, 2, 2, 6, 12)
+    for kind in ("tp", "pp", "dp"):
+        assert got[kind] == pytest.approx(mats[kind].sum() / 24), kind
+    share = o.dcn_byte_share(model, 24, 2, 2, 12)
+    assert share == pytest.approx((mats["pp"].sum() + mats["dp"].sum())
+                                  / sum(m.sum() for m in mats.values()))
