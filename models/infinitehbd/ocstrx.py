@@ -23,44 +23,66 @@ permutation is a setting:
 states for a permutation; :func:`benes_trace` follows the light through the elements and
 returns the permutation a setting realises.
 
-Controller (what ``rtl/optics/ocstrx.py`` does, cycle by cycle)
-===============================================================
+Controller (the contract ``rtl/optics/ocstrx.py`` implements)
+=============================================================
 Commands (:class:`Command`) arrive on a stream and are taken only while the controller is
-idle and no failover waits (``ready``); a command is checked in the cycle it is taken and
-either applied whole or rejected whole, setting one sticky error bit:
+idle (no group settling or checking, the matrix not settling), no failover waits, and not in
+reset (``ready``); a command is checked in the cycle it is taken and either applied whole or
+rejected whole, setting one sticky error bit:
 
 =====  =============  ===========================================================
 op     command        checks (error bit)
 =====  =============  ===========================================================
-1      SET_PATH       group < G (GROUP); path in 1..3, backup in 0..3, backup != path (PATH)
+1      SET_PATH       group < G, and 0 when ``every`` (GROUP); path in 1..3, backup in
+                      0..3, backup != path (PATH). ``every`` = 1: all groups at once
 2      LOAD_PERM      a permutation of the lanes (PERM); the states realise it (STATES)
 3      WRITE_CAL      element < E (ELEMENT)
-4      SET_TIMING     which in 0..2 (settle, debounce, window), value >= 1 (TIMING)
+4      SET_TIMING     which in 0..2 (settle, debounce, window), value >= 1, and the window
+                      never below the debounce (a link could never come up) (TIMING)
 5      CLEAR          clears the sticky error bits
+6      ARM            ``mask``: bit g arms group g (1) or holds it (0); no bit at or above
+                      G (GROUP)
 other                 (OPCODE)
 =====  =============  ===========================================================
 
 Order of events after an accepted SET_PATH taken in cycle t (``settle`` S, ``debounce`` D,
 ``window`` W as set):
 
-1. t + 1: the group's path, backup and MZI states are the new ones, the heater codes follow
+1. t + 1: the group's (``every``: each group's) path, backup and MZI states are the new ones, the heater codes follow
    (``cal[e][state]``), its link is SETTLING, ``reconfigs`` + 1, ``cause`` 0, ``failover`` 0.
+   A SET_PATH to the path a group already has UP only replaces its backup: no settle, the
+   link stays UP.
 2. t + 1 .. t + S: SETTLING (exactly S cycles). Then CHECKING: in each checking cycle the
    photodetector of the active Rx path is sampled; after D consecutive lit samples the link
-   is UP in the next cycle; if W samples pass first it is FAULT (cause 1, no light), and the
-   controller is idle again. So UP comes in cycle t + S + D + 1 at the earliest.
+   is UP in the next cycle; if W samples pass first it is FAULT (cause 1, no light). So UP
+   comes in cycle t + S + D + 1 with light throughout, and FAULT by t + S + W + 1 without.
 3. While UP, D consecutive dark samples make it FAULT (cause 2, light lost); this is watched
-   in every group at once, also while another group reconfigures.
-4. A group in FAULT with a backup path fails over in the first idle cycle (lowest group
-   first, commands wait): path := backup, backup := 0 (a failover is used once), failover
-   := 1, SETTLING, reconfigs + 1; then as 2.
+   in every group at once, also while another group reconfigures. A group on the loopback
+   path is not watched while the matrix settles (its light crosses the matrix); when the
+   matrix is READY again every loopback group that was UP or FAULT is checked again (as in
+   2, from CHECKING).
+4. Every armed group in FAULT with a backup path fails over in the next cycle, all such
+   groups together (each has its own timers: a bundle whose groups lose light together comes
+   back in one settle): path := backup, backup := 0 (a failover is used once), failover :=
+   1, SETTLING, reconfigs + 1; then as 2. A held group (ARM bit 0, for a planned change at
+   the far end) still reports FAULT but does not fail over until it is armed again.
 
-LOAD_PERM sets the matrix states, SETTLING for S cycles, then the matrix is READY; its
-lanes are not checked (the photodetectors watch the Rx paths). WRITE_CAL, SET_TIMING and
-CLEAR act at once and keep the controller idle. Reset: every group on the loopback path,
-DOWN, no backup; the matrix all bar (the identity) and IDLE; ``cal[e] = (0, 2^(H-1))``;
+Bundle failover latency: light lost in cycle t0 (first dark sample) -> FAULT in t0 + D ->
+SETTLING on the backup in t0 + D + 1 -> UP in t0 + 2D + S + 1 when the backup is lit (both
+groups of the bundle in the same cycles). At 100 MHz with S = 100,000 (1 ms) and D = 8 that
+is 1 ms + 17 cycles = 1.00017 ms, one settle for the whole bundle.
+
+LOAD_PERM sets the matrix states, SETTLING for S cycles, then the matrix is READY. WRITE_CAL
+of the code an element is driven with now (its state is the written one) changes a live
+heater: the element settles (a path element: its group settles and is checked again as in 2;
+a matrix element: the matrix settles as after LOAD_PERM); a write of the other state's code
+acts at once. SET_TIMING, ARM and CLEAR act at once and keep the controller idle.
+
+Reset (there is one reset, and it is cold): every group on the loopback path, DOWN, no
+backup, armed; the matrix all bar (the identity) and IDLE; ``cal[e] = (0, 2^(H-1))``;
 settle = the parameter, debounce 8, window 1,000 (each clipped to the timer width); errors
-and counters 0.
+and counters 0. So a reset tears down every circuit the transceiver carries: the system
+must re-issue its configuration (``ring_commands``) after one.
 """
 
 from __future__ import annotations
@@ -71,13 +93,13 @@ from ..common.controller import check_ranges, check_settle
 
 __all__ = ["LOOP_PATH", "PATH_ELEMENTS", "LINK", "ERRORS", "Command", "OCSTrx",
            "benes_size", "benes_route", "benes_trace", "element_count", "path_states",
-           "trx_commands", "check_params"]
+           "join_perm", "trx_commands", "ring_backups", "ring_commands", "check_params"]
 
 LOOP_PATH = 3
 PATH_ELEMENTS = {1: (1, 0), 2: (1, 1), 3: (0, 0)}       # path -> (A, B)
 LINK = ("DOWN", "SETTLING", "CHECKING", "UP", "FAULT")
 ERRORS = ("OPCODE", "GROUP", "PATH", "PERM", "STATES", "ELEMENT", "TIMING")
-OPS = {1: "SET_PATH", 2: "LOAD_PERM", 3: "WRITE_CAL", 4: "SET_TIMING", 5: "CLEAR"}
+OPS = {1: "SET_PATH", 2: "LOAD_PERM", 3: "WRITE_CAL", 4: "SET_TIMING", 5: "CLEAR", 6: "ARM"}
 COUNTER_BITS = 16
 
 
@@ -229,10 +251,13 @@ class Command:
     code: int = 0
     which: int = 0
     value: int = 0
+    mask: int = 0
+    every: int = 0
 
     @classmethod
-    def set_path(cls, group, path, backup=0):
-        return cls(1, group=group, path=path, backup=backup)
+    def set_path(cls, group, path, backup=0, every=0):
+        """``every`` = 1: all groups of the bundle (``group`` must be 0)."""
+        return cls(1, group=group, path=path, backup=backup, every=every)
 
     @classmethod
     def load_perm(cls, perm, states=None):
@@ -247,6 +272,14 @@ class Command:
     @classmethod
     def set_timing(cls, which, value):
         return cls(4, which=which, value=value)
+
+    @classmethod
+    def arm(cls, mask):
+        return cls(6, mask=mask)
+
+
+DOWN, SETTLING, CHECKING, UP, FAULT = range(5)
+M_IDLE, M_SETTLING, M_READY = range(3)
 
 
 class OCSTrx:
@@ -267,41 +300,47 @@ class OCSTrx:
         self.states = [0] * self.E
         self.path = [LOOP_PATH] * self.G
         self.backup = [0] * self.G
-        self.link = [0] * self.G
+        self.link = [DOWN] * self.G
         self.cause = [0] * self.G
         self.failover = [0] * self.G
-        self.los = [0] * self.G
-        self.mstate = 0
+        self.armed = [1] * self.G
+        self.left = [0] * self.G        # settle cycles left (SETTLING)
+        self.waited = [0] * self.G      # samples taken (CHECKING)
+        self.run = [0] * self.G         # consecutive lit (CHECKING) or dark (UP) samples
+        self.mstate = M_IDLE
+        self.mleft = 0
         self.perm = list(range(self.N))
         self.errors = 0
         self.reconfigs = 0
-        self.busy = None          # None, or [target (group or "matrix"), phase, count, ...]
 
     # -- outputs of this cycle ------------------------------------------------------------
-    def pending(self) -> int | None:
-        for g in range(self.G):
-            if self.link[g] == 4 and self.backup[g]:
-                return g
-        return None
+    def pending(self) -> list[int]:
+        """Groups that fail over at the next edge."""
+        return [g for g in range(self.G)
+                if self.link[g] == FAULT and self.backup[g] and self.armed[g]]
+
+    @property
+    def busy(self) -> bool:
+        return self.mstate == M_SETTLING or any(x in (SETTLING, CHECKING) for x in self.link)
 
     @property
     def ready(self) -> bool:
-        return self.busy is None and self.pending() is None
+        return not self.busy and not self.pending()
 
     def outputs(self) -> dict:
         return {"ready": self.ready, "mzi": list(self.states),
                 "heater": [self.cal[e][self.states[e]] for e in range(self.E)],
                 "path": list(self.path), "backup": list(self.backup),
                 "link": list(self.link), "cause": list(self.cause),
-                "failover": list(self.failover), "mstate": self.mstate,
-                "perm": list(self.perm), "busy": self.busy is not None,
+                "failover": list(self.failover), "armed": list(self.armed),
+                "mstate": self.mstate, "perm": list(self.perm), "busy": self.busy,
                 "error": self.errors, "reconfigs": self.reconfigs}
 
     # -- checks ---------------------------------------------------------------------------
     def check(self, c: Command) -> str | None:
         """The error a command raises (None when it is applied)."""
         if c.op == 1:
-            if not 0 <= c.group < self.G:
+            if not 0 <= c.group < self.G or (c.every and c.group):
                 return "GROUP"
             if c.path not in (1, 2, 3) or not 0 <= c.backup <= 3 or c.backup == c.path:
                 return "PATH"
@@ -316,17 +355,41 @@ class OCSTrx:
         elif c.op == 4:
             if c.which not in (0, 1, 2) or c.value < 1:
                 return "TIMING"
+            timing = list(self.timing)
+            timing[c.which] = c.value
+            if timing[2] < timing[1]:
+                return "TIMING"
+        elif c.op == 6:
+            if c.mask >> self.G:
+                return "GROUP"
         elif c.op != 5:
             return "OPCODE"
         return None
 
     # -- the clock edge -------------------------------------------------------------------
+    def _watched(self, g: int, matrix_settling: bool) -> bool:
+        """Whether group g's light is watched while UP: not on the loopback while the matrix
+        settles."""
+        return not (matrix_settling and self.path[g] == LOOP_PATH)
+
+    def _recheck(self, pend) -> list[int]:
+        """Groups checked again when the matrix becomes READY: the loopback groups UP or in
+        FAULT (not those failing over now)."""
+        return [g for g in range(self.G) if self.path[g] == LOOP_PATH and
+                self.link[g] in (UP, FAULT) and g not in pend]
+
+    def _count(self) -> None:
+        self.reconfigs = (self.reconfigs + 1) % (1 << COUNTER_BITS)
+
     def _start(self, g: int, path: int, backup: int, failover: int) -> None:
         self.path[g], self.backup[g], self.failover[g] = path, backup, failover
         self.states[2 * g], self.states[2 * g + 1] = PATH_ELEMENTS[path]
-        self.link[g] = 1
-        self.reconfigs = (self.reconfigs + 1) % (1 << COUNTER_BITS)
-        self.busy = [g, "settle", self.timing[0]]
+        self.link[g], self.left[g] = SETTLING, self.timing[0]
+        self._count()
+
+    def _settle_matrix(self) -> None:
+        self.mstate, self.mleft = M_SETTLING, self.timing[0]
+        self._count()
 
     def edge(self, cmd: Command | None, pd, rst: bool = False) -> str | None:
         """Advance one clock. ``cmd``: the command offered (taken if :attr:`ready`); ``pd``:
@@ -337,85 +400,170 @@ class OCSTrx:
             return None
         lit = [bool(pd[g][self.path[g] - 1]) for g in range(self.G)]
         ready, pend = self.ready, self.pending()
-        busy = self.busy
         D, W = self.timing[1], self.timing[2]
-        # loss of light on groups that are up (before the command: a command overrides)
-        for g in range(self.G):
-            if self.link[g] == 3:
-                self.los[g] = 0 if lit[g] else self.los[g] + 1
-                if self.los[g] >= D:
-                    self.link[g], self.cause[g] = 4, 2
-        taken = None
-        if busy is not None:
-            target, phase, count = busy[0], busy[1], busy[2]
-            if phase == "settle":
-                if count <= 1:
-                    if target == "matrix":
-                        self.mstate, self.busy = 2, None
-                    else:
-                        self.link[target] = 2
-                        self.busy = [target, "check", 0, 0]     # elapsed, lit run
-                else:
-                    busy[2] = count - 1
+        matrix_settling = self.mstate == M_SETTLING
+        recheck = []
+        if matrix_settling:
+            if self.mleft <= 1:
+                self.mstate = M_READY
+                recheck = self._recheck(pend)
             else:
-                g, elapsed, run = target, busy[2] + 1, (busy[3] + 1 if lit[target] else 0)
-                if lit[g] and run >= D:
-                    self.link[g], self.los[g], self.busy = 3, 0, None
-                elif elapsed >= W:
-                    self.link[g], self.cause[g], self.busy = 4, 1, None
+                self.mleft -= 1
+        for g in range(self.G):
+            link = self.link[g]
+            if link == SETTLING:
+                if self.left[g] <= 1:
+                    self.link[g], self.waited[g], self.run[g] = CHECKING, 0, 0
                 else:
-                    self.busy = [g, "check", elapsed, run]
-        elif pend is not None:
-            self._start(pend, self.backup[pend], 0, 1)
-        elif ready and cmd is not None:
-            err = self.check(cmd)
-            taken = "ok" if err is None else err
-            if err is not None:
-                self.errors |= 1 << ERRORS.index(err)
-            elif cmd.op == 1:
-                self._start(cmd.group, cmd.path, cmd.backup, 0)
-                self.cause[cmd.group] = 0
-            elif cmd.op == 2:
-                base = 2 * self.G
-                self.states[base:] = list(cmd.states)
-                self.perm = list(cmd.perm)
-                self.mstate = 1
-                self.reconfigs = (self.reconfigs + 1) % (1 << COUNTER_BITS)
-                self.busy = ["matrix", "settle", self.timing[0]]
-            elif cmd.op == 3:
-                self.cal[cmd.element][cmd.state & 1] = cmd.code
-            elif cmd.op == 4:
-                self.timing[cmd.which] = cmd.value
-            elif cmd.op == 5:
-                self.errors = 0
-        return taken
+                    self.left[g] -= 1
+            elif link == CHECKING:
+                self.waited[g] += 1
+                self.run[g] = self.run[g] + 1 if lit[g] else 0
+                if lit[g] and self.run[g] >= D:
+                    self.link[g], self.run[g] = UP, 0
+                elif self.waited[g] >= W:
+                    self.link[g], self.cause[g] = FAULT, 1
+            elif link == UP:
+                if not self._watched(g, matrix_settling):
+                    self.run[g] = 0                   # not watched while the matrix settles
+                else:
+                    self.run[g] = 0 if lit[g] else self.run[g] + 1
+                    if self.run[g] >= D:
+                        self.link[g], self.cause[g] = FAULT, 2
+        for g in recheck:
+            self.link[g], self.cause[g], self.waited[g], self.run[g] = CHECKING, 0, 0, 0
+        for g in pend:
+            self._start(g, self.backup[g], 0, 1)
+        if not ready or cmd is None:
+            return None
+        err = self.check(cmd)
+        if err is not None:
+            self.errors |= 1 << ERRORS.index(err)
+            return err
+        if cmd.op == 1:
+            for g in (range(self.G) if cmd.every else [cmd.group]):
+                if cmd.path == self.path[g] and self.link[g] == UP:
+                    self.backup[g] = cmd.backup           # the path in use: no settle
+                else:
+                    self._start(g, cmd.path, cmd.backup, 0)
+                    self.cause[g] = 0
+        elif cmd.op == 2:
+            base = 2 * self.G
+            self.states[base:] = list(cmd.states)
+            self.perm = list(cmd.perm)
+            self._settle_matrix()
+        elif cmd.op == 3:
+            e, s = cmd.element, cmd.state & 1
+            self.cal[e][s] = cmd.code
+            if self.states[e] == s:                       # a live heater changes: settle
+                if e < 2 * self.G:
+                    g = e // 2
+                    self._start(g, self.path[g], self.backup[g], 0)
+                    self.cause[g] = 0
+                else:
+                    self._settle_matrix()
+        elif cmd.op == 4:
+            self.timing[cmd.which] = cmd.value
+        elif cmd.op == 5:
+            self.errors = 0
+        elif cmd.op == 6:
+            self.armed = [cmd.mask >> g & 1 for g in range(self.G)]
+        return "ok"
 
 
 # ------------------------------------------------------------ system-model interface -----
 
-def trx_commands(side: str, setting, lanes: int = 8, groups: int = 2, K: int = 2) -> list:
+def join_perm(lanes: int) -> list[int]:
+    """The loopback permutation that joins the two GPU halves: lane i -> i + N/2 (mod N)."""
+    return [(i + lanes // 2) % lanes for i in range(lanes)]
+
+
+def trx_commands(side: str, setting, lanes: int = 8, groups: int = 2, K: int = 2, *,
+                 backup=0) -> list:
     """The commands that put one InfiniteHBD transceiver bundle (``side`` "W" or "E", as in
     :class:`~models.infinitehbd.topology.Ring`'s ``config``) on ``setting``: an external hop
-    distance d (1..K) or ``topology.LOOP``.
+    distance d (1..K) or ``topology.LOOP``, with ``backup`` (a hop distance, ``LOOP`` or 0
+    for none; :func:`ring_commands` derives it from the faults and the rings).
 
-    Bundle wiring: a side's hop distances are served two per bundle (paths 1 and 2 of bundle
-    (d - 1) // 2 are distances 2b + 1 and 2b + 2); this returns the commands of the bundle
-    that serves ``setting``: both lane groups (upper and lower GPU track) on the path, with
-    the other distance of the bundle as backup (the K-hop bypass of a failed neighbour:
-    both ends of a dead hop lose light and fail over to the next distance, where they meet).
-    The loopback joins the two halves: lane i -> lane i + N/2 (mod N) through the matrix.
-    Returns ``[(bundle, Command), ...]``."""
-    from .topology import LOOP
+    The bundle and path of a hop distance come from the wiring table
+    (:func:`models.infinitehbd.topology.wiring`). Order: the matrix first (LOAD_PERM of the
+    joining permutation, when the setting or the backup is the loopback), so no group
+    checks light through a matrix that is still moving; then one SET_PATH for every lane
+    group of the bundle (upper and lower GPU track): one settle for the bundle. Returns
+    ``[(bundle, Command), ...]``."""
+    from . import topology
     if side not in ("W", "E"):
         raise ValueError(f"side must be 'W' or 'E', not {side!r}")
-    if setting == LOOP:
-        half = [(i + lanes // 2) % lanes for i in range(lanes)]
-        return [(0, Command.set_path(g, LOOP_PATH)) for g in range(groups)] + \
-            [(0, Command.load_perm(half))]
-    d = int(setting)
-    if not 1 <= d <= K:
-        raise ValueError(f"hop distance {d} is outside 1..K = {K}")
-    bundle, path = (d - 1) // 2, (d - 1) % 2 + 1
-    other = 3 - path
-    backup = other if 2 * bundle + other <= K else 0
-    return [(bundle, Command.set_path(g, path, backup)) for g in range(groups)]
+    table = topology.wiring(K)
+
+    def locate(d):
+        if d == topology.LOOP:
+            return None
+        d = int(d)
+        if not 1 <= d <= K:
+            raise ValueError(f"hop distance {d} is outside 1..K = {K}")
+        return table.path_of(side, d)
+
+    main = locate(setting)
+    spare = locate(backup) if backup else None
+    if main is None:                                  # the loopback: the side's first bundle
+        bundle, path = table.bundles_of(side)[0], LOOP_PATH
+    else:
+        bundle, path = main
+    if spare is not None and spare[0] != bundle:
+        raise ValueError(f"backup distance {backup} is on bundle {spare[0]}, not on the "
+                         f"bundle {bundle} that serves {setting}")
+    bpath = LOOP_PATH if backup == topology.LOOP else (spare[1] if spare else 0)
+    cmds = []
+    if path == LOOP_PATH or bpath == LOOP_PATH:
+        cmds.append((bundle, Command.load_perm(join_perm(lanes))))
+    cmds.append((bundle, Command.set_path(0, path, bpath, every=1)))
+    return cmds
+
+
+def ring_backups(hbd, rings) -> dict:
+    """The backup of each transceiver side of ``rings`` (``{(side, node): distance, LOOP or
+    0}``). A ring's link ``a -> b`` (E(a), W(b)) moves outward when ``b`` (for E(a)) or
+    ``a`` (for W(b)) dies, both ends switching (§3 (ii), §4.2): E(a)'s backup is the hop to
+    the ring node after b, W(b)'s the hop to the ring node before a -- the same fibre, so
+    the two backups meet -- when that node is within K hops (it is healthy and in the same
+    ring by construction); when the dead node is the ring's end, the survivor closes the
+    ring with its loopback; otherwise there is no backup (0). Loopback ends have none, nor a
+    hop whose bypass is wired to another bundle (a controller fails over between its own
+    bundle's paths only)."""
+    from . import topology
+    table = topology.wiring(hbd.K)
+    out = {}
+    for r in rings:
+        nodes = list(r.nodes)
+
+        def hop(a, b):
+            return (b - a) % hbd.nodes if hbd.ring else b - a
+
+        for i, n in enumerate(nodes):
+            for side in ("W", "E"):
+                if r.config.get((side, n)) == topology.LOOP or (side, n) not in r.config:
+                    out[(side, n)] = 0
+                    continue
+                step = 1 if side == "E" else -1
+                j = i + 2 * step              # the ring node beyond the neighbour
+                if 0 <= j < len(nodes):
+                    d = hop(n, nodes[j]) if side == "E" else hop(nodes[j], n)
+                    same = d <= hbd.K and table.path_of(side, d)[0] == \
+                        table.path_of(side, r.config[(side, n)])[0]
+                    out[(side, n)] = d if same else 0
+                else:
+                    out[(side, n)] = topology.LOOP   # the neighbour is the ring's end
+    return out
+
+
+def ring_commands(hbd, rings, lanes: int = 8, groups: int = 2) -> dict:
+    """``{(side, node): [(bundle, Command), ...]}``: every transceiver side of ``rings`` on
+    its setting with the backup :func:`ring_backups` derives."""
+    backups = ring_backups(hbd, rings)
+    out = {}
+    for r in rings:
+        for key, setting in r.config.items():
+            out[key] = trx_commands(key[0], setting, lanes=lanes, groups=groups, K=hbd.K,
+                                    backup=backups[key])
+    return out

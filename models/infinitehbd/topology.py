@@ -29,12 +29,61 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["LOOP", "HBD", "Ring", "build_rings", "components", "verify", "usable_rings",
-           "ring_segments",
-           "R_SUPPORTED"]
+__all__ = ["LOOP", "HBD", "Ring", "Wiring", "wiring", "build_rings", "components", "verify",
+           "usable_rings", "ring_segments", "R_SUPPORTED", "TRX_PER_BUNDLE"]
 
 LOOP = "loop"
 R_SUPPORTED = (4, 8)
+TRX_PER_BUNDLE = 8          # Fig 4: a bundle is 8 x 800 Gb/s OCSTrx for a 6.4 Tb/s GPU
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """The one wiring table of a node's OCSTrx bundles (used by :meth:`HBD.graph`,
+    ``ocstrx.trx_commands`` and ``cost``): ``bundles[b] = ((side, d) of path 1, (side, d)
+    of path 2)`` (None for a path that is not wired), and the GPU pair of each side's
+    links (upper track, lower track) as an offset into the node (``h = R/2``)."""
+
+    K: int
+    bundles: tuple
+
+    def path_of(self, side: str, d: int) -> tuple[int, int]:
+        """(bundle, path 1 or 2) of the external path to hop distance d on ``side``."""
+        for b, paths in enumerate(self.bundles):
+            for p, end in enumerate(paths, 1):
+                if end == (side, d):
+                    return b, p
+        raise ValueError(f"no bundle serves hop distance {d} on side {side!r} (K = {self.K})")
+
+    def bundles_of(self, side: str) -> list[int]:
+        return [b for b, paths in enumerate(self.bundles)
+                if any(e is not None and e[0] == side for e in paths)]
+
+    @staticmethod
+    def gpus(side: str, R: int) -> tuple[int, int]:
+        """(upper, lower) GPU of a side's links in a node of R GPUs."""
+        h = R // 2
+        return (0, R - 1) if side == "W" else (h - 1, h)
+
+    @property
+    def trx(self) -> int:
+        """OCSTrx per node (8 per bundle, Fig 4)."""
+        return TRX_PER_BUNDLE * len(self.bundles)
+
+
+def wiring(K: int) -> Wiring:
+    """2K external paths, two per bundle (paths 1 and 2), so K bundles per node: Fig 5 (a)
+    2 bundles for K = 2, (b) 3 bundles for K = 3, the 16 and 24 OCSTrx per 4-GPU node of
+    Table 8. Each side's distances pair up on its own bundles, (1, 2), (3, 4), ..; for odd K
+    the last bundle carries distance K of both sides (W on path 1, E on path 2)."""
+    _int("K", K, 1)
+    bundles = []
+    for side in ("W", "E"):
+        for d in range(1, K, 2):
+            bundles.append(((side, d), (side, d + 1)))
+    if K % 2:
+        bundles.append((("W", K), ("E", K)))
+    return Wiring(K, tuple(bundles))
 
 
 def _int(name: str, value, low: int) -> int:
@@ -88,14 +137,18 @@ class HBD:
             g.add_edge((n, 0), (n, self.R - 1), key=("loop", "W", n), kind="loop",
                        trx=("W", n))
             g.add_edge((n, h - 1), (n, h), key=("loop", "E", n), kind="loop", trx=("E", n))
+            table = wiring(self.K)
+            eu, el = table.gpus("E", self.R)
+            wu, wl = table.gpus("W", self.R)
             for d in range(1, self.K + 1):
                 v = self.neighbour(n, d)
                 if v is None:
                     continue
-                g.add_edge((n, h - 1), (v, 0), key=("ext", n, d, "upper"), kind="ext",
-                           ends=(("E", n), ("W", v)), path=d)
-                g.add_edge((n, h), (v, self.R - 1), key=("ext", n, d, "lower"), kind="ext",
-                           ends=(("E", n), ("W", v)), path=d)
+                bundles = (table.path_of("E", d)[0], table.path_of("W", d)[0])
+                g.add_edge((n, eu), (v, wu), key=("ext", n, d, "upper"), kind="ext",
+                           ends=(("E", n), ("W", v)), path=d, bundles=bundles)
+                g.add_edge((n, el), (v, wl), key=("ext", n, d, "lower"), kind="ext",
+                           ends=(("E", n), ("W", v)), path=d, bundles=bundles)
         return g
 
 

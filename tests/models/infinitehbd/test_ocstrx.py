@@ -9,7 +9,7 @@ import pytest
 
 from models.infinitehbd import topology
 from models.infinitehbd.ocstrx import (ERRORS, LOOP_PATH, Command, OCSTrx, benes_route,
-                                       benes_size, benes_trace, trx_commands)
+                                       benes_size, benes_trace, ring_backups, trx_commands)
 
 
 def test_benes_sizes():
@@ -137,15 +137,79 @@ def test_malformed_commands_change_nothing(cmd, err):
 
 def test_commands_for_ring_configurations():
     loop = trx_commands("W", topology.LOOP, lanes=8, groups=2, K=2)
-    assert [c.path for _, c in loop[:2]] == [LOOP_PATH] * 2
-    assert loop[2][1].perm == (4, 5, 6, 7, 0, 1, 2, 3)
-    assert benes_trace(list(loop[2][1].states), 8) == [4, 5, 6, 7, 0, 1, 2, 3]
-    assert [(b, c.group, c.path, c.backup) for b, c in trx_commands("E", 2, K=2)] == \
-        [(0, 0, 2, 1), (0, 1, 2, 1)]
-    # K = 3: distance 3 is path 1 of bundle 1, whose path 2 (distance 4) does not exist
-    assert [(b, c.path, c.backup) for b, c in trx_commands("E", 3, K=3)][0] == (1, 1, 0)
+    # the matrix first, then one SET_PATH for both groups of the W bundle (0)
+    assert loop[0][1].perm == (4, 5, 6, 7, 0, 1, 2, 3)
+    assert benes_trace(list(loop[0][1].states), 8) == [4, 5, 6, 7, 0, 1, 2, 3]
+    assert [(b, c.op, c.path, c.every) for b, c in loop] == [(0, 2, 0, 0), (0, 1, LOOP_PATH, 1)]
+    # no ring context: no backup
+    assert [(b, c.path, c.backup) for b, c in trx_commands("E", 2, K=2)] == [(1, 2, 0)]
+    assert [(b, c.path, c.backup) for b, c in trx_commands("E", 1, K=2, backup=2)] == \
+        [(1, 1, 2)]
+    # a loopback backup loads the matrix first
+    assert [c.op for _, c in trx_commands("E", 1, K=2, backup=topology.LOOP)] == [2, 1]
+    # K = 3 (Fig 5b, three bundles): distance 3 of both sides on bundle 2
+    assert [(b, c.path) for b, c in trx_commands("E", 3, K=3)] == [(2, 2)]
+    assert [(b, c.path) for b, c in trx_commands("W", 3, K=3)] == [(2, 1)]
     with pytest.raises(ValueError, match="outside 1..K"):
         trx_commands("E", 3, K=2)
+    with pytest.raises(ValueError, match="bundle"):
+        trx_commands("E", 2, K=3, backup=3)
+
+
+def _far(hbd, side, n, d):
+    return hbd.neighbour(n, d if side == "E" else -d)
+
+
+@pytest.mark.parametrize("K,ring", [(2, True), (2, False), (3, True), (3, False)])
+def test_every_backup_pair_meets(K, ring):
+    """For random fault sets and TP sizes: a backup only where the node it reaches is healthy
+    and in the same ring, the far end's backup the same fibre (mirrored), and the bypass it
+    makes skips exactly the neighbour; ring ends fall back to the loopback."""
+    rng = random.Random(K * 10 + ring)
+    checked = 0
+    for _ in range(60):
+        hbd = topology.HBD(20, R=4, K=K, ring=ring)
+        faulty = rng.sample(range(20), rng.randint(0, 4))
+        tp = 4 * rng.choice([2, 3, 4, 5])
+        rings = topology.build_rings(hbd, faulty, tp)
+        backups = ring_backups(hbd, rings)
+        member = {n: i for i, r in enumerate(rings) for n in r.nodes}
+        for r in rings:
+            for (side, n), d in backups.items():
+                if n not in r.nodes or not d:
+                    continue
+                if d == topology.LOOP:
+                    # the neighbour it loses is the ring's end
+                    i = r.nodes.index(n)
+                    nb = r.nodes[i + 1] if side == "E" else r.nodes[i - 1]
+                    assert nb in (r.nodes[0], r.nodes[-1]), (side, n, r.nodes)
+                    continue
+                v = _far(hbd, side, n, d)
+                assert v is not None and v not in faulty, (side, n, d, faulty)
+                assert member.get(v) == member[n], f"{side}({n}) backup {d} leaves its ring"
+                other = "W" if side == "E" else "E"
+                assert backups[(other, v)] == d, f"{side}({n}) -> {v}: far end backup " \
+                    f"{backups[(other, v)]}, not {d}"
+                # it skips exactly one ring node: the neighbour
+                i, j = r.nodes.index(n), r.nodes.index(v)
+                assert abs(i - j) == 2, (r.nodes, n, v)
+                checked += 1
+    assert checked > 50
+
+
+def test_backups_around_a_faulty_node():
+    """The issue's case: a 12-node K = 2 ring around faulty node 2, TP-16 (four nodes): no
+    backup reaches node 2 or leaves its ring."""
+    hbd = topology.HBD(12, R=4, K=2)
+    rings = topology.build_rings(hbd, [2], 16)
+    assert rings[0].nodes == (0, 1, 3, 4)
+    b = ring_backups(hbd, rings)
+    # E(0) -> 1 (d 1): beyond 1 comes 3, three hops: none; W(1)'s neighbour 0 is the end:
+    # loopback. 1 -> 3 (d 2) and 3 -> 4 (d 1): bypasses 1 -> 4 and 0 -> 3 are 3 hops: none;
+    # E(3)'s neighbour 4 is the end: loopback. Before: four backups pointed at node 2.
+    assert [b[("E", 0)], b[("W", 1)], b[("E", 1)], b[("W", 3)], b[("E", 3)], b[("W", 4)]] == \
+        [0, topology.LOOP, 0, 0, topology.LOOP, 0]
+    assert all(_far(hbd, s_, n, d) != 2 for (s_, n), d in b.items() if d not in (0, topology.LOOP))
 
 
 def test_ring_builder_configurations_come_up_in_the_model():
@@ -158,8 +222,8 @@ def test_ring_builder_configurations_come_up_in_the_model():
     for ring in rings:
         for (side, node), setting in ring.config.items():
             m = OCSTrx(lanes=8, groups=2, code_bits=8, timer_bits=12, settle=50)
-            cmds = [c for b, c in trx_commands(side, setting, K=hbd.K) if b == 0]
-            tr = run(m, cmds, 200)
+            cmds = [c for b, c in trx_commands(side, setting, K=hbd.K)]
+            tr = run(m, cmds, 300)
             want = LOOP_PATH if setting == topology.LOOP else setting
             assert tr[-1]["path"] == [want, want]
             if setting == topology.LOOP:
