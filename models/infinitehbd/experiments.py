@@ -10,9 +10,8 @@ import numpy as np
 from models.common.figures import md_table, pyplot, save
 from models.common.records import Record, record
 
-from models.railonly.specs import GPT
-
 from . import bound, cost, faults, orchestration, waste
+from .mfu import LLAMA_405B
 
 __all__ = ["cluster_trace", "trace_study", "fault_sweep", "orchestration_study", "max_job_scale",
            "waiting_fraction", "GPU_RATIOS",
@@ -141,10 +140,9 @@ def fault_sweep(ratios=GPU_RATIOS, tps=TPS, samples: int = 200, seed: int = 2) -
 
 # --------------------------------------------------------------- orchestration (§6.4) ---
 
-# Llama 3.1-405B as §6.3 / App. B simulate it (MHA instead of GQA), 8,192 GPUs: Table 2's
-# TP-32, PP-8 (DP from the job size), batch 2,048 sequences of 8,192 tokens
-LLAMA405 = GPT("llama3.1-405b", 126, 16384, 128, seq=8192, vocab=128256)
-BYTE_MODEL = dict(model=LLAMA405, t=32, p=8, batch=2048)
+# Llama 3.1-405B as Table 2 simulates it (mfu.LLAMA_405B: MHA, SwiGLU, its sequence length),
+# Table 2's TP-32 and PP-8 at 8,192 GPUs (DP from the job size), batch 2,048 sequences
+BYTE_MODEL = dict(model=LLAMA_405B, t=32, p=8, batch=2048)
 
 
 def dcn_share(job_gpus: int) -> float:
@@ -597,7 +595,8 @@ def tables_md(ts: dict, sweep: dict, sens: dict, mc: dict, agg: dict,
             "85 % job in Fig 13c; paper: baseline ~10 %, optimized 1.72 % at 90 %, near zero "
             "below 7 % faults). 'pairs': share of the job's DCN node pairs under different "
             "ToRs; 'DCN bytes': PP + DP bytes over all bytes of one Llama 3.1-405B iteration "
-            "(TP-32, PP-8, batch 2,048 x 8,192 tokens; orchestration.iteration_bytes); "
+            f"(TP-32, PP-8, batch 2,048 x {LLAMA_405B.seq:,} tokens; "
+            "orchestration.iteration_bytes); "
             "byte-weighted = pairs x DCN bytes:", "",
             md_table(["GPUs per ToR", "point", "baseline pairs", "optimized pairs",
                       "DCN bytes", "baseline byte-weighted", "optimized byte-weighted"],
