@@ -22,7 +22,7 @@ Router (``rtl/railx/router.py``); c = bits of V - 1, at least 1
 OCS transceiver controller (``rtl/optics/ocstrx.py``); N lanes, G groups, E = 2G + the
 Benes elements, l = log2 N
     command: ``op`` bits 0..2, then from bit 3: SET_PATH ``group`` (4), ``path`` (2),
-    ``backup`` (2); LOAD_PERM ``perm[i]`` (l bits each) then one state bit per matrix
+    ``backup`` (2), ``every`` (1); ARM ``mask`` (8); LOAD_PERM ``perm[i]`` (l bits each) then one state bit per matrix
     element; WRITE_CAL ``element`` (bit length of E), ``state`` (1), ``code`` (H);
     SET_TIMING ``which`` (2), ``value`` (T).
 Wavelength-selective switch controller (``rtl/optics/wss.py``); r ports, w wavelengths,
@@ -157,13 +157,14 @@ def encode_entry(row: int, dst: int, port: int, lo: int, hi: int, *, ports: int,
 
 def ocs_command(op: int, *, lanes: int, groups: int, group: int = 0, path: int = 0,
                 backup: int = 0, perm=(), states=(), element: int = 0, state: int = 0,
-                code: int = 0, which: int = 0, value: int = 0) -> int:
+                code: int = 0, which: int = 0, value: int = 0, every: int = 0,
+                mask: int = 0) -> int:
     """An OCS transceiver command word from its raw fields (any values that fit)."""
     l = lanes.bit_length() - 1
     elements = 2 * groups + (lanes // 2) * (2 * l - 1)
     word = op
     if op == 1:
-        word |= group << 3 | path << 7 | backup << 9
+        word |= group << 3 | path << 7 | backup << 9 | every << 11
     elif op == 2:
         for i, p in enumerate(perm):
             word |= p << (3 + i * l)
@@ -174,6 +175,8 @@ def ocs_command(op: int, *, lanes: int, groups: int, group: int = 0, path: int =
         word |= element << 3 | state << (3 + eb) | code << (4 + eb)
     elif op == 4:
         word |= which << 3 | value << 5
+    elif op == 6:
+        word |= mask << 3
     return word
 
 

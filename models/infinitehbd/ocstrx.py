@@ -50,8 +50,9 @@ Order of events after an accepted SET_PATH taken in cycle t (``settle`` S, ``deb
 
 1. t + 1: the group's (``every``: each group's) path, backup and MZI states are the new ones, the heater codes follow
    (``cal[e][state]``), its link is SETTLING, ``reconfigs`` + 1, ``cause`` 0, ``failover`` 0.
-   A SET_PATH to the path a group already has UP only replaces its backup: no settle, the
-   link stays UP.
+   A SET_PATH to the path a group has UP (in the cycle it is taken) only replaces its
+   backup: no settle (should the light monitor fault the link in that same cycle, the FAULT
+   stands).
 2. t + 1 .. t + S: SETTLING (exactly S cycles). Then CHECKING: in each checking cycle the
    photodetector of the active Rx path is sampled; after D consecutive lit samples the link
    is UP in the next cycle; if W samples pass first it is FAULT (cause 1, no light). So UP
@@ -400,6 +401,7 @@ class OCSTrx:
             return None
         lit = [bool(pd[g][self.path[g] - 1]) for g in range(self.G)]
         ready, pend = self.ready, self.pending()
+        link0 = list(self.link)
         D, W = self.timing[1], self.timing[2]
         matrix_settling = self.mstate == M_SETTLING
         recheck = []
@@ -442,7 +444,7 @@ class OCSTrx:
             return err
         if cmd.op == 1:
             for g in (range(self.G) if cmd.every else [cmd.group]):
-                if cmd.path == self.path[g] and self.link[g] == UP:
+                if cmd.path == self.path[g] and link0[g] == UP:
                     self.backup[g] = cmd.backup           # the path in use: no settle
                 else:
                     self._start(g, cmd.path, cmd.backup, 0)

@@ -1,24 +1,26 @@
 """OCS transceiver controller (InfiniteHBD §4.1, Fig 3): path MZIs per lane group, an N x N
 Benes MZI matrix for cross-lane loopback, heater drive from a run-time calibration table, a
 settle timer and the photodetector link check with automatic failover to a backup path.
-Cycle for cycle the behaviour of ``models.infinitehbd.ocstrx`` (its docstring is the
-contract: commands, checks, order of events, reset state).
+The behaviour is the contract in ``models.infinitehbd.ocstrx`` (commands, checks, order of
+events, failover, reset state); the co-simulation checks it transaction by transaction.
 
 Command payload (``cmd``, an ``amaranth.lib.stream``; bit 0 upwards)
 ====================================================================
 ``op`` (3 bits), then by op (l = log2 N; e = the bit length of E, so every field can name
 an element or group that does not exist):
 
-- 1 SET_PATH: ``group`` (4 bits), ``path`` (2), ``backup`` (2).
+- 1 SET_PATH: ``group`` (4 bits), ``path`` (2), ``backup`` (2), ``every`` (1: all groups).
 - 2 LOAD_PERM: ``perm[i]`` (l bits each, lane 0 first) then the matrix ``states`` (one bit
   per element, element 0 first).
 - 3 WRITE_CAL: ``element`` (e bits), ``state`` (1), ``code`` (H).
 - 4 SET_TIMING: ``which`` (2: 0 settle, 1 debounce, 2 window), ``value`` (T).
-- 5 CLEAR. Other ops are rejected (OPCODE).
+- 5 CLEAR.
+- 6 ARM: ``mask`` (8 bits; bit g arms group g, 0 holds it). Other ops are rejected
+  (OPCODE).
 
-The payload is as wide as the widest command. ``cmd.ready`` is high while the controller is
-idle and no failover waits (and low in reset); a command is checked in the cycle it is
-taken.
+The payload is as wide as the widest command. ``cmd.ready`` is high while no group settles
+or checks, the matrix does not settle and no failover waits (and low in reset); a command
+is checked in the cycle it is taken.
 
 Status (outputs, field k of a vector at bits ``k * width``)
 ==========================================================
@@ -31,8 +33,9 @@ Status (outputs, field k of a vector at bits ``k * width``)
 6 TIMING), ``reconfigs`` (16 bits, wraps). ``pd``: three photodetectors per group (bit 3g
 path 1, 3g + 1 path 2, 3g + 2 loopback).
 
-The settle, debounce and window counters are T = ``timer_bits`` wide: at 100 MHz the
-paper's 1 ms reconfiguration is ``settle`` = 100,000 cycles (T >= 17).
+Every group has its own settle/check counter and light-run counter (a bundle fails over in
+one settle); the matrix has its own settle counter. All are T = ``timer_bits`` wide: at
+100 MHz the paper's 1 ms reconfiguration is ``settle`` = 100,000 cycles (T >= 17).
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetSignal, Signal
@@ -43,10 +46,10 @@ from .._util import check_params, eq_const, ge_const, not_elaborated
 
 __all__ = ["OCSTrxController", "cmd_width", "OPS"]
 
-OPS = {"SET_PATH": 1, "LOAD_PERM": 2, "WRITE_CAL": 3, "SET_TIMING": 4, "CLEAR": 5}
+OPS = {"SET_PATH": 1, "LOAD_PERM": 2, "WRITE_CAL": 3, "SET_TIMING": 4, "CLEAR": 5, "ARM": 6}
 ERR = {"OPCODE": 0, "GROUP": 1, "PATH": 2, "PERM": 3, "STATES": 4, "ELEMENT": 5, "TIMING": 6}
-IDLE, SETTLE, CHECK = 0, 1, 2
 GROUP_BITS = 4
+MASK_BITS = 8
 DOWN, SETTLING, CHECKING, UP, FAULT = range(5)
 
 
@@ -62,8 +65,8 @@ def _sizes(lanes, groups):
 
 def cmd_width(lanes, groups, code_bits, timer_bits):
     k, matrix, elements = _sizes(lanes, groups)
-    return 3 + max(GROUP_BITS + 4, lanes * k + matrix, elements.bit_length() + 1 + code_bits,
-                   2 + timer_bits)
+    return 3 + max(GROUP_BITS + 5, MASK_BITS, lanes * k + matrix,
+                   elements.bit_length() + 1 + code_bits, 2 + timer_bits)
 
 
 def _benes(m, values, states, n, stage0, offset, half):
@@ -116,7 +119,7 @@ class OCSTrxController(wiring.Component):
             "pd": In(3 * G),
             "mzi": Out(E), "heater": Out(E * code_bits),
             "path": Out(2 * G), "backup": Out(2 * G), "link": Out(3 * G), "cause": Out(2 * G),
-            "failover": Out(G),
+            "failover": Out(G), "armed": Out(G),
             "mstate": Out(2), "perm": Out(lanes * self.k),
             "busy": Out(1), "error": Out(len(ERR)), "reconfigs": Out(16),
         })
@@ -134,54 +137,57 @@ class OCSTrxController(wiring.Component):
         link = [Signal(3, name=f"link{g}") for g in range(G)]
         cause = [Signal(2, name=f"cause{g}") for g in range(G)]
         failover = [Signal(name=f"failover{g}") for g in range(G)]
-        los = [Signal(T, name=f"los{g}") for g in range(G)]
+        armed = Signal(G, init=(1 << G) - 1)
+        tmr = [Signal(T, name=f"tmr{g}") for g in range(G)]    # settle left / samples taken
+        run = [Signal(T, name=f"run{g}") for g in range(G)]    # lit (checking) / dark (up) run
         states = Signal(E)
         cal = [[Signal(H, name=f"cal{e}_{s}", init=s << (H - 1)) for s in (0, 1)]
                for e in range(E)]
         perm = Signal(N * k, init=sum(i << (i * k) for i in range(N)))
         mstate = Signal(2)
+        mtmr = Signal(T)
         settle = Signal(T, init=self.settle)
         debounce = Signal(T, init=min(8, top))
         window = Signal(T, init=min(1000, top))
         errors = Signal(len(ERR))
         reconfigs = Signal(16)
-        fsm = Signal(2)
-        target = Signal(_bits(G))
-        tmat = Signal()
-        count = Signal(T)
-        elapsed = Signal(T)
-        run = Signal(T)
 
         m.d.comb += [
             self.mzi.eq(states), self.perm.eq(perm), self.mstate.eq(mstate),
-            self.busy.eq(fsm != IDLE), self.error.eq(errors), self.reconfigs.eq(reconfigs),
+            self.error.eq(errors), self.reconfigs.eq(reconfigs), self.armed.eq(armed),
             self.path.eq(Cat(*path)), self.backup.eq(Cat(*backup)), self.link.eq(Cat(*link)),
             self.cause.eq(Cat(*cause)), self.failover.eq(Cat(*failover)),
             self.heater.eq(Cat(*[Mux(states[e], cal[e][1], cal[e][0]) for e in range(E)])),
         ]
 
-        # ---- light on each group's active Rx path; waiting failovers
-        lit = Signal(G)
-        pending = Signal(G)
+        # ---- light on each group's active Rx path; busy groups; waiting failovers
+        lit, gbusy, pending, on_loop = Signal(G), Signal(G), Signal(G), Signal(G)
+        is_up, is_fault = Signal(G), Signal(G)
         for g in range(G):
             pd = self.pd[3 * g:3 * g + 3]
             m.d.comb += [
                 lit[g].eq((eq_const(path[g], 1) & pd[0]) | (eq_const(path[g], 2) & pd[1]) |
                           (eq_const(path[g], 3) & pd[2])),
-                pending[g].eq(eq_const(link[g], FAULT) & backup[g].any()),
+                gbusy[g].eq(eq_const(link[g], SETTLING) | eq_const(link[g], CHECKING)),
+                is_up[g].eq(eq_const(link[g], UP)), is_fault[g].eq(eq_const(link[g], FAULT)),
+                pending[g].eq(is_fault[g] & backup[g].any() & armed[g]),
+                on_loop[g].eq(eq_const(path[g], 3)),
             ]
-        first = Signal(_bits(G))            # lowest waiting group
-        for g in reversed(range(G)):
-            with m.If(pending[g]):
-                m.d.comb += first.eq(g)
+        msettling = Signal()
+        mdone = Signal()
+        busy = Signal()
         ready = Signal()
-        m.d.comb += [ready.eq(eq_const(fsm, IDLE) & ~pending.any() & ~ResetSignal()),
+        m.d.comb += [msettling.eq(eq_const(mstate, 1)), mdone.eq(msettling & ~mtmr[1:].any()),
+                     busy.eq(gbusy.any() | msettling), self.busy.eq(busy),
+                     ready.eq(~busy & ~pending.any() & ~ResetSignal()),
                      self.cmd.ready.eq(ready)]
 
         # ---- command fields and checks
         p = self.cmd.payload
         op = p[0:3]
         f_group, f_path, f_backup = p[3:3 + gb], p[3 + gb:5 + gb], p[5 + gb:7 + gb]
+        f_every = p[7 + gb]
+        f_mask = p[3:3 + MASK_BITS]
         f_perm = [p[3 + i * k:3 + (i + 1) * k] for i in range(N)]
         f_states = p[3 + N * k:3 + N * k + self.matrix]
         f_elem, f_state = p[3:3 + eb], p[3 + eb]
@@ -197,7 +203,14 @@ class OCSTrxController(wiring.Component):
         realised = Cat(*[eq_const(routed[o], o) for o in range(N)]).all()
         group_bad = Signal()
         elem_bad = Signal()
-        m.d.comb += [group_bad.eq(ge_const(f_group, G)), elem_bad.eq(ge_const(f_elem, E))]
+        timing_bad = Signal()
+        m.d.comb += [group_bad.eq(ge_const(f_group, G) | (f_every & f_group.any())),
+                     elem_bad.eq(ge_const(f_elem, E)),
+                     # the window never below the debounce: a link could never come up
+                     timing_bad.eq(f_which.all() | ~f_value.any() |
+                                   (eq_const(f_which, 1) & (f_value > window)) |
+                                   (eq_const(f_which, 2) & (f_value < debounce)))]
+        mask_bad = Const(0) if G >= MASK_BITS else f_mask[G:].any()
         # (decoders as literal-bit ANDs, not Switch/Case: the Verilog then has no narrowed
         # constants for Verilator's -Wall to flag)
         is_op = {name: Signal(name=f"is_{name.lower()}") for name in OPS}
@@ -205,100 +218,117 @@ class OCSTrxController(wiring.Component):
             m.d.comb += is_op[name].eq(eq_const(op, code))
         err = Signal(len(ERR))
         m.d.comb += [
-            err[ERR["GROUP"]].eq(is_op["SET_PATH"] & group_bad),
+            err[ERR["GROUP"]].eq((is_op["SET_PATH"] & group_bad) | (is_op["ARM"] & mask_bad)),
             err[ERR["PATH"]].eq(is_op["SET_PATH"] & ~group_bad &
                                 (~f_path.any() | (f_backup == f_path))),
             err[ERR["PERM"]].eq(is_op["LOAD_PERM"] & ~onehot.all()),
             err[ERR["STATES"]].eq(is_op["LOAD_PERM"] & onehot.all() & ~realised),
             err[ERR["ELEMENT"]].eq(is_op["WRITE_CAL"] & elem_bad),
-            err[ERR["TIMING"]].eq(is_op["SET_TIMING"] & (f_which.all() | ~f_value.any())),
+            err[ERR["TIMING"]].eq(is_op["SET_TIMING"] & timing_bad),
             err[ERR["OPCODE"]].eq(~Cat(*is_op.values()).any()),
         ]
+        take = Signal()
+        m.d.comb += take.eq(ready & self.cmd.valid & ~err.any())
+        with m.If(ready & self.cmd.valid & err.any()):
+            m.d.sync += errors.eq(errors | err)
 
-        # ---- loss of light while up (every group, every cycle; a command below overrides)
-        # counters compare with (limit - 1): every limit is >= 1, and both sides are T bits
+        # ---- what starts a settle in this cycle
+        live = Signal()                      # WRITE_CAL of the code an element is driven with
+        m.d.comb += live.eq(Cat(*[eq_const(f_elem, e) & (states[e] == f_state)
+                                  for e in range(E)]).any())
+        cmd_path = Signal(G)                 # groups SET_PATH reconfigures
+        cmd_keep = Signal(G)                 # groups SET_PATH leaves up (backup only)
+        cmd_cal = Signal(G)                  # groups a live calibration write re-settles
+        starts = Signal(G)
+        mat_start = Signal()
+        for g in range(G):
+            sel, same = Signal(name=f"sel{g}"), Signal(name=f"same{g}")
+            m.d.comb += [
+                sel.eq(take & is_op["SET_PATH"] & (f_every | eq_const(f_group, g))),
+                same.eq((f_path == path[g]) & is_up[g]),
+                cmd_path[g].eq(sel & ~same), cmd_keep[g].eq(sel & same),
+                cmd_cal[g].eq(take & is_op["WRITE_CAL"] & live &
+                              (eq_const(f_elem, 2 * g) | eq_const(f_elem, 2 * g + 1))),
+                starts[g].eq(pending[g] | cmd_path[g] | cmd_cal[g]),
+            ]
+        m.d.comb += mat_start.eq(take & (is_op["LOAD_PERM"] |
+                                         (is_op["WRITE_CAL"] & live & ge_const(f_elem, 2 * G))))
+        acc = reconfigs                      # + one per settle started (wraps)
+        for i, bit in enumerate([starts[g] for g in range(G)] + [mat_start]):
+            inc, nxt = Signal(16, name=f"rc_inc{i}"), Signal(16, name=f"rc{i}")
+            m.d.comb += [inc.eq(acc + 1), nxt.eq(Mux(bit, inc, acc))]
+            acc = nxt
+        m.d.sync += reconfigs.eq(acc)
+
+        # ---- each group: settle, check, watch, re-check, start
         deb_m1, win_m1 = Signal(T), Signal(T)
         m.d.comb += [deb_m1.eq(debounce - 1), win_m1.eq(window - 1)]
         for g in range(G):
-            los1 = Signal(T, name=f"los1_{g}")
-            m.d.comb += los1.eq(los[g] + 1)
-            with m.If(eq_const(link[g], UP)):
-                m.d.sync += los[g].eq(Mux(lit[g], 0, los1))
-                with m.If(~lit[g] & (los[g] >= deb_m1)):
-                    m.d.sync += [link[g].eq(FAULT), cause[g].eq(2)]
-
-        reconfigs1 = Signal(16)
-        m.d.comb += reconfigs1.eq(reconfigs + 1)
-
-        def start(g, new_path, new_backup, is_failover):
-            a, b = Signal(name=f"a{g}"), Signal(name=f"b{g}")
-            m.d.comb += [a.eq(~eq_const(new_path, 3)), b.eq(eq_const(new_path, 2))]
-            m.d.sync += [path[g].eq(new_path), backup[g].eq(new_backup),
-                         failover[g].eq(is_failover), link[g].eq(SETTLING),
-                         states[2 * g].eq(a), states[2 * g + 1].eq(b)]
-
-        def begin(g_sig, is_matrix):
-            m.d.sync += [fsm.eq(SETTLE), count.eq(settle), target.eq(g_sig), tmat.eq(is_matrix),
-                         reconfigs.eq(reconfigs1)]
-
-        lit_t = Signal()
-        m.d.comb += lit_t.eq(Cat(*[eq_const(target, g) & lit[g] for g in range(G)]).any())
-        run1, el1, count1 = Signal(T), Signal(T), Signal(T)
-        passed, expired = Signal(), Signal()
-        m.d.comb += [run1.eq(Mux(lit_t, run + 1, 0)), el1.eq(elapsed + 1), count1.eq(count - 1),
-                     passed.eq(lit_t & (run >= deb_m1)), expired.eq(elapsed >= win_m1)]
-
-        in_idle, in_settle, in_check = (eq_const(fsm, IDLE), eq_const(fsm, SETTLE),
-                                        eq_const(fsm, CHECK))
-        with m.If(in_idle):
-            with m.If(pending.any()):
-                for g in range(G):
-                    with m.If(eq_const(first, g)):
-                        start(g, backup[g], 0, 1)
-                begin(first, 0)
-            with m.Elif(self.cmd.valid & err.any()):
-                m.d.sync += errors.eq(errors | err)
-            with m.Elif(self.cmd.valid):
-                with m.If(is_op["SET_PATH"]):
-                    for g in range(G):
-                        with m.If(eq_const(f_group, g)):
-                            start(g, f_path, f_backup, 0)
-                            m.d.sync += cause[g].eq(0)
-                    begin(f_group[:len(target)], 0)
-                with m.Elif(is_op["LOAD_PERM"]):
-                    m.d.sync += [states[2 * G:].eq(f_states), perm.eq(Cat(*f_perm)),
-                                 mstate.eq(1)]
-                    begin(0, 1)
-                with m.Elif(is_op["WRITE_CAL"]):
-                    for e in range(E):
-                        with m.If(eq_const(f_elem, e)):
-                            m.d.sync += Array(cal[e])[f_state].eq(f_code)
-                with m.Elif(is_op["SET_TIMING"]):
-                    for w, reg in enumerate((settle, debounce, window)):
-                        with m.If(eq_const(f_which, w)):
-                            m.d.sync += reg.eq(f_value)
-                with m.Elif(is_op["CLEAR"]):
-                    m.d.sync += errors.eq(0)
-        with m.Elif(in_settle):
-            with m.If(~count[1:].any()):
-                with m.If(tmat):
-                    m.d.sync += [mstate.eq(2), fsm.eq(IDLE)]
+            run1, tmr1, tmr_m1 = (Signal(T, name=f"run1_{g}"), Signal(T, name=f"tmr1_{g}"),
+                                  Signal(T, name=f"tmrm1_{g}"))
+            m.d.comb += [run1.eq(run[g] + 1), tmr1.eq(tmr[g] + 1), tmr_m1.eq(tmr[g] - 1)]
+            with m.If(eq_const(link[g], SETTLING)):
+                with m.If(~tmr[g][1:].any()):
+                    m.d.sync += [link[g].eq(CHECKING), tmr[g].eq(0), run[g].eq(0)]
                 with m.Else():
-                    for g in range(G):
-                        with m.If(eq_const(target, g)):
-                            m.d.sync += link[g].eq(CHECKING)
-                    m.d.sync += [fsm.eq(CHECK), elapsed.eq(0), run.eq(0)]
+                    m.d.sync += tmr[g].eq(tmr_m1)
+            with m.Elif(eq_const(link[g], CHECKING)):
+                with m.If(lit[g] & (run[g] >= deb_m1)):
+                    m.d.sync += [link[g].eq(UP), run[g].eq(0)]
+                with m.Elif(tmr[g] >= win_m1):
+                    m.d.sync += [link[g].eq(FAULT), cause[g].eq(1)]
+                with m.Else():
+                    m.d.sync += [tmr[g].eq(tmr1), run[g].eq(Mux(lit[g], run1, 0))]
+            with m.Elif(is_up[g]):
+                # a loopback group is not watched while the matrix settles
+                with m.If(msettling & on_loop[g]):
+                    m.d.sync += run[g].eq(0)
+                with m.Else():
+                    m.d.sync += run[g].eq(Mux(lit[g], 0, run1))
+                    with m.If(~lit[g] & (run[g] >= deb_m1)):
+                        m.d.sync += [link[g].eq(FAULT), cause[g].eq(2)]
+            # the matrix is READY: loopback groups up or in fault are checked again
+            with m.If(mdone & on_loop[g] & (is_up[g] | is_fault[g]) & ~pending[g]):
+                m.d.sync += [link[g].eq(CHECKING), cause[g].eq(0), tmr[g].eq(0), run[g].eq(0)]
+            new_path, new_backup = Signal(2, name=f"np{g}"), Signal(2, name=f"nb{g}")
+            m.d.comb += [new_path.eq(Mux(pending[g], backup[g], Mux(cmd_path[g], f_path,
+                                                                     path[g]))),
+                         new_backup.eq(Mux(pending[g], 0, Mux(cmd_path[g], f_backup,
+                                                              backup[g])))]
+            with m.If(starts[g]):
+                a, b = Signal(name=f"a{g}"), Signal(name=f"b{g}")
+                m.d.comb += [a.eq(~eq_const(new_path, 3)), b.eq(eq_const(new_path, 2))]
+                m.d.sync += [path[g].eq(new_path), backup[g].eq(new_backup),
+                             failover[g].eq(pending[g]), link[g].eq(SETTLING),
+                             tmr[g].eq(settle), states[2 * g].eq(a), states[2 * g + 1].eq(b)]
+                with m.If(~pending[g]):
+                    m.d.sync += cause[g].eq(0)
+            with m.If(cmd_keep[g]):
+                m.d.sync += backup[g].eq(f_backup)
+
+        # ---- the matrix
+        with m.If(msettling):
+            with m.If(mdone):
+                m.d.sync += mstate.eq(2)
             with m.Else():
-                m.d.sync += count.eq(count1)
-        with m.Elif(in_check):
-            for g in range(G):
-                with m.If(eq_const(target, g)):
-                    with m.If(passed):
-                        m.d.sync += [link[g].eq(UP), los[g].eq(0)]
-                    with m.Elif(expired):
-                        m.d.sync += [link[g].eq(FAULT), cause[g].eq(1)]
-            with m.If(passed | expired):
-                m.d.sync += fsm.eq(IDLE)
-            with m.Else():
-                m.d.sync += [run.eq(run1), elapsed.eq(el1)]
+                m.d.sync += mtmr.eq(mtmr - 1)
+        with m.If(mat_start):
+            m.d.sync += [mstate.eq(1), mtmr.eq(settle)]
+
+        # ---- the other commands
+        with m.If(take):
+            with m.If(is_op["LOAD_PERM"]):
+                m.d.sync += [states[2 * G:].eq(f_states), perm.eq(Cat(*f_perm))]
+            with m.Elif(is_op["WRITE_CAL"]):
+                for e in range(E):
+                    with m.If(eq_const(f_elem, e)):
+                        m.d.sync += Array(cal[e])[f_state].eq(f_code)
+            with m.Elif(is_op["SET_TIMING"]):
+                for w, reg in enumerate((settle, debounce, window)):
+                    with m.If(eq_const(f_which, w)):
+                        m.d.sync += reg.eq(f_value)
+            with m.Elif(is_op["CLEAR"]):
+                m.d.sync += errors.eq(0)
+            with m.Elif(is_op["ARM"]):
+                m.d.sync += armed.eq(f_mask[:G])
         return m
