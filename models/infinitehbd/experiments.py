@@ -53,26 +53,31 @@ def generated_trace8(seed: int = 1) -> faults.Trace:
 
 
 def cluster_trace(seed: int = 1, *, halves: str = "split", spatial: str = "independent",
-                  source: str = "trace") -> tuple[faults.Trace, faults.Trace]:
+                  source: str = "trace", repair: str = "trace") -> tuple[faults.Trace,
+                                                                        faults.Trace]:
     """The 9,792-GPU cluster's trace, (1,224 8-GPU nodes, 2,448 4-GPU nodes). ``source``
     ``"trace"``: the released production trace placed on the line by
     :func:`faults.place_on_line` (``halves``, ``spatial``, ``seed``: its rule and
-    assumptions); ``"generated"``: :func:`generated_trace8`, converted with ``halves``."""
+    assumptions); ``"generated"``: :func:`generated_trace8`, converted with ``halves``.
+    ``repair="mean"``: every fault lasts the trace's mean fault duration (Fig 12's rule)."""
     if source not in SOURCES:
         raise ValueError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
+    if repair not in ("trace", "mean"):
+        raise ValueError(f"repair must be 'trace' or 'mean', not {repair!r}")
+    fix = faults.fixed_repair if repair == "mean" else (lambda t: t)
     if source == "trace":
-        return faults.place_on_line(faults.production_trace(), GPUS // 8, halves=halves,
+        return faults.place_on_line(fix(faults.production_trace()), GPUS // 8, halves=halves,
                                     spatial=spatial, seed=seed)
-    t8 = generated_trace8(seed)
+    t8 = fix(generated_trace8(seed))
     return t8, faults.convert_8_to_4(t8, seed=seed, halves=halves)
 
 
 def trace_study(seed: int = 1, tps=TPS, *, halves: str = "split",
                 spatial: str = "independent", source: str = "trace",
-                archs=TRACE_ARCHS) -> dict:
+                archs=TRACE_ARCHS, repair: str = "trace") -> dict:
     """Waste-ratio and usable-GPU time series of every architecture and TP size over the
     trace (hourly samples)."""
-    t8, t4 = cluster_trace(seed, halves=halves, spatial=spatial, source=source)
+    t8, t4 = cluster_trace(seed, halves=halves, spatial=spatial, source=source, repair=repair)
     states = t4.states()
     healthy = (states.shape[1] - states.sum(axis=1)) * R
     out = {"t8": t8, "t4": t4, "ratio8": t8.ratio(), "ratio4": states.mean(axis=1),
@@ -421,7 +426,7 @@ LABEL = {"big-switch": "Big-Switch", "infinitehbd-k2": "InfiniteHBD K=2",
 
 
 def plot_all(ts: dict, sweep: dict, orch: dict, agg: dict, out_dir: Path,
-             orch16: dict | None = None) -> list[Path]:
+             orch16: dict | None = None, ts12: dict | None = None) -> list[Path]:
     plt = _plt()
     out_dir = Path(out_dir)
     paths = []
@@ -474,11 +479,12 @@ def plot_all(ts: dict, sweep: dict, orch: dict, agg: dict, out_dir: Path,
     for ax, tp in zip(axes, TPS):
         for arch in waste.ARCHS:
             ax.plot([100 * s for s in JOB_SCALES],
-                    [100 * waiting_fraction(ts["usable"][(arch, tp)], s * GPUS)
+                    [100 * waiting_fraction((ts12 or ts)["usable"][(arch, tp)], s * GPUS)
                      for s in JOB_SCALES], "o-", ms=3, label=LABEL[arch])
         ax.set_xlabel("job scale (% of the cluster)")
         ax.set_ylabel("time waiting for repairs (%)")
-        ax.set_title(f"Fig 12 / 19: TP-{tp}")
+        ax.set_title(f"Fig 12 / 19: TP-{tp}" + (" (fixed repair time)" if ts12 else ""),
+                     fontsize=9)
     axes[0].legend(fontsize=6)
     paths.append(_save(fig, out_dir / "infinitehbd_fig12_waiting.png"))
     # Fig 13b-d
@@ -518,13 +524,16 @@ def plot_all(ts: dict, sweep: dict, orch: dict, agg: dict, out_dir: Path,
 
 
 def tables_md(ts: dict, sweep: dict, sens: dict, mc: dict, agg: dict,
-              orchs: tuple = ()) -> list[str]:
+              orchs: tuple = (), ts12: dict | None = None) -> list[str]:
     rows = []
+    ts12 = ts12 or ts
     for arch in waste.ARCHS:
         rows.append([LABEL[arch]] + [f"{100 * ts['waste'][(arch, tp)].mean():.3f} %"
                                      for tp in TPS]
                     + [f"{max_job_scale(ts['usable'][(arch, 32)]):,}",
-                       f"{100 * waiting_fraction(ts['usable'][(arch, 32)], 0.9 * GPUS):.2f} %"])
+                       f"{100 * waiting_fraction(ts['usable'][(arch, 32)], 0.9 * GPUS):.2f} %",
+                       f"{100 * waiting_fraction(ts12['usable'][(arch, 32)], 0.9 * GPUS):.2f} %"
+                       ])
     prod = faults.production_trace()
     st = faults.trace_stats(prod)
     t = ["**GPU waste over the released production trace** (400 servers, "
@@ -532,10 +541,13 @@ def tables_md(ts: dict, sweep: dict, sens: dict, mc: dict, agg: dict,
          f"{100 * st['p99']:.2f} %; placed on the 9,792-GPU line of 2,448 4-GPU nodes by "
          "faults.place_on_line: tiled, halves n and n + N/2, random neighbours, placement "
          "seed 1; mean waste ratio per TP size; Fig 11's job scale available 99 % of the "
-         "time and Fig 12's waiting time of a 90 % job, at TP-32). TPUv4 pools a cube's "
+         "time and Fig 12's waiting time of a 90 % job, at TP-32, with the trace's own "
+         f"fault durations and with every fault lasting the mean, "
+         f"{st['mean_duration_h']:.0f} h, as Fig 12 assumes). TPUv4 pools a cube's "
          "healthy GPUs for TP <= 64; TPUv4 cube-radius loses every cube with a fault:", "",
          md_table(["architecture"] + [f"TP-{tp}" for tp in TPS]
-                  + ["job scale (TP-32)", "waiting, 90 % job (TP-32)"], rows)]
+                  + ["job scale (TP-32)", "waiting, 90 % job (TP-32)",
+                     "waiting, fixed repair"], rows)]
     out = ["\n".join(t)]
     # the placement assumptions
     cols = [("big-switch", 32), ("infinitehbd-k2", 32), ("infinitehbd-k3", 32),

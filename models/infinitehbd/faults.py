@@ -44,7 +44,7 @@ import numpy as np
 
 __all__ = ["Trace", "gpu_fault_prob", "node_fault_prob", "conversion", "convert_8_to_4",
            "generate_trace", "read_trace_csv", "read_trace_json", "production_trace",
-           "tile_trace", "place_on_line", "trace_stats", "iid_faults", "PROD_MEAN", "PROD_P99",
+           "tile_trace", "place_on_line", "trace_stats", "fixed_repair", "iid_faults", "PROD_MEAN", "PROD_P99",
            "PROD_DAYS", "PROD_NODES_8", "TRACE_PATH", "TRACE_SERVERS", "HALVES", "SPATIAL"]
 
 PROD_MEAN = 0.0266      # mean faulty 8-GPU node ratio (Appendix A)
@@ -226,6 +226,19 @@ def trace_stats(trace: Trace, step: float = 1.0) -> dict:
     return {"mean": float(r.mean()), "p99": float(np.quantile(r, 0.99)),
             "mean_duration_h": float(np.mean(dur)) if dur else 0.0,
             "faults_per_node_year": len(dur) / trace.nodes / (trace.hours / 8760)}
+
+
+def fixed_repair(trace: Trace, hours: float | None = None) -> Trace:
+    """Every fault lasting ``hours`` from its start (default: the trace's mean fault
+    duration), cut at the trace's end: §6.2's Fig 12 'assume[s] the average recovery time in
+    the fault trace as a fixed repair duration'."""
+    if hours is None:
+        hours = trace_stats(trace)["mean_duration_h"]
+    if not hours > 0:
+        raise ValueError(f"repair hours must be > 0, not {hours!r}")
+    return Trace(trace.nodes, trace.hours, trace.R,
+                 tuple((n, s, min(s + hours, trace.hours)) for n, s, _ in trace.events),
+                 trace.ids)
 
 
 def tile_trace(trace: Trace, positions: int = PROD_NODES_8, *, spatial: str = "independent",

@@ -152,3 +152,21 @@ def test_spatial_knob_moves_k2_the_expected_way():
 def test_placement_bad_input(kw, message):
     with pytest.raises(ValueError, match=message):
         faults.place_on_line(trace3(), **kw)
+
+
+def test_fixed_repair_uses_the_mean_duration():
+    # faults of 2 h and 6 h: each becomes 4 h from its start, cut at the trace's end (9 h)
+    t = faults.Trace(2, 9.0, 8, ((0, 1.0, 3.0), (1, 7.0, 13.0 - 4.0)))
+    assert faults.fixed_repair(faults.Trace(2, 9.0, 8, ((0, 1.0, 3.0), (1, 2.0, 8.0)))).events \
+        == ((0, 1.0, 5.0), (1, 2.0, 6.0))
+    assert faults.fixed_repair(t, 4.0).events == ((0, 1.0, 5.0), (1, 7.0, 9.0))
+
+
+def test_cli_trace_statistics_of_a_json_trace(tmp_path):
+    # two servers of four: A faulty 1 d of 2, B never -> mean ratio 1/8 of the time
+    p = write(tmp_path, [ev("A", 0.0, "start"), ev("A", 1.0, "end"),
+                         ev("B", 2.0, "start", "Fan"), ev("B", 2.0, "end", "Fan")])
+    r = subprocess.run([sys.executable, "-m", "scripts.infinitehbd", "trace", "--trace", str(p),
+                        "--servers", "4"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "| 4 | 2 | 1 | 2.0 | 12.50 % |" in r.stdout and "| 24.0 h |" in r.stdout
