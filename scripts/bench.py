@@ -336,7 +336,9 @@ def _netsim_point(net, rate: float, warmup: int, window: int) -> dict:
     simulate(net, "uniform", rate, warmup=20, window=20, drain=0)        # compiled, loaded
     res = simulate(net, "uniform", rate, warmup=warmup, window=window, drain=0)
     return {"network": net.name, "vcs": net.vcs, "rate": rate, "accepted": res.accepted,
-            "router_cycles_per_s": res.router_cycles_per_s}
+            "router_cycles_per_s": res.router_cycles_per_s,
+            "router_cycles_per_cpu_s": res.router_cycles_per_cpu_s,
+            "seconds": res.seconds, "cpu_seconds": res.cpu_seconds}
 
 
 def _reference_rate(net, rate: float, cycles: int) -> float:
@@ -358,6 +360,7 @@ def run_netsim(args) -> str:
     from models.common.netsim.sweep import build
     from models.railx import fig14
     rows, out = [], {"points": []}
+    load_before = os.getloadavg()
     for k, sat in ((8, 0.38), (16, 0.21)):
         for vcs in (2, 4):
             net = mesh(k, vcs=vcs)
@@ -378,16 +381,26 @@ def run_netsim(args) -> str:
                         "speedup": round(kern / ref, 1)}
     for p in out["points"]:
         rows.append([p["network"], p["vcs"], p["rate"], f"{p['accepted']:.3f}",
-                     f"{p['router_cycles_per_s'] / 1e6:.2f}"])
+                     f"{p['router_cycles_per_s'] / 1e6:.2f}",
+                     f"{p['router_cycles_per_cpu_s'] / 1e6:.2f}"])
+    out["load_average"] = {"before": [round(x, 2) for x in load_before],
+                           "after": [round(x, 2) for x in os.getloadavg()],
+                           "cores": os.cpu_count()}
     write_json(BUILD / "bench" / "netsim.json", out)
     r = out["reference"]
+    la = out["load_average"]
     return ("## Network simulator (build/bench/netsim.json)\n\n"
             f"Uniform traffic, {args.netsim_cycles:,} measured cycles after 2,000 of warm-up, "
-            "one process. Kernel against the plain-Python reference step on "
+            "one process. Router-cycles count every router every cycle, the idle routers the "
+            "kernel skips included. Per wall second and per CPU second of this process "
+            "(time.process_time: what the figure would be on an idle machine); load average "
+            f"{la['before'][0]:.2f} at the start, {la['after'][0]:.2f} at the end, on "
+            f"{la['cores']} cores. Kernel against the plain-Python reference step on "
             f"{r['network']} at rate {r['rate']}: {r['kernel_router_cycles_per_s'] / 1e6:.2f} M "
             f"vs {r['reference_router_cycles_per_s'] / 1e3:.1f} k router-cycles/s "
-            f"({r['speedup']:,}x).\n\n"
-            + md_table(["network", "VCs", "rate", "accepted", "M router-cycles/s"], rows))
+            f"({r['speedup']:,}x, wall).\n\n"
+            + md_table(["network", "VCs", "rate", "accepted", "M router-cycles/s (wall)",
+                        "M router-cycles/CPU-s"], rows))
 
 
 def run_fig14b(args) -> str:
@@ -404,14 +417,21 @@ def run_fig14b(args) -> str:
     n = sum(len(v) for v in points.values())
     cycles = sum(r["cycles"] for v in points.values() for r in v)
     chips = next(iter(points.values()))[0]["chips"]
+    cpu = sum(r.get("cpu_seconds", 0.0) for v in points.values() for r in v)
     out = {"points": n, "seconds": round(wall, 1), "workers": args.workers or os.cpu_count(),
            "router_cycles": cycles * chips,
-           "router_cycles_per_s": round(cycles * chips / wall, 1)}
+           "router_cycles_per_s": round(cycles * chips / wall, 1),
+           "cpu_seconds": round(cpu, 1),
+           "router_cycles_per_cpu_s": round(cycles * chips / cpu, 1) if cpu else 0.0,
+           "load_average": [round(x, 2) for x in os.getloadavg()]}
     write_json(BUILD / "bench" / "fig14b.json", out)
     return ("## Fig 14(b) sweep (build/bench/fig14b.json)\n\n"
             f"{n} points (k = 1..4 x 10 rates) of the 1,296-chip 2D-HyperX, 15,000 cycles each "
             f"plus drains: {wall / 60:.1f} minutes on {out['workers']} processes "
-            f"({out['router_cycles_per_s'] / 1e6:.2f} M router-cycles/s in all).\n")
+            f"({out['router_cycles_per_s'] / 1e6:.2f} M router-cycles/s in all, wall; "
+            f"{cpu / 60:.1f} CPU-minutes in the simulations, "
+            f"{out['router_cycles_per_cpu_s'] / 1e6:.2f} M router-cycles per CPU-second; load "
+            f"average {out['load_average'][0]:.2f} at the end; idle routers count).\n")
 
 
 def run_hbd(args) -> str:
