@@ -20,7 +20,7 @@ def points():
 
 
 def strip(rows):
-    drop = {"seconds", "router_cycles_per_s"}
+    drop = {"seconds", "router_cycles_per_s", "cpu_seconds", "router_cycles_per_cpu_s"}
     return [{k: v for k, v in r.items() if k not in drop} for r in rows]
 
 
