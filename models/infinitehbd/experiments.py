@@ -262,6 +262,7 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict, sens: dict,
     # §6.2 headline: TP-32 over the trace (mean over placements of the released trace)
     w = {a: v for (a, tp), v in sens[("trace", "split", "independent")].items() if tp == 32}
     k2, k3 = w["infinitehbd-k2"], w["infinitehbd-k3"]
+    r4 = float(ts["ratio4"].mean())
     alt = {key[1:]: v[("infinitehbd-k2", 32)] for key, v in sens.items() if key[0] == "trace"}
     place = (f"released trace placed on the 9,792-GPU line (faults.place_on_line: 400 servers "
              f"tiled over 1,224 positions, halves n and n + N/2, random neighbours; mean of "
@@ -271,10 +272,11 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict, sens: dict,
               f"{100 * w['big-switch']:.3f} %); halves side by side "
               f"{100 * alt[('adjacent', 'independent')]:.2f} %, clustered faults "
               f"{100 * alt[('split', 'clustered')]:.2f} % (sensitivity table); and the "
-              f"400-server trace's faulty ratio is 2.31 %, not 2.66 %")
+              f"400-server trace's faulty ratio is {100 * st['mean']:.2f} %, not 2.66 %")
     why_nvl = (f"NVL-72's waste is its 8 backups per 72 GPUs (11.11 %) less the backups that "
                f"stand in for faulty GPUs (counted faulty): the released servers fault less "
-               f"(2.31 % against 2.66 %) and their faults are tiled, so the backups absorb a "
+               f"({100 * st['mean']:.2f} % against 2.66 %) and their faults are tiled, so the "
+               f"backups absorb a "
                f"different share; halves side by side give "
                f"{100 * sens[('trace', 'adjacent', 'independent')][('nvl-72', 32)]:.2f} %")
     why_tpu = (f"pooling within a cube (TP <= 64) on the {place}: {100 * w['tpuv4']:.2f} %; it "
@@ -292,9 +294,11 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict, sens: dict,
             _pct("abstract.tp32.tpuv4_cube_radius", "mean GPU waste ratio over the trace, "
                  "TP-32, TPUv4 read with Table 1's cube-level explosion radius (a cube with a "
                  "fault serves no TP group)", "6.76", w["tpuv4-cube"],
-                 why="this reading loses every cube with a faulty node (about one cube in "
-                     "seven at a 1.16 % 4-GPU node fault ratio); the paper's 6.76 % fits the "
-                     "pooling reading (abstract.tp32.tpuv4), not this one", simulated=True),
+                 why=f"this reading loses every cube with a faulty node (at the placed "
+                     f"trace's {100 * r4:.2f} % 4-GPU node fault ratio, 1 - (1 - f)^16 = "
+                     f"{100 * (1 - (1 - r4) ** 16):.1f} % of the cubes if faults were "
+                     f"independent); the paper's 6.76 % fits the pooling reading "
+                     f"(abstract.tp32.tpuv4), not this one", simulated=True),
             _rec("abstract.tp32.vs_nvl72", "NVL-72 waste over InfiniteHBD's, TP-32, trace", "x",
                  69, w["nvl-72"] / k2, why="the ratio of the two records above: "
                  f"InfiniteHBD K = 2's {100 * k2:.3f} % sets it (with K = 3's "
