@@ -474,9 +474,9 @@ def plot_all(ts: dict, sweep: dict, orch: dict, agg: dict, out_dir: Path,
                label=LABEL[arch])
     ax.set_xticks(x, [f"TP-{tp}" for tp in TPS])
     ax.set_ylabel("GPUs available 99 % of the time")
-    ax.set_ylim(GPUS * 0.6, GPUS)
+    ax.set_ylim(GPUS * 0.4, GPUS * 1.08)
     ax.set_title("Fig 11: maximal job scale, 9,792 GPUs")
-    ax.legend(fontsize=6, ncol=4)
+    ax.legend(fontsize=6, ncol=5, loc="upper center")
     paths.append(_save(fig, out_dir / "infinitehbd_fig11_job_scale.png"))
     # Fig 12: waiting time
     fig, axes = plt.subplots(1, len(TPS), figsize=(14, 3.6))
