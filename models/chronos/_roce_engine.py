@@ -64,7 +64,7 @@ def _grow_f(x):
 
 
 @njit(cache=True)
-def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap):
+def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t):
     C, mtu, hdr, dly, cnp_dly = p[0], int(p[1]), int(p[2]), p[3], p[4]
     pfc_mode, pfc_alpha, buf, resume_off, xoff, xon = int(p[5]), p[6], p[7], p[8], p[9], p[10]
     ecn, k_min, k_max, p_max, cnp_int = p[11] != 0.0, p[12], p[13], p[14], p[15]
@@ -131,6 +131,10 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap):
     lt = np.empty(max(log_cap, 1))
     lk = np.empty(max(log_cap, 1), np.int64)
     la = np.empty(max(log_cap, 1), np.int64)
+    # rate trace of one flow: (time, what, R_C, R_T, alpha); what as in TRACE_KINDS
+    tr_t = np.empty(64)
+    tr_v = np.empty((64, 4))
+    ntr = 0
     for i in range(inj_t.shape[0]):
         ne = _push(ht, hs, hk, ha, hb, ne, seq, inj_t[i], CNP, inj_f[i], 0)
         seq += 1
@@ -139,6 +143,7 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap):
     for h in range(n):
         pending_hosts[h] = hf_start[h + 1] > hf_start[h]
     h0 = 0
+    stopped = 0
     t = 0.0
     kind = -1
     a = 0
@@ -174,6 +179,9 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap):
             if ne == 0:
                 break
             t, kind, a, b, ne = _pop(ht, hs, hk, ha, hb, ne)
+            if t > max_t:
+                stopped = 1
+                break
             if n_events < log_cap:
                 lt[n_events] = t
                 lk[n_events] = kind
@@ -243,6 +251,18 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap):
                         rate[f] = first_frac * rate[f]
                         target[f] = rate[f]
                         first[f] = False
+                        if f == trace_flow:
+                            if ntr == tr_t.shape[0]:
+                                tr_t = _grow_f(tr_t)
+                                tr_v2 = np.empty((2 * ntr, 4))
+                                tr_v2[:ntr] = tr_v
+                                tr_v = tr_v2
+                            tr_t[ntr] = t
+                            tr_v[ntr, 0] = 0
+                            tr_v[ntr, 1] = rate[f]
+                            tr_v[ntr, 2] = target[f]
+                            tr_v[ntr, 3] = alpha[f]
+                            ntr += 1
             elif kind == ALPHA:
                 f = a
                 if left[f] > 0:
@@ -253,6 +273,18 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap):
                     alpha_flag[f] = False
                     ne = _push(ht, hs, hk, ha, hb, ne, seq, t + t_alpha, ALPHA, f, 0)
                     seq += 1
+                    if f == trace_flow:
+                        if ntr == tr_t.shape[0]:
+                            tr_t = _grow_f(tr_t)
+                            tr_v2 = np.empty((2 * ntr, 4))
+                            tr_v2[:ntr] = tr_v
+                            tr_v = tr_v2
+                        tr_t[ntr] = t
+                        tr_v[ntr, 0] = 1
+                        tr_v[ntr, 1] = rate[f]
+                        tr_v[ntr, 2] = target[f]
+                        tr_v[ntr, 3] = alpha[f]
+                        ntr += 1
             elif kind == DECREASE:
                 f = a
                 if left[f] > 0:
@@ -269,6 +301,18 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap):
                             inc_pending[f] = True
                             ne = _push(ht, hs, hk, ha, hb, ne, seq, inc_due[f], INCREASE, f, 0)
                             seq += 1
+                        if f == trace_flow:
+                            if ntr == tr_t.shape[0]:
+                                tr_t = _grow_f(tr_t)
+                                tr_v2 = np.empty((2 * ntr, 4))
+                                tr_v2[:ntr] = tr_v
+                                tr_v = tr_v2
+                            tr_t[ntr] = t
+                            tr_v[ntr, 0] = 2
+                            tr_v[ntr, 1] = rate[f]
+                            tr_v[ntr, 2] = target[f]
+                            tr_v[ntr, 3] = alpha[f]
+                            ntr += 1
             else:                                   # INCREASE
                 f = a
                 inc_pending[f] = False
@@ -281,17 +325,32 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap):
                     inc_pending[f] = True
                     ne = _push(ht, hs, hk, ha, hb, ne, seq, inc_due[f], INCREASE, f, 0)
                     seq += 1
+                    what = 3
                     if stage[f] < fr:
                         rate[f] = rate[f] / 2 + target[f] / 2
                     else:
                         if stage[f] == fr:
                             target[f] += r_ai
+                            what = 4
                         else:
                             target[f] += r_hai
+                            what = 5
                         if target[f] > line:
                             target[f] = line
                         rate[f] = rate[f] / 2 + target[f] / 2
                     stage[f] += 1
+                    if f == trace_flow:
+                        if ntr == tr_t.shape[0]:
+                            tr_t = _grow_f(tr_t)
+                            tr_v2 = np.empty((2 * ntr, 4))
+                            tr_v2[:ntr] = tr_v
+                            tr_v = tr_v2
+                        tr_t[ntr] = t
+                        tr_v[ntr, 0] = what
+                        tr_v[ntr, 1] = rate[f]
+                        tr_v[ntr, 2] = target[f]
+                        tr_v[ntr, 3] = alpha[f]
+                        ntr += 1
         # ---- a NIC that may send: round-robin over its eligible QPs
         if send_host >= 0:
             h = send_host
@@ -378,5 +437,5 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap):
                     n_cnps += 1
                     ne = _push(ht, hs, hk, ha, hb, ne, seq, arrive + cnp_dly, CNP, f, 0)
                     seq += 1
-    counts = np.array([n_events, n_marks, n_cnps, n_pauses], np.int64)
-    return finish, delivered, counts, peak, lt, lk, la
+    counts = np.array([n_events, n_marks, n_cnps, n_pauses, stopped], np.int64)
+    return finish, delivered, counts, peak, lt, lk, la, tr_t[:ntr], tr_v[:ntr]

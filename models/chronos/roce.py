@@ -63,7 +63,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-__all__ = ["RoCE", "RoceResult", "hpcc_dcqcn", "hpcc_dcqcn_paper", "PRESETS", "simulate",
+__all__ = ["RoCE", "RoceResult", "Stalled", "hpcc_dcqcn", "hpcc_dcqcn_paper", "PRESETS", "simulate",
            "simulate_reference"]
 
 # Event kinds (the engine uses the same numbers).
@@ -218,6 +218,15 @@ class RoceResult:
     trace: list | None = None
 
 
+class Stalled(RuntimeError):
+    """The run did not deliver every byte (within ``max_time_s`` of simulated time)."""
+
+
+def _stalled(limit: float):
+    raise Stalled(f"the RoCE simulation did not deliver every byte within {limit} s of "
+                  f"simulated time")
+
+
 def _check_demand(demand) -> np.ndarray:
     try:
         d = np.asarray(demand, dtype=np.float64)
@@ -258,8 +267,8 @@ def _setup(demand, cfg, seed, inject):
 # --------------------------------------------------------------- plain Python reference --
 
 def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
-                       inject_cnp=None, log: int = 0, trace_flow: int | None = None
-                       ) -> RoceResult:
+                       inject_cnp=None, log: int = 0, trace_flow: int | None = None,
+                       max_time_s: float = 10.0) -> RoceResult:
     """The simulator's rules in plain Python. ``inject_cnp``: ``(time, flow)`` CNPs delivered
     to a sender as if a marked packet had produced them (for tests of the reaction point);
     ``log``: keep the first ``log`` events; ``trace_flow``: record ``(time, event, R_C, R_T,
@@ -397,6 +406,8 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
             try_send(0.0, h)
     while events:
         t, _, kind, a, b = heapq.heappop(events)
+        if t > max_time_s:
+            _stalled(max_time_s)
         stats["events"] += 1
         if out_log is not None and len(out_log) < log:
             out_log.append((t, kind, a))
@@ -494,6 +505,8 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
                     what = "additive" if stage[f] == cfg.fast_recovery else "hyper"
                 stage[f] += 1
                 note(t, what, f)
+    if any(delivered[f] < size[f] for f in range(m)):
+        _stalled(max_time_s)
     return RoceResult(completion_s=max(finish) if m else 0.0, finish_s=np.array(finish),
                       flows=list(zip(src.tolist(), dst.tolist())), packets=total,
                       events=stats["events"], marks=stats["marks"], cnps=stats["cnps"],
@@ -514,24 +527,34 @@ def _vector(cfg: RoCE) -> np.ndarray:
                      float(cfg.clamp_target)])
 
 
+TRACE_KINDS = ("first_cnp", "alpha", "decrease", "fast_recovery", "additive", "hyper")
+
+
 def simulate(demand, cfg: RoCE | None = None, *, seed: int = 0, inject_cnp=None,
-             log: int = 0) -> RoceResult:
+             log: int = 0, trace_flow: int | None = None,
+             max_time_s: float = 10.0) -> RoceResult:
     """The simulator (see the module docstring), compiled with numba: the same events and
-    results as :func:`simulate_reference`."""
+    results as :func:`simulate_reference` (same arguments)."""
     d, cfg, src, dst, size, total, uniform, inj = _setup(demand, cfg, seed, inject_cnp)
     from ._roce_engine import run
     inj_t = np.array([t for t, _ in inj], dtype=np.float64)
     inj_f = np.array([f for _, f in inj], dtype=np.int64)
-    finish, delivered, counts, peak, lt, lk, la = run(
-        d.shape[0], src, dst, size, _vector(cfg), uniform, inj_t, inj_f, int(log))
+    finish, delivered, counts, peak, lt, lk, la, tr_t, tr_v = run(
+        d.shape[0], src, dst, size, _vector(cfg), uniform, inj_t, inj_f, int(log),
+        -1 if trace_flow is None else int(trace_flow), float(max_time_s))
+    if counts[4] or (delivered < size).any():
+        _stalled(max_time_s)
     nlog = min(int(log), int(counts[0]))
+    trace = None if trace_flow is None else [
+        (float(tr_t[i]), TRACE_KINDS[int(tr_v[i, 0])], 8 * float(tr_v[i, 1]),
+         8 * float(tr_v[i, 2]), float(tr_v[i, 3])) for i in range(len(tr_t))]
     return RoceResult(completion_s=float(finish.max()) if len(size) else 0.0,
                       finish_s=finish, flows=list(zip(src.tolist(), dst.tolist())),
                       packets=total, events=int(counts[0]), marks=int(counts[1]),
                       cnps=int(counts[2]), pauses=int(counts[3]), peak_buffer=float(peak),
                       delivered=delivered,
                       log=[(float(lt[i]), int(lk[i]), int(la[i])) for i in range(nlog)]
-                      if log else None)
+                      if log else None, trace=trace)
 
 
 def describe(cfg: RoCE) -> dict:
