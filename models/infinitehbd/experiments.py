@@ -106,6 +106,11 @@ def placement_mean(seeds=PLACEMENT_SEEDS, tps=TPS, *, halves: str = "split",
     return {k: float(np.mean(v)) for k, v in acc.items()}
 
 
+SENS_ARCHS = ("big-switch", "infinitehbd-k2", "infinitehbd-k3", "nvl-72", "tpuv4",
+              "tpuv4-cube")
+SENS_TPS = (32, 64)
+
+
 def sensitivity_study(seeds=PLACEMENT_SEEDS, tps=TPS, generated: bool = True) -> dict:
     """The two placement assumptions (halves split / adjacent x spatially independent /
     clustered) on the released trace, and the calibrated generator (split, i.i.d.): mean
@@ -113,11 +118,13 @@ def sensitivity_study(seeds=PLACEMENT_SEEDS, tps=TPS, generated: bool = True) ->
     out = {}
     for halves in faults.HALVES:
         for spatial in faults.SPATIAL:
+            default = (halves, spatial) == ("split", "independent")   # the records' setting
             out[("trace", halves, spatial)] = placement_mean(
-                seeds, tps, halves=halves, spatial=spatial)
+                seeds, tps if default else SENS_TPS, halves=halves, spatial=spatial,
+                archs=TRACE_ARCHS if default else SENS_ARCHS)
     if generated:
         out[("generated", "split", "independent")] = placement_mean(
-            seeds[:1], tps, source="generated")
+            seeds[:1], SENS_TPS, source="generated", archs=SENS_ARCHS)
     return out
 
 
