@@ -44,7 +44,7 @@ from amaranth.lib.wiring import In, Out
 
 from .._util import check_params, eq_const, ge_const, not_elaborated
 
-__all__ = ["OCSTrxController", "cmd_width", "OPS"]
+__all__ = ["OCSTrxController", "BenesCheck", "cmd_width", "OPS"]
 
 OPS = {"SET_PATH": 1, "LOAD_PERM": 2, "WRITE_CAL": 3, "SET_TIMING": 4, "CLEAR": 5, "ARM": 6}
 ERR = {"OPCODE": 0, "GROUP": 1, "PATH": 2, "PERM": 3, "STATES": 4, "ELEMENT": 5, "TIMING": 6}
@@ -73,12 +73,11 @@ def _benes(m, values, states, n, stage0, offset, half):
     """Route ``values`` (one Signal per input lane) through a Benes sub-network of ``n``
     lanes whose first stage is ``stage0`` and whose elements sit at ``offset`` in their
     stages (element id ``stage * half + position``); returns the values at its outputs."""
-    width = len(values[0])
 
     def element(e, a, b):
-        x, y = Signal(width, name=f"bx{e}"), Signal(width, name=f"by{e}")
-        m.d.comb += [x.eq(Mux(states[e], b, a)), y.eq(Mux(states[e], a, b))]
-        return x, y
+        # expressions, not signals: the network is one expression per output (evaluated
+        # in one pass by the simulator)
+        return Mux(states[e], b, a), Mux(states[e], a, b)
 
     if n == 2:
         return list(element(stage0 * half + offset, values[0], values[1]))
@@ -94,6 +93,57 @@ def _benes(m, values, states, n, stage0, offset, half):
     for j in range(n // 2):
         out += element((stage0 + 1 + inner) * half + offset + j, top[j], bottom[j])
     return out
+
+
+class BenesCheck(wiring.Component):
+    """The LOAD_PERM checks, combinational: ``is_perm`` (each lane named once in ``perm``,
+    l bits per lane) and ``realised`` (the lane values pushed through the Benes matrix set
+    to ``states`` arrive each at the output lane it names)."""
+
+    def __init__(self, lanes):
+        self.lanes = lanes
+        self.k = lanes.bit_length() - 1
+        super().__init__({"perm": In(lanes * self.k), "states": In(benes_elements(lanes)),
+                          "is_perm": Out(1), "realised": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        N, k = self.lanes, self.k
+        f_perm = [self.perm[i * k:(i + 1) * k] for i in range(N)]
+        onehot = Signal(N)
+        for i in range(N):
+            for o in range(N):
+                with m.If(eq_const(f_perm[i], o)):
+                    m.d.comb += onehot[o].eq(1)
+        # the lane values routed (a submodule: the simulator settles the network in one
+        # pass before the comparison reads it)
+        m.submodules.route = route = _BenesRoute(N)
+        m.d.comb += [route.values.eq(self.perm), route.states.eq(self.states)]
+        m.d.comb += [self.is_perm.eq(onehot.all()),
+                     self.realised.eq(Cat(*[eq_const(route.routed[o * k:(o + 1) * k], o)
+                                            for o in range(N)]).all())]
+        return m
+
+
+class _BenesRoute(wiring.Component):
+    """Lane values (l bits each) through a Benes matrix set to ``states``."""
+
+    def __init__(self, lanes):
+        self.lanes, self.k = lanes, lanes.bit_length() - 1
+        super().__init__({"values": In(lanes * self.k), "states": In(benes_elements(lanes)),
+                          "routed": Out(lanes * self.k)})
+
+    def elaborate(self, platform):
+        m = Module()
+        N, k = self.lanes, self.k
+        values = [self.values[i * k:(i + 1) * k] for i in range(N)]
+        m.d.comb += self.routed.eq(Cat(*_benes(m, values, self.states, N, 0, 0, N // 2)))
+        return m
+
+
+def benes_elements(lanes):
+    k = lanes.bit_length() - 1
+    return (lanes // 2) * (2 * k - 1)
 
 
 class OCSTrxController(wiring.Component):
@@ -194,13 +244,9 @@ class OCSTrxController(wiring.Component):
         f_code = p[4 + eb:4 + eb + H]
         f_which, f_value = p[3:5], p[5:5 + T]
 
-        onehot = Signal(N)
-        for i in range(N):
-            for o in range(N):
-                with m.If(eq_const(f_perm[i], o)):
-                    m.d.comb += onehot[o].eq(1)
-        routed = _benes(m, f_perm, f_states, N, 0, 0, N // 2)
-        realised = Cat(*[eq_const(routed[o], o) for o in range(N)]).all()
+        m.submodules.benes = chk = BenesCheck(N)
+        m.d.comb += [chk.perm.eq(Cat(*f_perm)), chk.states.eq(f_states)]
+        is_perm, realised = chk.is_perm, chk.realised
         group_bad = Signal()
         elem_bad = Signal()
         timing_bad = Signal()
@@ -221,8 +267,8 @@ class OCSTrxController(wiring.Component):
             err[ERR["GROUP"]].eq((is_op["SET_PATH"] & group_bad) | (is_op["ARM"] & mask_bad)),
             err[ERR["PATH"]].eq(is_op["SET_PATH"] & ~group_bad &
                                 (~f_path.any() | (f_backup == f_path))),
-            err[ERR["PERM"]].eq(is_op["LOAD_PERM"] & ~onehot.all()),
-            err[ERR["STATES"]].eq(is_op["LOAD_PERM"] & onehot.all() & ~realised),
+            err[ERR["PERM"]].eq(is_op["LOAD_PERM"] & ~is_perm),
+            err[ERR["STATES"]].eq(is_op["LOAD_PERM"] & is_perm & ~realised),
             err[ERR["ELEMENT"]].eq(is_op["WRITE_CAL"] & elem_bad),
             err[ERR["TIMING"]].eq(is_op["SET_TIMING"] & timing_bad),
             err[ERR["OPCODE"]].eq(~Cat(*is_op.values()).any()),
