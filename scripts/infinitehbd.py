@@ -12,7 +12,8 @@ the HBD architectures over a fault trace, Table 7's bound and Table 6's costs.
     python -m scripts.infinitehbd table6
 
 ``rings --commands`` also lists, per transceiver bundle, the OCS transceiver controller
-commands (``rtl/optics/ocstrx.py``: mnemonic and command word) that apply the setting.
+commands (``rtl/optics/ocstrx.py``: mnemonic and command word) that apply the setting, with
+the backups ``ocstrx.ring_commands`` derives from the faults and the rings.
 ``waste`` without ``--trace`` uses the released production trace (400 8-GPU servers, 348
 days, shipped in ``models/infinitehbd/data``) placed on the 9,792-GPU line
 (``faults.place_on_line``: ``--halves`` where the two 4-GPU halves of an 8-GPU node sit,
@@ -46,26 +47,32 @@ def cmd_rings(args) -> None:
     print(f"{len(rings)} TP-{args.tp} rings on {args.nodes} nodes of {args.R} GPUs "
           f"(K = {args.K}, {'line' if args.line else 'ring'}), faulty {faulty or 'none'}; "
           f"every ring verified on the link graph")
+    commands = None
+    if args.commands:
+        from models.infinitehbd.ocstrx import ring_commands
+        commands = ring_commands(hbd, rings, lanes=8, groups=2)
     for i, r in enumerate(rings):
         cfg = " ".join(f"{side}{n}={path}" for (side, n), path in sorted(
             r.config.items(), key=lambda kv: (kv[0][1], kv[0][0])))
         print(f"ring {i}: nodes {list(r.nodes)}  transceivers {cfg}")
-        if args.commands:
-            _print_commands(r, args)
+        if commands is not None:
+            _print_commands(r, commands)
 
 
-def _print_commands(ring, args) -> None:
+def _print_commands(ring, commands) -> None:
     from cosim.codec import ocs_command
-    from models.infinitehbd.ocstrx import trx_commands
     lanes = 8                    # an 8 x 112G transceiver (§7): two GPUs' SerDes halves
-    for (side, n), setting in sorted(ring.config.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        for bundle, c in trx_commands(side, setting, lanes=lanes, groups=2, K=args.K):
+    for key in sorted(ring.config, key=lambda k: (k[1], k[0])):
+        side, n = key
+        for bundle, c in commands[key]:
             if c.op == 1:
-                text = f"SET_PATH group {c.group} path {c.path} backup {c.backup}"
+                who = "every group" if c.every else f"group {c.group}"
+                text = f"SET_PATH {who} path {c.path} backup {c.backup}"
             else:
                 text = f"LOAD_PERM {list(c.perm)}"
             word = ocs_command(c.op, lanes=lanes, groups=2, group=c.group, path=c.path,
-                               backup=c.backup, perm=c.perm, states=c.states)
+                               backup=c.backup, perm=c.perm, states=c.states, every=c.every,
+                               mask=c.mask)
             print(f"    {side}{n} bundle {bundle}: {text}  ({word:#x})")
 
 

@@ -19,9 +19,14 @@ def test_rings_and_tables(tmp_path):
     assert p.returncode == 0
     assert "ring 0: nodes [0, 1, 3, 4]" in p.stdout and "E1=2 W1=1 E3=1 W3=2" in p.stdout
     p = run("rings", "--nodes", "12", "--tp", "16", "--faulty", "2,7", "--commands")
-    # E1 takes the 2-hop path around the faulty node 2 (backup: the 1-hop path); W0 loops
-    # its halves back through the matrix
-    assert "E1 bundle 0: SET_PATH group 1 path 2 backup 1" in p.stdout
+    # ring [0, 1, 3, 4]: E1 takes the 2-hop path around the faulty node 2 and has no backup
+    # (the ring node beyond 3 is 4, three hops away, more than K = 2); W1's far end is the
+    # ring's end node 0, so its backup is the loopback (path 3), with the matrix loaded
+    # first; W0 loops its halves back through the matrix. SET_PATH word: op 1 | path << 7 |
+    # backup << 9 | every << 11
+    assert "E1 bundle 1: SET_PATH every group path 2 backup 0  (0x901)" in p.stdout
+    assert ("W1 bundle 0: LOAD_PERM [4, 5, 6, 7, 0, 1, 2, 3]  (0x7803447d62)\n"
+            "    W1 bundle 0: SET_PATH every group path 1 backup 3  (0xe81)") in p.stdout
     assert "W0 bundle 0: LOAD_PERM [4, 5, 6, 7, 0, 1, 2, 3]" in p.stdout
     assert "| infinitehbd-k2 | 2,626.80 | 48.10 | 3.28 | 0.06 |" in run("table6").stdout
     csv = tmp_path / "t.csv"
