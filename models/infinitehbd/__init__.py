@@ -58,18 +58,22 @@ def reproduce(quick: bool = False) -> list[Record]:
     """Appendix A's conversion and the released trace's statistics, Table 7 (bound and
     Monte-Carlo), the §6.2 waste headline over the released 348-day trace placed on the
     9,792-GPU line (mean of five placements, both TPUv4 readings), Table 6 from Table 8's
-    parts, Fig 13d's crossover (with its GPU-price band) and §6.4's cross-ToR figures.
+    parts, Fig 13d's crossover (with its GPU-price band), §6.4's cross-ToR figures and Table
+    2's MFU (:mod:`.mfu`).
     ``quick``: fewer Monte-Carlo and sweep samples (the trace records are the same)."""
+    from . import mfu
     from .experiments import records
     s = _study(quick)
-    return records(s["trace"], s["orch"], s["agg"], s["mc"], s["sens"], s["orch16"])
+    return records(s["trace"], s["orch"], s["agg"], s["mc"], s["sens"], s["orch16"]) \
+        + mfu.records()
 
 
 def tables(quick: bool = False) -> list[str]:
     from .experiments import tables_md
     s = _study(quick)
+    from . import mfu
     return tables_md(s["trace"], s["sweep"], s["sens"], s["mc"], s["agg"],
-                     (s["orch"], s["orch16"]), s["trace12"])
+                     (s["orch"], s["orch16"]), s["trace12"]) + [mfu.table_md()]
 
 
 def figures(out_dir: Path, quick: bool = False) -> list[Path]:
