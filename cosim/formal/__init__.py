@@ -20,6 +20,7 @@ import importlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -36,7 +37,7 @@ __all__ = ["Property", "Result", "Harness", "BLOCK_MODULES", "properties", "run"
 FORMAL_DIR = Path("build") / "formal"
 
 # The blocks with a harness, in the order `make formal` reports them.
-BLOCK_MODULES = ("wwfa", "slot_endpoint", "ocstrx", "wss", "deinterleaver")
+BLOCK_MODULES = ("wwfa", "bvn", "slot_switch", "slot_endpoint", "ocstrx", "wss", "deinterleaver")
 
 
 def any_seq(width, name=None):
@@ -203,22 +204,31 @@ def run(prop: Property, *, mutant=False, out_dir=FORMAL_DIR, timeout=None) -> Re
     cmd = [str(_bin_dir() / "yowasp-sby"), "-f", "-d", str(workdir.resolve()),
            str((src / "job.sby").resolve())]
     start = time.monotonic()
+    # its own session: on a timeout the whole job (sby, yosys-smtbmc, the solver) is stopped
+    proc = subprocess.Popen(cmd, env=env, cwd=src, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        proc = subprocess.run(cmd, env=env, cwd=src, capture_output=True, text=True,
-                              timeout=timeout)
-        log = proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        log = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        log += f"\ntimeout after {timeout} s"
+        log, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            log, _ = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            log, _ = proc.communicate()
+        log = (log or "") + f"\ntimeout after {timeout} s"
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     seconds = time.monotonic() - start
     status = "ERROR"
     status_file = workdir / "status"
-    if status_file.exists():
+    if "timeout after" in log:
+        status = "TIMEOUT"
+    elif status_file.exists():
         words = status_file.read_text().split()
         if words:
             status = words[0]
-    elif "timeout after" in log:
-        status = "TIMEOUT"
     trace = None
     if status == "FAIL":
         traces = sorted(workdir.glob("engine_*/trace*.vcd"))

@@ -1,0 +1,125 @@
+"""Formal harness of the BvN decomposition engine (:mod:`rtl.chronos.bvn`).
+
+Promises, from the block's docstring:
+
+- ``partial_permutation``: an emitted step connects no two inputs to one output (the
+  arbiter's matching);
+- ``weight_nonzero`` and ``connects_some``: an emitted step has a non-zero weight and at least
+  one connection (a step is emitted only while the residual has a non-zero entry, and the
+  weight is the smallest matched entry);
+- ``ready_low_while_final_pending``: ``load.ready`` is low while a final step waits in the
+  output register;
+- ``steps_sum_to_matrix``: when the final step of a matrix is taken, the weighted sum of the
+  steps taken since the matrix was loaded equals the matrix (bounded model check: a load of N
+  beats and the first steps).
+
+Induction needs the rotation counters to stay those of one priority diagonal (as in the
+arbiter) and the load/run/drain states to be exclusive.
+"""
+
+from amaranth.hdl import Cat, Module, Signal
+
+from . import Harness, Property, any_seq, elaborate, mutated, named
+
+MODULE = "rtl.chronos.bvn"
+
+
+def build(params, mutant_spec=None):
+    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    n, w = params["n"], params["w"]
+    dut = mod.BvnEngine(n=n, w=w)
+    frag = elaborate(dut)
+    m = Module()
+    m.submodules.dut = frag
+    lv, last = Signal(), Signal()
+    lanes = [Signal(32, name=f"h_lane{j}") for j in range(n)]
+    m.d.comb += [lv.eq(any_seq(1)), last.eq(any_seq(1)), dut.load.valid.eq(lv),
+                 dut.load.payload.last.eq(last), dut.steps.ready.eq(any_seq(1))]
+    for j in range(n):
+        m.d.comb += [lanes[j].eq(any_seq(32)), dut.load.payload.row[j].eq(lanes[j])]
+    st = dut.steps
+    dest = [st.payload.dest[i] for i in range(n)]
+    conn = st.payload.connected
+    clash = Cat(*[conn[a] & conn[b] & (dest[a] == dest[b])
+                  for a in range(n) for b in range(a + 1, n)]).any()
+    checks = {
+        "partial_permutation": ~st.valid | ~clash,
+        "weight_nonzero": ~st.valid | (st.payload.weight != 0),
+        "connects_some": ~st.valid | conn.any(),
+        "ready_low_while_final_pending": ~(st.valid & st.payload.last & dut.load.ready),
+    }
+
+    # the matrix of the frame taken last, and the sum of the steps taken since it began
+    taken = lv & dut.load.ready
+    beat = Signal(range(n + 1))
+    matrix = [[Signal(w + 1, name=f"h_m{i}_{j}") for j in range(n)] for i in range(n)]
+    acc = [[Signal(w + 1, name=f"h_acc{i}_{j}") for j in range(n)] for i in range(n)]
+    with m.If(taken):
+        m.d.sync += beat.eq(Mux(last, 0, beat + 1))
+        for i in range(n):
+            with m.If(beat == i):
+                m.d.sync += [matrix[i][j].eq(lanes[j]) for j in range(n)]
+        with m.If(beat == 0):
+            m.d.sync += [a.eq(0) for row in acc for a in row]
+    step_taken = st.valid & st.ready
+    with m.If(step_taken):
+        for i in range(n):
+            for j in range(n):
+                with m.If(conn[i] & (dest[i] == j)):
+                    m.d.sync += acc[i][j].eq(acc[i][j] + st.payload.weight)
+    # compare once the final step is in: the cycle after it is taken
+    final_q = Signal()
+    m.d.sync += final_q.eq(step_taken & st.payload.last)
+    equal = Cat(*[acc[i][j] == matrix[i][j] for i in range(n) for j in range(n)]).all()
+    checks["steps_sum_to_matrix"] = ~final_q | equal
+
+    rot = [named(frag, f"rot{i}") for i in range(n)]
+    loading, draining, running = (named(frag, x) for x in ("loading", "draining", "running"))
+    invariants = [rot[i] == (rot[0] + n - i) % n for i in range(1, n)]
+    invariants += [~(loading & running), ~(loading & draining), ~(draining & running),
+                   ~(draining & st.valid)]
+    return Harness(m, checks, invariants)
+
+
+from amaranth.hdl import Mux  # noqa: E402  (used above)
+
+MUTANTS = {
+    "partial_permutation": ("from_steps(m, grants[i], rot[i], ", "from_steps(m, grants[i], rot[0], "),
+    "weight_nonzero": ("Mux(row_has[i], sel[i], Const((1 << w) - 1, w))",
+                       "Mux(row_has[i], sel[i], Const(0, w))"),
+    "connects_some": ("commit.eq(running & any_nz & out_free)", "commit.eq(running & out_free)"),
+    "ready_low_while_final_pending": ("accept.eq(loading & ~self.steps.valid)",
+                                      "accept.eq(loading)"),
+    "steps_sum_to_matrix": ("v.eq(Mux(a < b, a, b))", "v.eq(Mux(a < b, b, a))"),
+}
+MUTANT_TEXT = {
+    "partial_permutation": "every row's grants rotated back to column order by row 0's amount",
+    "weight_nonzero": "unmatched rows count as 0 in the minimum tree",
+    "connects_some": "a step is committed without checking the residual is non-zero",
+    "ready_low_while_final_pending": "a new frame is accepted while the final step waits",
+    "steps_sum_to_matrix": "the minimum tree picks the larger value",
+}
+
+
+def _builder(name):
+    def build_one(params, mutant):
+        return build(params, MUTANTS[name] if mutant else None)
+    return build_one
+
+
+PROPERTIES = [
+    Property("bvn", name, promise, params, mode, depth, _builder(name), MUTANT_TEXT[name],
+             mutant_depth=params["n"] + mdepth, ci=ci and params["n"] == 4)
+    for params in ({"n": 4, "w": 8}, {"n": 8, "w": 8})
+    for name, promise, mode, depth, mdepth, ci in (
+        ("partial_permutation", "an emitted step connects no two inputs to one output",
+         "prove", 3, 6, True),
+        ("weight_nonzero", "an emitted step has a non-zero weight", "prove", 3, 6, False),
+        ("connects_some", "an emitted step connects at least one input", "prove", 3, 6, False),
+        ("ready_low_while_final_pending", "load.ready is low while a final step waits",
+         "prove", 3, 8, False),
+        ("steps_sum_to_matrix", "the weighted steps sum to the loaded matrix", "bmc", 8, 4,
+         False),
+    )
+    if not (name == "steps_sum_to_matrix" and params["n"] != 4)
+]
