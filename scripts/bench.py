@@ -32,7 +32,11 @@ plain per-GPU Python rules on a slice of the same trace.
 sipac (build/bench/flexsipac.json): the packet simulator on a 512-CU Fig 7 point, compiled
 engine against the plain-Python reference (same result), and the whole Fig 7's wall time.
 
-    python -m scripts.bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd|sipac] [--n 64] [--cycles 20000]
+roce (build/bench/roce.json): Chronos §8.1's packet-level RoCE switch, compiled engine against
+the plain-Python reference on 1% of a 16-host MoE all-to-all (same events), and the engine on
+the whole matrix under both HPCC presets.
+
+    python -m scripts.bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd|sipac|roce] [--n 64] [--cycles 20000]
 """
 
 from __future__ import annotations
@@ -530,6 +534,49 @@ def run_sipac(args) -> str:
                 [f"whole Fig 7 ({len(f7)} points)", f"{fig7_s / 60:.1f} min"]]))
 
 
+def run_roce(args) -> str:
+    """Chronos §8.1's packet-level RoCE switch: the compiled engine and the plain-Python
+    reference on the same 16-host MoE all-to-all (scaled to 1% of the volume so the reference
+    finishes; identical events checked), then the engine alone on the full matrix (the
+    paper's volume) under both HPCC presets."""
+    from models.chronos.experiments import moe_matrices
+    from models.chronos.roce import hpcc_dcqcn, hpcc_dcqcn_paper, simulate, simulate_reference
+    d = moe_matrices(16, 1, 7, unit="bytes")[0]
+    small = np.round(d * 0.01)
+    cfg = hpcc_dcqcn()
+    simulate(small[:3, :3], cfg)                               # compile outside the timing
+    t = time.perf_counter()
+    fast = simulate(small, cfg, log=10**7)
+    fast_s = time.perf_counter() - t
+    t = time.perf_counter()
+    ref = simulate_reference(small, cfg, log=10**7)
+    ref_s = time.perf_counter() - t
+    assert fast.log == ref.log and (fast.finish_s == ref.finish_s).all(), \
+        "compiled engine and reference disagree"
+    full = {}
+    for name, c in (("dcqcn", cfg), ("dcqcn_paper", hpcc_dcqcn_paper())):
+        t = time.perf_counter()
+        r = simulate(d, c)
+        full[name] = {"seconds": round(time.perf_counter() - t, 2), "events": r.events,
+                      "packets": r.packets, "completion_ms": round(r.completion_s * 1e3, 3)}
+    out = {"matrix_gb": round(float(d.sum()) / 1e9, 3), "small_events": fast.events,
+           "small_compiled_s": round(fast_s, 3), "small_reference_s": round(ref_s, 2),
+           "speedup": round(ref_s / fast_s, 1), "full": full, "machine": machine()}
+    write_json(BUILD / "bench" / "roce.json", out)
+    rows = [["1% of one MoE matrix: events", f"{fast.events:,}"],
+            ["compiled engine (with the event log)", f"{fast_s:.3f} s "
+             f"({fast.events / fast_s / 1e6:.2f} M events/s)"],
+            ["plain-Python reference, same events", f"{ref_s:.2f} s"],
+            ["speed-up", f"{ref_s / fast_s:.0f}x"]]
+    for name, f in full.items():
+        rows.append([f"whole matrix ({out['matrix_gb']} GB, {f['packets']:,} packets), "
+                     f"HPCC preset {name}", f"{f['seconds']} s, {f['events']:,} events "
+                     f"({f['events'] / f['seconds'] / 1e6:.2f} M events/s), completion "
+                     f"{f['completion_ms']} ms"])
+    return ("## Chronos packet-level RoCE switch (build/bench/roce.json)\n\n"
+            + md_table(["measure", "value"], rows))
+
+
 def run_mesh(args) -> str:
     """The mesh co-simulation's rate against the simulator's on the same packets."""
     from cosim.runner import run
@@ -581,7 +628,7 @@ def run_mesh(args) -> str:
 def main(argv=None) -> int:
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=("wwfa", "bvn", "engine", "netsim", "fig14b", "mesh",
-                                           "hbd", "sipac"),
+                                           "hbd", "sipac", "roce"),
                         action="append",
                         help="run only this benchmark (repeatable; default: all)")
     parser.add_argument("--n", type=int, default=64, help="arbiter size (default 64)")
@@ -620,9 +667,11 @@ def main(argv=None) -> int:
         parser.error("--engine-n values must be in 4..64 and --engine-matrices >= 1")
     if args.hbd_slice < 1:
         parser.error("--hbd-slice must be >= 1")
-    only = args.only or ["wwfa", "bvn", "engine", "netsim", "fig14b", "mesh", "hbd", "sipac"]
+    only = args.only or ["wwfa", "bvn", "engine", "netsim", "fig14b", "mesh", "hbd", "sipac",
+                         "roce"]
     runners = {"wwfa": run_wwfa, "bvn": run_bvn, "engine": run_engine, "netsim": run_netsim,
-               "fig14b": run_fig14b, "mesh": run_mesh, "hbd": run_hbd, "sipac": run_sipac}
+               "fig14b": run_fig14b, "mesh": run_mesh, "hbd": run_hbd, "sipac": run_sipac,
+               "roce": run_roce}
     sections = [runners[name](args) for name in only]
     m = machine()
     text = (f"# Benchmarks\n\nMachine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, "

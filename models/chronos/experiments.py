@@ -16,7 +16,6 @@ from models.common.records import Record
 from . import timeslot as ts
 from .bvn import decompose, lower_bound, permutation_bound, quantize
 from .moe import moe_traffic_matrix
-from .packet import DCQCN, circuit_completion, dcqcn_completion, fluid_completion
 
 LINK_BPS = 800e9
 T_X = 10e-9
@@ -242,135 +241,42 @@ def plot_quantization(res: dict, path: Path) -> Path:
     return path
 
 
-def moe_comparison(runs: int, seed: int = 7, params: DCQCN | None = None,
-                   progress: bool = True) -> dict:
-    """§8.1: ``runs`` 16 x 16 MoE matrices at 800 Gb/s; completion times (s) of the circuit
-    switch (exact BvN), DCQCN and the max-min fair fluid bound."""
-    from tqdm import tqdm
-    mats = moe_matrices(16, runs, seed, unit="bytes")
-    circuit, decomp, dcqcn, fluid, lb = [], [], [], [], []
-    for k, d in enumerate(tqdm(mats, desc="MoE all-to-all runs", disable=None if progress else True,
-                               file=sys.stderr)):
-        c = circuit_completion(d, LINK_BPS, T_X)
-        circuit.append(c["total_s"])
-        decomp.append(c["decompose_s"])
-        dcqcn.append(dcqcn_completion(d, LINK_BPS, params=params, seed=seed * 100_003 + k))
-        fluid.append(fluid_completion(d, LINK_BPS))
-        lb.append(8 * lower_bound(d) / LINK_BPS)
-    circuit, dcqcn, fluid = np.array(circuit), np.array(dcqcn), np.array(fluid)
-    improvement = 1 - circuit / dcqcn
-    return {"circuit_s": circuit, "dcqcn_s": dcqcn, "fluid_s": fluid, "lower_bound_s": np.array(lb),
-            "improvement": improvement, "decompose_s": np.array(decomp)}
+def moe_comparison(quick: bool = False, progress: bool = True) -> dict:
+    """§8.1 on the packet-level RoCE switch (:mod:`.sec81`): the test matrices on the circuit
+    (slot-quantised BvN + the engine's decomposition time; exact unquantised as ablation),
+    the max-min fluid bound and HPCC ns-3's two DCQCN presets."""
+    from .sec81 import untuned
+    return untuned(quick, progress)
 
 
-def moe_records(res: dict) -> list[Record]:
-    """§8.1. The circuit's completion is its schedule (transfer + permutations x t_x); the
-    host's time to compute the decomposition depends on the machine and is reported apart."""
-    imp = res["improvement"]
-    why = ("untuned: DCQCN with Zhu et al.'s published parameters (SIGCOMM 2015); the paper "
-           "tuned its DCQCN (see the sec8.1.tuned records)")
-    decomp = f"decomposition on this host: median {1e3 * np.median(res['decompose_s']):.2f} ms, " \
-             f"not included"
-    return [
-        _rec("sec8.1.improvement.mean", "circuit faster than DCQCN, mean", "%", 22.04,
-             100 * imp.mean(), f"{len(imp)} matrices; {decomp}", why=why, simulated=True),
-        _rec("sec8.1.improvement.max", "circuit faster than DCQCN, max", "%", 32,
-             100 * imp.max(), decomp, why=why, simulated=True),
-        _rec("sec8.1.packet.mean", "DCQCN all-to-all completion, mean", "ms", 13,
-             1e3 * res["dcqcn_s"].mean(), "paper: 'approximately 13 ms' (ns-3)", why=why,
-             simulated=True),
-    ]
+def tuned_comparison(base: dict, quick: bool = False, progress: bool = True) -> dict:
+    """§8.1 as the paper ran it: DCQCN's six parameters tuned (Optuna TPE) on training
+    matrices, then run on the test matrices of ``base`` (:func:`moe_comparison`)."""
+    from .sec81 import tuned
+    return tuned(quick, base, progress)
 
 
-# §8.1's packet-switch mean ("approximately 13 ms") and the circuit's mean improvement over it
-# imply the paper's circuit completion, i.e. its traffic scale: 13 ms x (1 - 22.04%).
-PAPER_PACKET_MEAN_S = 13e-3
-PAPER_IMPROVEMENT_MEAN = 0.2204
-TUNING_BUDGET = {False: {"trials": 100, "train": 16, "test": 1000},
-                 True: {"trials": 8, "train": 3, "test": 60}}
-TRAIN_SEED = 1_000_003      # the training matrices' seed; the test set is moe_comparison's
+def volume_sweep(quick: bool = False, progress: bool = True) -> dict:
+    """§8.1's improvement against the traffic volume, per HPCC preset."""
+    from .sec81 import volume_sweep as sweep
+    return sweep(quick, progress)
 
 
-def tuned_comparison(quick: bool = False, progress: bool = True) -> dict:
-    """§8.1 as the paper ran it: DCQCN's six parameters tuned on a training set of MoE
-    matrices (:func:`models.chronos.tuning.tune_dcqcn`), then circuit vs tuned DCQCN on a
-    disjoint test set (the matrices of :func:`moe_comparison`, another seed)."""
-    from .tuning import tune_dcqcn
-    budget = TUNING_BUDGET[quick]
-    train = moe_matrices(16, budget["train"], TRAIN_SEED, unit="bytes")
-    tuning = tune_dcqcn(train, LINK_BPS, trials=budget["trials"], progress=progress)
-    res = moe_comparison(budget["test"], params=tuning.params, progress=progress)
-    return {"tuning": tuning, "test": res}
+def moe_records(res: dict, tuned: dict) -> list[Record]:
+    """§8.1 untuned (HPCC's dcqcn preset): improvement mean and max, packet mean."""
+    from .sec81 import records
+    return records(res, tuned)[:3]
 
 
-def _paper_circuit_s() -> float:
-    return PAPER_PACKET_MEAN_S * (1 - PAPER_IMPROVEMENT_MEAN)
+def tuned_records(res: dict, tuned: dict) -> list[Record]:
+    """§8.1 tuned: improvement mean and max, packet mean, packet/circuit ratio."""
+    from .sec81 import records
+    return records(res, tuned)[3:]
 
 
-def tuned_records(tuned: dict) -> list[Record]:
-    t, res = tuned["tuning"], tuned["test"]
-    imp = res["improvement"]
-    base = (f"DCQCN tuned ({t.trials} trials x {t.train} training matrices, Optuna TPE), "
-            f"{len(imp)} test matrices")
-    why = ("tuned DCQCN comes close to the max-min fluid bound in our fluid switch model (no "
-           "packet-level effects: head-of-line blocking under PFC, pause propagation, "
-           "per-packet jitter), and the circuit's schedule sits at that bound too, so little is "
-           "left to win")
-    scale = (f"our circuit completion averages {1e3 * res['circuit_s'].mean():.2f} ms against "
-             f"the paper's implied {1e3 * _paper_circuit_s():.2f} ms (13 ms x (1 - 22.04%)): "
-             f"a different traffic scale; and ")
-    return [
-        _rec("sec8.1.tuned.improvement.mean", "circuit faster than tuned DCQCN, mean", "%",
-             22.04, 100 * imp.mean(), base, why=why, simulated=True),
-        _rec("sec8.1.tuned.improvement.max", "circuit faster than tuned DCQCN, max", "%", 32,
-             100 * imp.max(), base, why=why, simulated=True),
-        # 'about 13 ms' printed as 13: within half a unit (3.8 %) in the quick and full runs
-        _rec("sec8.1.tuned.packet.mean", "tuned DCQCN all-to-all completion, mean", "ms", 13,
-             1e3 * res["dcqcn_s"].mean(), base + "; " + scale + why.split(", and")[0],
-             simulated=True),
-    ]
-
-
-def _md(head: list[str], rows: list[list]) -> list[str]:
-    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
-            *["| " + " | ".join(str(c) for c in r) + " |" for r in rows]]
-
-
-def tuning_table(tuned: dict, untuned: dict) -> str:
-    """Markdown: the tuned parameters against the defaults, the budget, and the §8.1
-    comparison (tuned, untuned, paper) with the traffic scale behind it."""
-    t, res = tuned["tuning"], tuned["test"]
-    units = {"k_min": (1e3, "KB"), "k_max": (1e3, "KB"), "p_max": (1, ""),
-             "r_ai": (1e6, "Mb/s"), "r_hai": (1e6, "Mb/s"), "g": (1, "")}
-    prm = [[k, f"{d / units[k][0]:,.4g} {units[k][1]}", f"{v / units[k][0]:,.4g} {units[k][1]}"]
-           for k, (d, v) in t.changed().items()]
-
-    def row(name, r):
-        i = r["improvement"]
-        return [name, f"{1e3 * r['dcqcn_s'].mean():.2f}", f"{1e3 * r['circuit_s'].mean():.2f}",
-                f"{1e3 * r['fluid_s'].mean():.2f}", f"{100 * i.mean():.2f}%",
-                f"{100 * i.max():.2f}%"]
-    cmp_rows = [row(f"tuned DCQCN ({len(res['improvement']):,} test matrices)", res),
-                row(f"DCQCN defaults ({len(untuned['improvement']):,} matrices)", untuned),
-                ["paper (ns-3, tuned DCQCN)", "~13", f"{1e3 * _paper_circuit_s():.2f} (implied)",
-                 "-", "22.04%", "32%"]]
-    line_gb = res["lower_bound_s"].mean() * LINK_BPS / 8 / 1e9
-    return "\n".join([
-        "### §8.1 with DCQCN tuned as the paper tuned it", "",
-        f"Budget: {t.trials} trials (Optuna TPE, seed 0; the first is the defaults) x "
-        f"{t.train} training matrices = {t.simulations:,} DCQCN simulations. Training mean "
-        f"{1e3 * t.default_train_s:.2f} ms with the defaults, {1e3 * t.best_train_s:.2f} ms "
-        f"tuned. The test matrices come from another seed.", "",
-        *_md(["parameter", "default (Zhu et al. 2015)", "tuned"], prm), "",
-        *_md(["packet switch", "DCQCN mean (ms)", "circuit mean (ms)", "fluid bound mean (ms)",
-              "improvement mean", "improvement max"], cmp_rows), "",
-        f"Traffic scale: our circuit completion averages {1e3 * res['circuit_s'].mean():.2f} ms "
-        f"(busiest line {line_gb:.2f} GB at 800 Gb/s) against the "
-        f"{1e3 * _paper_circuit_s():.2f} ms the paper's two numbers imply: ours is "
-        f"{res['circuit_s'].mean() / _paper_circuit_s():.2f}x. The paper's measured expert "
-        f"popularities are not published; ours are drawn (a quarter of the experts hot with "
-        f"50-80% of the tokens, `models/chronos/moe.py`) with Llama 3 405B's hidden size and "
-        f"sequence length.", ""])
+def tuning_table(tuned: dict, untuned: dict, sweep: dict | None = None) -> str:
+    from .sec81 import table
+    return table(untuned, tuned, sweep)
 
 
 def breakeven(matrix: np.ndarray, t_x_grid: np.ndarray, link_bps: float = LINK_BPS) -> dict:
@@ -401,26 +307,20 @@ def breakeven(matrix: np.ndarray, t_x_grid: np.ndarray, link_bps: float = LINK_B
             "bvn_perms": len(bvn), "eclipse_perms": np.array(ecl_perms), "breakeven_s": cross}
 
 
-def plot_moe(res: dict, path: Path) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(9, 4))
-    x = np.arange(len(res["dcqcn_s"]))
-    ax.plot(x, 1e3 * res["dcqcn_s"], lw=0.8, label="packet switch, DCQCN")
-    ax.plot(x, 1e3 * res["circuit_s"], lw=0.8, label="circuit switch, BvN (exact)")
-    ax.plot(x, 1e3 * res["fluid_s"], lw=0.6, ls="--", label="ideal max-min fluid")
-    ax.set_xlabel("iteration (MoE traffic matrix)")
-    ax.set_ylabel("all-to-all completion (ms)")
-    gap = 100 * (res["circuit_s"] / res["fluid_s"] - 1).mean()
-    ax.set_title(f"16 experts, 800 Gb/s: circuit {100 * res['improvement'].mean():.1f}% "
-                 f"faster than DCQCN on average (max {100 * res['improvement'].max():.1f}%),\n"
-                 f"{gap:.2f}% above the ideal fluid bound", fontsize=10)
-    ax.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+def plot_moe(res: dict, tuned: dict, path: Path) -> Path:
+    """Fig 6 on the packet-level switch: packet (presets, tuned) and circuit per matrix."""
+    from .sec81 import plot_fig6
+    return plot_fig6(res, tuned, path)
+
+
+def plot_volume(sweep: dict, path: Path) -> Path:
+    from .sec81 import plot_volume as plot
+    return plot(sweep, path)
+
+
+def plot_tuning_budget(tuned: dict, path: Path) -> Path:
+    from .sec81 import plot_budget
+    return plot_budget(tuned, path)
 
 
 def plot_breakeven(res: dict, path: Path) -> Path:

@@ -1,0 +1,25 @@
+"""§8.1's circuit model (models/chronos/sec81.py) on a case solvable by hand."""
+
+import numpy as np
+import pytest
+
+from models.chronos.sec81 import circuit
+
+
+def test_circuit_is_quantised_makespan_plus_reconfiguration_plus_engine_time():
+    n = 4
+    d = np.zeros((n, n), dtype=np.int64)
+    for i in range(n):
+        d[i, (i + 1) % n] = 1_000_000                  # one permutation of 1 MB entries
+    c = circuit(d)
+    # 512 slots: the smallest unit with ceil(1e6 / unit) <= 512 is 1,954 bytes, so each
+    # entry takes 512 slots of 1,954 bytes = 1,000,448 bytes on the wire
+    assert c["transfer_s"] == pytest.approx(8 * 512 * 1954 / 800e9, rel=1e-12)
+    assert c["permutations"] == 1
+    assert c["reconfig_s"] == pytest.approx(10e-9)
+    # the engine: N load beats, one cycle into RUN, one permutation: N + 2 cycles at 1 GHz
+    assert c["decompose_s"] == pytest.approx((n + 2) * 1e-9)
+    assert c["total_s"] == pytest.approx(c["transfer_s"] + c["reconfig_s"] + c["decompose_s"])
+    # the unquantised ablation: the lower bound over the rate, one reconfiguration
+    assert c["exact_s"] == pytest.approx(8e6 / 800e9 + 10e-9, rel=1e-12)
+    assert c["quant_overhead"] == pytest.approx(512 * 1954 / 1e6 - 1)
