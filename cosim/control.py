@@ -1,12 +1,14 @@
 """The cycle loop shared by the controller testbenches (``test_ocstrx``, ``test_wss``,
-``test_deinterleaver``): commands through ``cosim.stream`` (random gaps, protocol monitor),
-every output compared with the golden model every cycle, the testbench's own invariants,
-resets at any moment.
+``test_deinterleaver``): commands through ``cosim.stream`` (random gaps, a protocol monitor
+that knows the reset: ``valid`` is held low in reset and ``ready`` must be low there),
+the outputs checked every cycle, the testbench's own invariants, resets at any moment.
 
 A bench subclasses :class:`ControlBench` and provides ``encode`` (command -> payload word,
-from ``cosim.codec``), ``read`` (the outputs, decoded from the documented layout, as the
-model's :meth:`outputs` dict), ``invariants`` and optionally ``drive`` (other inputs; what it
-returns goes to the model's ``edge``) and ``on_reset``.
+from ``cosim.codec``), ``read`` (the outputs, decoded from the documented layout),
+``invariants`` and optionally ``drive`` (other inputs; what it returns goes to the model's
+``edge``) and ``on_reset``. By default the outputs are compared with the golden model's
+:meth:`outputs` every cycle (``compare``/``advance``); a bench that checks transactions
+against a scoreboard instead overrides those two (``test_ocstrx``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class ControlBench(ABC):
     def __init__(self, dut, rng, model, *, gap_p: float = 0.3) -> None:
         self.dut, self.rng, self.model = dut, rng, model
         self.source = StreamSource(dut, "cmd", rng, gap_p=gap_p)
-        self.monitor = StreamMonitor(dut, "cmd")
+        self.monitor = StreamMonitor(dut, "cmd", rst=dut.rst)
         self.clock = ClockCycle(dut.clk, [self.source, self.monitor])
         self.meter = CycleMeter(10)
         self.sent: dict = {}         # payload word -> command (the last one sent)
@@ -66,6 +68,19 @@ class ControlBench(ABC):
     def on_reset(self) -> None:
         """Forget the testbench's own state when a reset edge comes."""
 
+    def compare(self, t: int, got: dict) -> None:
+        """This cycle's outputs against the model's (every output, every cycle)."""
+        want = self.model.outputs()
+        if got != want:
+            diff = {k: (got[k], want[k]) for k in got if got[k] != want[k]}
+            raise AssertionError(f"cycle {t}: RTL != model (rtl, model): {diff}")
+
+    def advance(self, taken, inputs, rst: bool = False):
+        """Step the reference one clock: the model's ``edge`` (its result: None when no
+        command was taken, "ok" or the error of a taken one)."""
+        return self.model.edge(taken, *inputs, rst=rst) if rst else \
+            self.model.edge(taken, *inputs)
+
     # -- the loop --------------------------------------------------------------------------
     def send(self, cmds) -> None:
         words = []
@@ -80,23 +95,24 @@ class ControlBench(ABC):
         await self.clock.drive()
         inputs = self.drive(**kw)
         dut.rst.value = rst
+        if rst:                  # no command is offered in reset (the source's beat waits)
+            dut.cmd__valid.value = 0
         await self.clock.sample()
         t = self.clock.count
         got = self.read()
         if rst:      # the state before a reset edge is not compared (at power-up the RTL's
-            self.model.edge(None, *inputs, rst=True)       # registers hold anything)
+            if int(dut.cmd__ready.value):                  # registers hold anything)
+                raise AssertionError(f"cycle {t}: cmd ready is high in reset")
+            self.advance(None, inputs, rst=True)
             self.on_reset()
             return got
-        want = self.model.outputs()
-        if got != want:
-            diff = {k: (got[k], want[k]) for k in got if got[k] != want[k]}
-            raise AssertionError(f"cycle {t}: RTL != model (rtl, model): {diff}")
+        self.compare(t, got)
         cmd = None
         if int(dut.cmd__valid.value):
             cmd = self.sent[value(dut.cmd__payload)]
         taken = cmd if cmd is not None and got["ready"] else None
         self.invariants(t, got, taken)
-        result = self.model.edge(taken, *inputs)
+        result = self.advance(taken, inputs)
         if result is not None:
             self.taken += 1
             self.rejected += result != "ok"

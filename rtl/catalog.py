@@ -229,12 +229,15 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         # short timers for the regression (the random test sets settle/debounce/window at
         # run time); G = 3 leaves group numbers that do not exist below 2^g
         params=({"lanes": 8, "groups": 2, "code_bits": 8, "timer_bits": 8, "settle": 5},
-                {"lanes": 4, "groups": 3, "code_bits": 6, "timer_bits": 6, "settle": 3}),
+                {"lanes": 4, "groups": 3, "code_bits": 6, "timer_bits": 6, "settle": 3},
+                {"lanes": 8, "groups": 3, "code_bits": 6, "timer_bits": 7, "settle": 3}),
         # 1 ms at 100 MHz = 100,000 cycles of settle (T = 20)
         synth_params=({"lanes": 8, "groups": 2, "code_bits": 12, "timer_bits": 20,
                        "settle": 100_000},),
-        # N = 4, G = 3 reaches every command, error and event the N = 8 set does
-        ci_params=({"lanes": 4, "groups": 3, "code_bits": 6, "timer_bits": 6, "settle": 3},),
+        # N = 8 (the lower Benes sub-network's element offset is invisible at N = 4), G = 3
+        # (group numbers that do not exist below 2^g), T = 7 (timings drawn up to 127: a
+        # counter cut to 6 bits wraps)
+        ci_params=({"lanes": 8, "groups": 3, "code_bits": 6, "timer_bits": 7, "settle": 3},),
         model="models.infinitehbd.ocstrx",
     ),
     Block(

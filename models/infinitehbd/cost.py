@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Part", "System", "SYSTEMS", "table6", "aggregate_cost"]
+__all__ = ["Part", "System", "SYSTEMS", "table6", "aggregate_cost", "infinitehbd_parts"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,25 @@ class System:
                 "watts_per_gbps": w / self.gbps}
 
 
+def infinitehbd_parts(K: int, R: int = 4) -> tuple[Part, ...]:
+    """The interconnect parts of one InfiniteHBD node of R = 4 GPUs, counted from the wiring
+    table (``topology.wiring``): K bundles of 8 OCSTrx (Fig 4; Fig 5 (a) two bundles for
+    K = 2, (b) three for K = 3), one fibre per OCSTrx, and 2 DAC cables in each of the
+    node's R bundle slots that holds no OCSTrx bundle (§4.2: idle bundles "can be replaced
+    with direct connections, such as DAC links"; 2 per slot is Table 8's K = 2 row, 4 DAC
+    for 2 free slots, which its K = 3 row, 2 for 1, confirms). Prices, bandwidths and
+    powers are Table 8's."""
+    from .topology import wiring
+    table = wiring(K)
+    free = R - len(table.bundles)
+    if free < 0:
+        raise ValueError(f"K = {K} needs {len(table.bundles)} bundles, more than the {R} "
+                         f"slots of a {R}-GPU node")
+    return (Part("DAC Cable", 2 * free, 199.60, 200, 0.1),
+            Part("OCSTrx", table.trx, 600, 100, 12),
+            Part("Fiber", table.trx, 6.80, 100, 0))
+
+
 _NVSW = ("NVLink Switch", 28000, 3600, 275)
 _DAC25 = ("DAC Cable", 35.60, 25, 0.1)
 _FIBER = ("Fiber", 6.80)
@@ -62,12 +81,8 @@ SYSTEMS = {s.name: s for s in (
                                  Part(_DAC25[0], 41472, *_DAC25[1:]),
                                  Part("Optical Module", 4608, 850, 200, 25),
                                  Part("Fiber", 4608, 6.80, 200, 0))),
-    System("infinitehbd-k2", 4, 800, (Part("DAC Cable", 4, 199.60, 200, 0.1),
-                                      Part("OCSTrx", 16, 600, 100, 12),
-                                      Part("Fiber", 16, 6.80, 100, 0))),
-    System("infinitehbd-k3", 4, 800, (Part("DAC Cable", 2, 199.60, 200, 0.1),
-                                      Part("OCSTrx", 24, 600, 100, 12),
-                                      Part("Fiber", 24, 6.80, 100, 0))),
+    System("infinitehbd-k2", 4, 800, infinitehbd_parts(2)),
+    System("infinitehbd-k3", 4, 800, infinitehbd_parts(3)),
 )}
 
 

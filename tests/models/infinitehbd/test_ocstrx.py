@@ -230,3 +230,29 @@ def test_ring_builder_configurations_come_up_in_the_model():
                 assert tr[-1]["mstate"] == 2
             else:
                 assert tr[-1]["link"] == [3, 3]
+
+
+@pytest.mark.parametrize("K", [1, 2, 3, 4])
+def test_one_wiring_table_for_graph_commands_and_cost(K):
+    """Each external path (side, d <= K) is served by exactly one (bundle, path); the link
+    graph, the controller commands and the part counts all use that table."""
+    from models.infinitehbd import cost
+    table = topology.wiring(K)
+    ends = [e for paths in table.bundles for e in paths if e is not None]
+    assert sorted(ends) == sorted((s, d) for s in "WE" for d in range(1, K + 1))
+    assert len(table.bundles) == K                   # 2K paths, two per bundle
+    hbd = topology.HBD(2 * K + 3, R=8 if K > 2 else 4, K=K)
+    for _, _, e in hbd.graph().edges(data=True):
+        if e["kind"] == "ext":
+            assert e["bundles"] == (table.path_of("E", e["path"])[0],
+                                    table.path_of("W", e["path"])[0])
+    for side in "WE":
+        for d in range(1, K + 1):
+            (b, c), = [x for x in trx_commands(side, d, K=K) if x[1].op == 1]
+            assert (b, c.path) == table.path_of(side, d)
+    if K in (2, 3):
+        # Table 8's part counts per 4-GPU node, from the table: 16 / 24 OCSTrx (Fig 5 (a)
+        # 2 bundles, (b) 3 bundles of 8), one fibre each, 4 / 2 DAC cables
+        parts = {p.name: p.qty for p in cost.SYSTEMS[f"infinitehbd-k{K}"].parts}
+        assert parts == {"OCSTrx": 8 * K, "Fiber": 8 * K, "DAC Cable": 2 * (4 - K)}
+        assert parts["OCSTrx"] == {2: 16, 3: 24}[K]
