@@ -1,6 +1,6 @@
 """Flex-SiPAC from the command line: topology counts, wavelength allocation of a job mapping
-(each WSS's configuration, checked by the WSS controller's rules, and each CU's
-per-level demand against the de-interleaver cascade), a checked Flex-SiPCO all-reduce, one simulated JCT.
+(as the hardware emits it: each CU's de-interleaver setting and wavelengths, each WSS's
+configuration, checked jointly), a checked Flex-SiPCO all-reduce, one simulated JCT.
 
     python -m scripts.flexsipac topology --r 16 --L 2
     python -m scripts.flexsipac allocate --r 4 --L 2 --w 8 --jobs 8,4,4 [--collective sipco]
@@ -45,11 +45,17 @@ def cmd_allocate(args) -> None:
     T = traffic.traffic_matrix(topo, _jobs(args.jobs), args.collective)
     lam = (allocation.exact if args.exact else allocation.heuristic)(topo, T, args.w)
     t = allocation.scale(T, args.w) * allocation.direct_mask(topo)
-    a = allocation.assign_wavelengths(topo, lam, args.w)
-    allocation.check_assignment(topo, lam, a, args.w)
-    print(f"{'exact' if args.exact else 'heuristic'} allocation on {topo}, w = {args.w}: "
-          f"{int(lam.sum())} wavelengths, eq 1 objective {allocation.objective(lam, t):.3f}, "
-          f"assignment by {a['method']}")
+    print(f"{'exact' if args.exact else 'heuristic'} allocation on {topo}, w = {args.w} (eq 1 "
+          f"by counts): {int(lam.sum())} wavelengths, eq 1 objective "
+          f"{allocation.objective(lam, t):.3f}")
+    # what the transceivers and WSSs emit: the heuristic within the cascade's splits (or
+    # the exact optimum cut to them), coloured from each port's wavelengths
+    a = allocation.realise(topo, lam, args.w) if args.exact else \
+        allocation.allocate(topo, T, args.w)
+    signals = allocation.check_joint(topo, a, args.w)
+    lam = a["lam"]
+    print(f"as the hardware emits it (de-interleaver chain per CU, WSSs): {signals} "
+          f"wavelengths, eq 1 objective {allocation.objective(lam, t):.3f}")
     for x in range(topo.N):
         row = {int(y): int(lam[x, y]) for y in np.flatnonzero(lam[x])}
         print(f"  CU {x}: {row}")
@@ -63,9 +69,13 @@ def cmd_allocate(args) -> None:
         print(f"WSS controller (rtl/optics/wss.py): all {checked} configurations pass its "
               f"checks; each loads as {cmds - 1} LOAD_COLUMN commands and a COMMIT")
         if topo.L >= 2:
-            rep = transceiver.split_report(topo, lam, args.w)
+            rep = transceiver.joint_report(topo, a, args.w)
             print(f"de-interleaver cascades (rtl/optics/deinterleaver.py): {rep['served']} of "
-                  f"{rep['cus']} CUs' per-level demands fit a split the cascade realises")
+                  f"{rep['cus']} CUs send every wavelength to the port of its level under "
+                  f"one cascade setting")
+            for x, modes in sorted(rep["settings"].items()):
+                print(f"  CU {x}: modes {list(modes)}, split "
+                      f"{list(transceiver.counts(modes, args.w))}")
 
 
 def cmd_allreduce(args) -> None:

@@ -22,12 +22,26 @@ CU's sending traffic fills its w wavelengths.
   a receiver (an output bus must not carry a wavelength twice: coherent crosstalk), and
   colours are wavelengths 0..w-1 (DSatur, networkx). The conflict graph is the line graph
   of a bipartite multigraph (transmitters x receivers), so w colours always suffice
-  (Koenig); when DSatur needs more, the exact colouring peels w perfect matchings off the
-  graph padded to w-regular. Returns each WSS's configuration
+  (Koenig); when DSatur needs more, Koenig's alternating-path colouring (:func:`_place`)
+  colours it with w (peeling w perfect matchings off the graph padded to w-regular,
+  :func:`_koenig`, gives the same guarantee and is kept for the tests). Returns each WSS's configuration
   ``{(input port, wavelength): output port}`` -- the WSS controller's input format.
+  This colouring is eq 1's by counts: it ignores which wavelengths each CU's de-interleaver
+  cascade can send to each port (with it, no cascade setting serves any CU of SiPAC(4, 3)
+  at w = 60).
+- :func:`allocate`: the allocation the hardware emits. Per job the cascade setting whose
+  split is closest to the job's per-level demands (leaving every level it uses a
+  wavelength), the heuristic with per-(CU, level) budgets (the port sets' sizes, for
+  sending and receiving), and each level-l signal of CU x coloured from the wavelengths x's
+  cascade sends to port l (a job's CUs share a setting, so each level of a job is a
+  bipartite edge colouring from its own colour set: Koenig, never short). :func:`realise`
+  does the same for a given allocation (dropping what does not fit); :func:`check_joint`
+  checks a plan against eq 1, the colouring, every CU's cascade traced wavelength by
+  wavelength, and every WSS through its controller's checks.
 - :func:`reconfigure`: the next allocation's assignment keeping every signal that survives
   on its wavelength, filling new signals with wavelengths free at both ends (swapping an
-  alternating path of two wavelengths when none is); counts the wavelengths retuned.
+  alternating path of two wavelengths when none is); counts the wavelengths retuned. With
+  ``sets`` (the next plan's port sets) it stays inside what the cascades emit.
 """
 
 from __future__ import annotations
@@ -38,7 +52,8 @@ from .topology import SiPAC
 from .traffic import check_traffic
 
 __all__ = ["scale", "direct_mask", "objective", "exact", "heuristic", "check_allocation",
-           "assign_wavelengths", "check_assignment", "reconfigure"]
+           "assign_wavelengths", "check_assignment", "reconfigure", "allocate", "realise",
+           "check_joint"]
 
 
 def direct_mask(topo: SiPAC) -> np.ndarray:
@@ -179,10 +194,22 @@ def assign_wavelengths(topo: SiPAC, lam, w: int) -> dict:
     colour = nx.greedy_color(g, strategy="DSATUR") if len(g) else {}
     method = "dsatur"
     if colour and max(colour.values()) >= w:
-        colour, method = _koenig(lam, w), "koenig"
+        colour, method = _koenig_paths(lam, w), "koenig"
     out = _config(topo, colour)
     out["method"] = method
     return out
+
+
+def _koenig_paths(lam, w: int) -> dict:
+    """Koenig's constructive edge colouring with w colours: each signal takes a colour free at
+    both ends or swaps an alternating two-colour path (:func:`_place`); O(signals x path)."""
+    colour: dict = {}
+    at_tx: dict = {}
+    at_rx: dict = {}
+    for i, j in np.argwhere(np.asarray(lam) > 0):
+        for k in range(int(lam[i, j])):
+            _place((int(i), int(j), k), range(w), colour, at_tx, at_rx)
+    return colour
 
 
 def _koenig(lam, w: int) -> dict:
@@ -251,19 +278,37 @@ def check_assignment(topo: SiPAC, lam, assignment: dict, w: int) -> None:
         rx.add((j, c))
 
 
-def reconfigure(topo: SiPAC, old: dict, new_lam, w: int) -> tuple[dict, int]:
+def reconfigure(topo: SiPAC, old: dict, new_lam, w: int, *,
+                sets: dict | None = None) -> tuple[dict, int]:
     """Minimal-change assignment for ``new_lam`` from the ``old`` assignment: surviving
     signals keep their wavelengths; a new signal takes a wavelength free at both its
     transmitter and receiver (lowest first), and when none is, the alternating path of two
     wavelengths (a free at the transmitter, b at the receiver) is swapped to free one
-    (bipartite edge colouring: it always succeeds within w). Returns (assignment, number of
-    signals whose wavelength is new or changed)."""
+    (bipartite edge colouring: it always succeeds within w). ``sets``: per CU per level the
+    wavelengths its cascade sends there (:func:`allocate`'s ``sets``, one setting per job):
+    a signal keeps its wavelength only if it is still in its sender's set, and new ones are
+    coloured from it (the swap stays inside one job's level, whose colours no other level
+    of the job uses). Returns (assignment, number of signals whose wavelength is new or
+    changed)."""
     check_allocation(topo, new_lam, w)
     new_lam = np.asarray(new_lam)
     colour = {s: c for s, c in old["signals"].items() if s[2] < new_lam[s[0], s[1]]}
+    changed: set = set()
+    if sets is not None:
+        colour = {s: c for s, c in colour.items() if c in sets[s[0]][topo.level(s[0], s[1])]}
+        at_tx = {(s[0], c): s for s, c in colour.items()}
+        at_rx = {(s[1], c): s for s, c in colour.items()}
+        for i, j in np.argwhere(new_lam > 0):
+            allowed = sets[int(i)][topo.level(int(i), int(j))]
+            for k in range(int(new_lam[i, j])):
+                sig = (int(i), int(j), k)
+                if sig not in colour:
+                    changed |= _place(sig, allowed, colour, at_tx, at_rx)
+        out = _config(topo, colour)
+        out.update(lam=new_lam, sets=sets)
+        return out, len(changed)
     at_tx = {(s[0], c): s for s, c in colour.items()}
     at_rx = {(s[1], c): s for s, c in colour.items()}
-    changed: set = set()
 
     def put(sig, c):
         colour[sig] = c
@@ -302,3 +347,222 @@ def reconfigure(topo: SiPAC, old: dict, new_lam, w: int) -> tuple[dict, int]:
             put(sig, a)
             changed.add(sig)
     return _config(topo, colour), len(changed)
+
+
+# ------------------------------------------- allocations the transceiver can emit ---------
+
+def _components(topo: SiPAC, target: np.ndarray) -> list[list[int]]:
+    """CUs joined by a pair with target > 0 (a job's CUs under filtered traffic)."""
+    parent = list(range(topo.N))
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+    for i, j in np.argwhere(target > 0):
+        parent[find(int(i))] = find(int(j))
+    groups: dict = {}
+    for x in range(topo.N):
+        groups.setdefault(find(x), []).append(x)
+    return list(groups.values())
+
+
+def _levels(topo: SiPAC) -> np.ndarray:
+    lev = np.full((topo.N, topo.N), -1)
+    for x in range(topo.N):
+        for l in range(topo.L):
+            lev[x, topo.neighbours(x, l)] = l
+    return lev
+
+
+def _level_sums(target: np.ndarray, lev: np.ndarray, L: int):
+    tx = np.stack([(target * (lev == l)).sum(axis=1) for l in range(L)], axis=1)
+    rx = np.stack([(target * (lev == l)).sum(axis=0) for l in range(L)], axis=1)
+    return tx, rx
+
+
+def _settings(topo: SiPAC, target: np.ndarray, w: int, form: str, lev) -> dict:
+    """Per CU the cascade setting: one per component (job), the realisable split closest
+    (least squares over its CUs' per-level send and receive demands) to what it needs among
+    those that leave a wavelength on every level the job uses (else it would fall apart)."""
+    from . import transceiver
+    table = transceiver.realisable(topo.L, w, form) if topo.L >= 2 else {(w,): ()}
+    tx, rx = _level_sums(target, lev, topo.L)
+    out = {}
+    for comp in _components(topo, target):
+        d = np.vstack([tx[comp], rx[comp]])
+        used = d.max(axis=0) > 0            # every level the job uses keeps a wavelength
+        fit = [s for s in table if all(v > 0 for v, u in zip(s, used) if u)] or list(table)
+        split = min(fit, key=lambda s: float(((d - np.array(s)) ** 2).sum()))
+        for x in comp:
+            out[x] = tuple(table[split])
+    return out
+
+
+def _sets(topo: SiPAC, settings: dict, w: int, form: str) -> dict:
+    from . import transceiver
+    if topo.L < 2:
+        return {x: (tuple(range(w)),) for x in settings}
+    return {x: transceiver.port_sets(m, w, form) for x, m in settings.items()}
+
+
+def _capped(target: np.ndarray, lev: np.ndarray, cap: np.ndarray,
+            fill: bool = True) -> np.ndarray:
+    """The paper's heuristic (round, repair, round-robin fill by decreasing weight) with the
+    ingress and egress budgets taken per (CU, level): the wavelengths the CU's cascade sends
+    to (and, for its receivers, the set its senders' cascades send to) that level."""
+    L = cap.shape[1]
+    lam = np.rint(target)
+    for axis in (1, 0):                      # repair: tx (i, l) then rx (j, l) over budget
+        for l in range(L):
+            m = lev == l
+            sums = (lam * m).sum(axis=axis)
+            for i in np.flatnonzero(sums > cap[:, l]):
+                while True:
+                    line = lam[i, :] * m[i, :] if axis == 1 else lam[:, i] * m[:, i]
+                    if line.sum() <= cap[i, l]:
+                        break
+                    tl = target[i, :] if axis == 1 else target[:, i]
+                    gain = np.where(line > 0, line - tl, -np.inf)
+                    j = int(np.argmax(gain))
+                    if axis == 1:
+                        lam[i, j] -= 1
+                    else:
+                        lam[j, i] -= 1
+    want = target > 0
+    rows = np.arange(lam.shape[0])
+    while fill:
+        progress = False
+        for l in range(L):
+            m = (lev == l) & want
+            out_left = cap[:, l] - (lam * (lev == l)).sum(axis=1)
+            in_left = cap[:, l] - (lam * (lev == l)).sum(axis=0)
+            for i in rows[out_left > 0]:
+                weight = np.where(m[i] & (in_left > 0), target[i] - lam[i], -np.inf)
+                j = int(np.argmax(weight))
+                if weight[j] == -np.inf:
+                    continue
+                lam[i, j] += 1
+                in_left[j] -= 1
+                progress = True
+        if not progress:
+            break
+    return lam
+
+
+def _place(sig, allowed, colour: dict, at_tx: dict, at_rx: dict) -> set:
+    """Colour ``sig`` = (u, v, k) from ``allowed`` (u's and v's degrees within this colour
+    class at most len(allowed)): a colour free at both ends, else the alternating path of
+    two colours (a free at u, b free at v) from v is swapped (Koenig: bipartite, the path
+    never reaches u). Returns the signals whose colour was set or changed."""
+    u, v = sig[0], sig[1]
+
+    def put(s, c):
+        colour[s] = c
+        at_tx[(s[0], c)] = s
+        at_rx[(s[1], c)] = s
+    free_u = [c for c in allowed if (u, c) not in at_tx]
+    for c in free_u:
+        if (v, c) not in at_rx:
+            put(sig, c)
+            return {sig}
+    a = free_u[0]
+    b = next(c for c in allowed if (v, c) not in at_rx)
+    path, node, side, col = [], v, "rx", a
+    while True:
+        nxt = (at_rx if side == "rx" else at_tx).get((node, col))
+        if nxt is None:
+            break
+        path.append(nxt)
+        node, side = (nxt[0], "tx") if side == "rx" else (nxt[1], "rx")
+        col = b if col == a else a
+    for p in path:
+        del at_tx[(p[0], colour[p])]
+        del at_rx[(p[1], colour[p])]
+    for p in path:
+        put(p, b if colour[p] == a else a)
+    put(sig, a)
+    return set(path) | {sig}
+
+
+def _plan(topo: SiPAC, target: np.ndarray, w: int, form: str, settings: dict | None,
+          fixed_sets: tuple | None = None, fill: bool = True) -> dict:
+    lev = _levels(topo)
+    target = np.asarray(target, dtype=float) * (lev >= 0)
+    if fixed_sets is not None:
+        settings = {x: None for x in range(topo.N)}
+        sets = {x: fixed_sets for x in range(topo.N)}
+    else:
+        settings = settings or _settings(topo, target, w, form, lev)
+        sets = _sets(topo, settings, w, form)
+    cap = np.array([[len(sets[x][l]) for l in range(topo.L)] for x in range(topo.N)])
+    lam = _capped(target, lev, cap, fill)
+    colour: dict = {}
+    at_tx: dict = {}
+    at_rx: dict = {}
+    for i, j in np.argwhere(lam > 0):
+        allowed = sets[int(i)][lev[i, j]]
+        for k in range(int(lam[i, j])):
+            _place((int(i), int(j), k), allowed, colour, at_tx, at_rx)
+    out = _config(topo, colour)
+    out.update(lam=lam, settings=settings, sets=sets, form=form, method="cascade")
+    return out
+
+
+def allocate(topo: SiPAC, T, w: int, *, form: str = "chain") -> dict:
+    """An allocation the comb transceivers and the WSSs can realise, and its configuration:
+    per job (component of the traffic) the cascade setting whose split is closest to the
+    job's per-level demands, the paper's heuristic with each CU's per-level budgets (its
+    cascade's port sets), and every level-l signal of CU x coloured from the wavelengths x's
+    cascade sends to port l. Returns the assignment (``wss``, ``signals``) with ``lam``,
+    ``settings`` (per CU the units' modes), ``sets`` (per CU per port its wavelengths)."""
+    w = _w(w)
+    return _plan(topo, scale(T, w) * direct_mask(topo), w, form, None)
+
+
+def realise(topo: SiPAC, lam, w: int, *, form: str = "chain", settings: dict | None = None,
+            fixed_sets: tuple | None = None) -> dict:
+    """The largest part of a given allocation (eq 1's exact optimum, the static SiPAC's) the
+    hardware emits: as :func:`allocate` with ``lam`` as the target, so wavelengths beyond a
+    CU's per-level budget are dropped (``dropped``). ``fixed_sets``: a transceiver without a
+    cascade (the static SiPAC's fixed split: the same port sets at every CU)."""
+    w = _w(w)
+    check_allocation(topo, lam, w)
+    out = _plan(topo, np.asarray(lam, dtype=float), w, form, settings, fixed_sets,
+                fill=False)
+    out["dropped"] = int(np.asarray(lam).sum() - out["lam"].sum())
+    return out
+
+
+def check_joint(topo: SiPAC, plan: dict, w: int) -> int:
+    """Every signal of a plan is one the hardware emits: eq 1's constraints, the colouring's
+    (a transmitter and a receiver use a wavelength once), each level-l signal of CU x on a
+    wavelength x's transceiver sends to port l (its cascade setting traced wavelength by
+    wavelength, :func:`transceiver.trace`), and every WSS configuration through the WSS
+    controller's checks. Returns the number of signals; ValueError naming the first
+    violation."""
+    from . import transceiver, wss
+    lam = plan["lam"]
+    check_allocation(topo, lam, w)
+    try:
+        check_assignment(topo, lam, plan, w)
+    except AssertionError as e:
+        raise ValueError(str(e)) from None
+    port = {}
+    for x in range(topo.N):
+        m = plan["settings"].get(x)
+        if m is None:                       # fixed transceiver: its port sets
+            port[x] = {c: l for l, s in enumerate(plan["sets"][x]) for c in s}
+        else:
+            port[x] = dict(enumerate(transceiver.trace(m, w, plan["form"]))) \
+                if topo.L >= 2 else {c: 0 for c in range(w)}
+    for (i, j, k), c in plan["signals"].items():
+        if k >= lam[i, j]:
+            raise ValueError(f"signal {(i, j, k)} is beyond lambda_{i}{j} = {lam[i, j]:g}")
+        l = topo.level(i, j)
+        if port[i].get(c) != l:
+            raise ValueError(f"CU {i} sends wavelength {c} to CU {j} at level {l}, but its "
+                             f"cascade sends wavelength {c} to port {port[i].get(c)}")
+    wss.check_assignment_configs(plan, topo.r, w)
+    return len(plan["signals"])

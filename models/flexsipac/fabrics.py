@@ -2,11 +2,13 @@
 the all-reduce flows that run on them. Every CU has the same injection bandwidth ``bw``
 (bytes/s; the paper normalises to 1,920 Gb/s = 60 wavelengths x 32 Gb/s).
 
-- ``flex-sipac``: SiPAC(r, L) with the wavelengths of :func:`allocation.heuristic` on the
-  jobs' Flex-SiPCO traffic: a direct CU pair gets lambda_ij x rate; pairs with no wavelength
-  have no link.
+- ``flex-sipac``: SiPAC(r, L) with the wavelengths of :func:`allocation.allocate` on the
+  jobs' Flex-SiPCO traffic (the paper's heuristic within the splits the de-interleaver
+  cascade realises, coloured from each port's wavelength set, checked jointly): a direct CU
+  pair gets lambda_ij x rate; pairs with no wavelength have no link.
 - ``sipac``: the static SiPAC, each port's w / L wavelengths dealt as evenly as whole
-  wavelengths allow over its r - 1 neighbours (:func:`static_allocation`).
+  wavelengths allow over its r - 1 neighbours (:func:`static_allocation`), on a fixed
+  interleaver (:func:`static_sets`), checked the same way.
 - ``h100-superpod``: the giant-switch abstraction: every CU has one link of ``bw`` to and
   from one non-blocking switch.
 - ``sip-ocs``: Q OCSs (Q = 16 up to 128 CUs, else 64), each CU one port of bw / Q on each.
@@ -39,7 +41,8 @@ from . import allocation, sipco, sipocs, traffic
 from .packetsim import Flow, Link
 from .topology import SiPAC
 
-__all__ = ["FABRICS", "build", "flows_for", "Fabric", "static_allocation"]
+__all__ = ["FABRICS", "build", "flows_for", "Fabric", "static_allocation", "static_sets",
+           "wavelength_plan"]
 
 FABRICS = ("flex-sipac", "sipac", "h100-superpod", "sip-ocs", "tpuv4")
 GBPS = 1e9 / 8
@@ -108,6 +111,29 @@ def static_allocation(topo: SiPAC, w: int) -> np.ndarray:
     return lam
 
 
+def static_sets(L: int, w: int) -> tuple:
+    """The static SiPAC's transceiver: a fixed 1 x L interleaver, wavelength c at port c mod
+    L (w / L lines per port, the uniform split)."""
+    return tuple(tuple(range(l, w, L)) for l in range(L))
+
+
+@lru_cache(maxsize=64)
+def wavelength_plan(name: str, sizes: tuple, r: int, L: int, w: int) -> dict:
+    """The wavelengths of a SiPAC fabric as the hardware emits them, checked jointly
+    (:func:`allocation.check_joint`: eq 1, the colouring, every CU's cascade or fixed split,
+    every WSS through its controller's checks). Flex-SiPAC: :func:`allocation.allocate` on
+    the jobs' Flex-SiPCO traffic (the de-interleaver chain); static SiPAC: the static
+    allocation on its fixed interleaver (:func:`static_sets`)."""
+    topo = SiPAC(r, L)
+    if name == "sipac":
+        plan = allocation.realise(topo, static_allocation(topo, w), w,
+                                  fixed_sets=static_sets(L, w))
+    else:
+        plan = allocation.allocate(topo, traffic.traffic_matrix(topo, list(sizes), "sipco"), w)
+    allocation.check_joint(topo, plan, w)
+    return plan
+
+
 def _sipac_links(topo: SiPAC, lam, rate: float, latency: float, buffer: float):
     return {(int(x), int(y)): Link(lam[x, y] * rate, latency, buffer)
             for x, y in np.argwhere(lam > 0)}
@@ -125,10 +151,10 @@ def build(name: str, sizes, *, r: int = 8, L: int = 3, w: int = 60, rate_gbps: f
     rate = rate_gbps * GBPS
     bw = w * rate
     if name in ("flex-sipac", "sipac"):
-        lam = static_allocation(topo, w) if name == "sipac" else \
-            allocation.heuristic(topo, traffic.traffic_matrix(topo, sizes, "sipco"), w)
+        plan = wavelength_plan(name, tuple(sizes), r, L, w)
+        lam = plan["lam"]
         fab = Fabric(name, _sipac_links(topo, lam, rate, latency, buffer), N, topo)
-        fab.lam = lam
+        fab.lam, fab.plan = lam, plan
         return fab
     links = {}
     if name == "h100-superpod":

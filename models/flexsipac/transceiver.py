@@ -21,6 +21,20 @@ So a cascade realises only some per-port splits (for w = 60, P = 3: e.g. (30, 15
 its port; :func:`realisable` lists the splits, each with the first setting that gives it
 (lexicographic, unit 0 first, ALL_DROP < ALL_PASS < EVEN).
 
+Chain or tree (§3.B: the 1 x 2 unit "can be cascaded into multiple stages, hierarchically
+achieving more reconfigurable output ports"). The controller and its RTL implement the
+*chain* above; ``form="tree"`` models the other arrangement of the same units at P = 4: unit
+0 (period 2, bit 0) feeds unit 1 from its drop output and unit 2 from its pass output, and
+units 1 and 2 (period 4, bit 1) drop at ports 0 and 2 and pass to ports 1 and 3. At P = 2
+and P = 3 the two are the same device (a two-unit tree is a chain). What the chain cannot
+do: at P = 4, w = 64 the uniform (16, 16, 16, 16) (the tree's all-EVEN setting); its finest
+split is (32, 16, 8, 8). What neither can do: the paper's "initially uniformly distributed"
+comb when w is not split evenly by halving (P = 3: (20, 20, 20) at w = 60; the nearest is
+(30, 15, 15)); the controller's reset is ALL_PASS (the whole comb at port P - 1), a state
+the control plane replaces with the job's split before any traffic. Every allocation the
+models report is coloured from the wavelength sets a cascade setting sends to each port
+(:func:`port_sets`; :func:`joint_report` checks an assignment against them).
+
 Controller (``rtl/optics/deinterleaver.py``, cycle for cycle)
 =============================================================
 Commands, taken while idle: 1 SET_SPLIT (a wavelength count per port: the first setting that
@@ -40,8 +54,11 @@ from dataclasses import dataclass
 
 from ..common.controller import check_ranges, check_settle
 
-__all__ = ["MODES", "ERRORS", "trace", "counts", "realisable", "setting_for", "DIXCommand",
-           "Deinterleaver", "check_params", "cu_splits", "split_report"]
+__all__ = ["MODES", "ERRORS", "FORMS", "trace", "counts", "realisable", "setting_for",
+           "port_sets", "DIXCommand", "Deinterleaver", "check_params", "cu_splits",
+           "split_report", "joint_report"]
+
+FORMS = ("chain", "tree")
 
 MODES = ("ALL_DROP", "ALL_PASS", "EVEN")
 MZI = {0: (0, 0), 1: (0, 1), 2: (1, 0)}          # mode -> (in, sel)
@@ -55,8 +72,28 @@ def check_params(ports: int, wavelengths: int, timer_bits: int, settle: int) -> 
     check_settle(settle, timer_bits)
 
 
-def trace(modes, w: int) -> list[int]:
+def _form(form: str, units: int) -> str:
+    if form not in FORMS:
+        raise ValueError(f"form (de-interleaver cascade) must be one of {', '.join(FORMS)}, "
+                         f"not {form!r}")
+    if form == "tree" and units != 3:
+        return "chain"              # P = 2, 3: the tree is the chain
+    return form
+
+
+def _unit(mode: int, lam: int, bit: int) -> int:
+    """0: the unit's drop output, 1: its pass output."""
+    return 0 if mode == 0 or (mode == 2 and not lam >> bit & 1) else 1
+
+
+def trace(modes, w: int, form: str = "chain") -> list[int]:
     """The output port of each of the w wavelengths under the units' ``modes``."""
+    if _form(form, len(modes)) == "tree":
+        out = []
+        for lam in range(w):
+            a = _unit(modes[0], lam, 0)
+            out.append(2 * a + _unit(modes[1 + a], lam, 1))
+        return out
     ports = []
     for lam in range(w):
         port = len(modes)                  # reaches the end of the chain
@@ -68,23 +105,31 @@ def trace(modes, w: int) -> list[int]:
     return ports
 
 
-def counts(modes, w: int) -> tuple[int, ...]:
+def counts(modes, w: int, form: str = "chain") -> tuple[int, ...]:
     got = [0] * (len(modes) + 1)
-    for p in trace(modes, w):
+    for p in trace(modes, w, form):
         got[p] += 1
     return tuple(got)
 
 
-def realisable(ports: int, w: int) -> dict[tuple, tuple]:
+def realisable(ports: int, w: int, form: str = "chain") -> dict[tuple, tuple]:
     """Every split a cascade of ``ports`` - 1 units realises -> the first setting for it."""
     out: dict = {}
     for modes in itertools.product(range(3), repeat=ports - 1):
-        out.setdefault(counts(modes, w), modes)
+        out.setdefault(counts(modes, w, form), modes)
     return out
 
 
-def setting_for(split, w: int) -> tuple | None:
-    return realisable(len(split), w).get(tuple(int(c) for c in split))
+def setting_for(split, w: int, form: str = "chain") -> tuple | None:
+    return realisable(len(split), w, form).get(tuple(int(c) for c in split))
+
+
+def port_sets(modes, w: int, form: str = "chain") -> tuple[tuple[int, ...], ...]:
+    """The wavelengths (indices) the setting ``modes`` sends to each port, ascending."""
+    got: list = [[] for _ in range(len(modes) + 1)]
+    for lam, p in enumerate(trace(modes, w, form)):
+        got[p].append(lam)
+    return tuple(tuple(g) for g in got)
 
 
 @dataclass(frozen=True)
@@ -171,13 +216,39 @@ def cu_splits(topo, lam) -> list[tuple[int, ...]]:
 
 
 def split_report(topo, lam, w: int) -> dict:
-    """How many CUs' per-level demands under ``lam`` a cascade serves: some realisable split
-    gives every port at least the wavelengths the CU sends through it (comb lines beyond the
-    demand stay unmodulated). Which wavelength goes where is not matched against the WSS
-    colouring here: the count is an upper bound on what a joint assignment achieves."""
+    """How many CUs' per-level demands under ``lam`` a cascade serves *by counts*: some
+    realisable split gives every port at least the wavelengths the CU sends through it.
+    Which wavelength goes where is not matched against the WSS colouring here: an upper bound
+    only. :func:`joint_report` is the check that an assignment is one the hardware emits."""
     table = list(realisable(topo.L, w)) if topo.L >= 2 else [(w,)]
     ok = 0
     splits = cu_splits(topo, lam)
     for s in splits:
         ok += any(all(v >= d for v, d in zip(split, s)) for split in table)
     return {"cus": len(splits), "served": ok, "share": ok / len(splits) if splits else 1.0}
+
+
+def joint_report(topo, assignment: dict, w: int, form: str = "chain") -> dict:
+    """How many CUs a cascade setting serves *with the wavelengths the assignment gives
+    them*: CU x is served when one setting sends every wavelength x transmits at level l to
+    port l (the WSS of level l). ``assignment["signals"]``: ``{(src, dst, k): wavelength}``.
+    Returns the counts and, per served CU, the first such setting."""
+    need: dict = {x: {} for x in range(topo.N)}
+    bad: set = set()
+    for (i, j, _k), c in assignment["signals"].items():
+        l = topo.level(i, j)
+        if need[i].setdefault(c, l) != l:
+            bad.add(i)                      # one wavelength at two ports: no setting
+    units = max(topo.L - 1, 0)
+    traces = [(modes, trace(modes, w, form)) for modes in
+              itertools.product(range(3), repeat=units)] if units else [((), [0] * w)]
+    served = {}
+    for x in range(topo.N):
+        if x in bad:
+            continue
+        for modes, tr in traces:
+            if all(tr[c] == l for c, l in need[x].items()):
+                served[x] = modes
+                break
+    return {"cus": topo.N, "served": len(served), "settings": served,
+            "share": len(served) / topo.N if topo.N else 1.0}

@@ -1,8 +1,16 @@
 """The Flex-SiPAC wavelength-selective switch (§3.B) and its controller, as behaviour.
 
 An r-port WSS over w wavelengths drops wavelength ``lam`` of input port ``i`` at one output
-port (or nowhere): a micro-ring cross-bar in which row ``i`` has one ring per output port and
-the cell (i, lam) tunes the ring of its output to ``lam``. A configuration is valid when
+port (or nowhere). The drive vector is one entry per (wavelength, input): ``active[lam][i]``
+= the output port, or dark. The device it maps to is the first of §3.B's options, the
+spatial-and-wavelength selective switch of double-crosspoint micro-resonators (the paper's
+ref. [44]): every (input, wavelength) has its own selector that drops that one wavelength at
+any one output, so an input can send several wavelengths to one output (an allocation's
+lambda_ij > 1: 2-15 per (input, output) in the experiments) and each is switched on its
+own. (§3.B's other option, a cross-bar with one tunable-FSR cell per (input, output) that
+drops a *number* of wavelengths, does not map onto this vector: changing how many
+wavelengths one (input, output) carries retunes that cell and interrupts all of them.)
+A configuration is valid when
 
 - no input drops at its own port (SELF: a CU does not talk to itself through its WSS),
 - no output bus carries a wavelength twice (DUPLICATE: coherent crosstalk),
@@ -35,10 +43,13 @@ and the controller is idle in the next cycle with the active table untouched. Wi
 conflict (the scan takes w + 3 cycles, t + 1 .. t + w + 3) the table is *applied* in w + 2
 cycles (t + w + 4 .. t + 2w + 5; the drive of wavelength lam changes in cycle
 t + w + 7 + lam), then the rings *settle* for S cycles (t + 2w + 6 .. t + 2w + 5 + S) and
-``configs`` counts one in t + 2w + 6 + S. Dark during a reconfiguration: every cell whose
-setting changes, from the cycle its wavelength is applied to the end of the settle time --
-at most w + S cycles; cells that keep their setting carry light throughout (no
-make-before-break is needed for them).
+``configs`` counts one in t + 2w + 6 + S. Dark during a reconfiguration: every
+(input, wavelength) selector whose output changes, from the cycle its wavelength is applied
+to the end of the settle time -- at most w + S cycles. A selector that keeps its output is
+not retuned (its drive entry is rewritten with the same value), so it carries light
+throughout and needs no make-before-break: this holds because each wavelength of each input
+has its own selector (the double-crosspoint device above); on a per-(input, output)
+tunable-FSR cross-bar every wavelength of a changed (input, output) cell would go dark.
 
 Reset: active table all dark (no cell enabled), budgets w, settle the parameter, errors and
 counters 0, idle. The staging table keeps its contents (it is a memory; all dark at

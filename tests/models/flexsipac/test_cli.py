@@ -20,8 +20,9 @@ def test_commands():
     assert p.returncode == 0 and "CU 0: {1: 2}" in p.stdout
     assert "in 0 lambda 0 -> out 1" in p.stdout
     assert "all 2 configurations pass its checks" in p.stdout
-    # every CU sends both wavelengths through level 0: (2, 0), all-to-port-1, realisable
-    assert "4 of 4 CUs' per-level demands fit" in p.stdout
+    # every CU sends both wavelengths through level 0: (2, 0), the whole comb at port 0
+    assert "4 of 4 CUs send every wavelength to the port of its level" in p.stdout
+    assert "CU 0: modes [0], split [2, 0]" in p.stdout
     p = run("allreduce", "--r", "4", "--L", "3", "--jobs", "32,16,16")
     assert p.stdout.count("every CU holds the sum: True") == 3
 
