@@ -546,13 +546,13 @@ def run_roce(args) -> str:
     cfg = hpcc_dcqcn()
     simulate(small[:3, :3], cfg)                               # compile outside the timing
     t = time.perf_counter()
-    fast = simulate(small, cfg, log=10**7)
+    fast = simulate(small, cfg)
     fast_s = time.perf_counter() - t
     t = time.perf_counter()
-    ref = simulate_reference(small, cfg, log=10**7)
+    ref = simulate_reference(small, cfg)
     ref_s = time.perf_counter() - t
-    assert fast.log == ref.log and (fast.finish_s == ref.finish_s).all(), \
-        "compiled engine and reference disagree"
+    assert (fast.events, fast.marks, fast.pauses) == (ref.events, ref.marks, ref.pauses) \
+        and (fast.finish_s == ref.finish_s).all(), "compiled engine and reference disagree"
     full = {}
     for name, c in (("dcqcn", cfg), ("dcqcn_paper", hpcc_dcqcn_paper())):
         t = time.perf_counter()
@@ -564,9 +564,10 @@ def run_roce(args) -> str:
            "speedup": round(ref_s / fast_s, 1), "full": full, "machine": machine()}
     write_json(BUILD / "bench" / "roce.json", out)
     rows = [["1% of one MoE matrix: events", f"{fast.events:,}"],
-            ["compiled engine (with the event log)", f"{fast_s:.3f} s "
+            ["compiled engine", f"{fast_s:.3f} s "
              f"({fast.events / fast_s / 1e6:.2f} M events/s)"],
-            ["plain-Python reference, same events", f"{ref_s:.2f} s"],
+            ["plain-Python reference, same events and finish times", f"{ref_s:.2f} s "
+             f"({ref.events / ref_s / 1e6:.2f} M events/s)"],
             ["speed-up", f"{ref_s / fast_s:.0f}x"]]
     for name, f in full.items():
         rows.append([f"whole matrix ({out['matrix_gb']} GB, {f['packets']:,} packets), "

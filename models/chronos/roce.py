@@ -45,8 +45,10 @@ The rules are those of the simulator the paper used, HPCC's ns-3
   ``increase_timer_s``) raises the rate: at stage ``< fast_recovery`` ``R_C <- (R_C +
   R_T)/2`` (fast recovery); at stage ``== fast_recovery`` ``R_T += r_ai`` (additive); above,
   ``R_T += r_hai`` (hyper); ``R_T`` capped at line rate, then ``R_C <- (R_C + R_T)/2``; the
-  stage counts up (a restarted timer fires one period after the restart). ns-3's DCQCN has no byte counter; neither has this one. A QP's timers stop
-  once it has sent its last byte.
+  stage counts up (a restarted timer fires one period after the restart). ns-3's DCQCN has
+  no byte counter; neither has this one. A QP's timers stop once it has sent its last byte.
+* Not modelled: ACKs (ns-3 returns a 60-byte ACK per packet, high priority, on the reverse
+  links) and link-level retransmission (nothing is ever lost here).
 
 Events at the same time are handled in the order they were scheduled.
 :func:`simulate` is the compiled engine (:mod:`._roce_engine`, numba); :func:`simulate_reference`
