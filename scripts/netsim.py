@@ -1,7 +1,7 @@
 """Cycle-level network simulation from the command line: one topology, a sweep of injection
 rates (and seeds, and internal bandwidths k), latency-throughput curves.
 
-    python -m scripts.netsim --topology hyperx --m 4 --n 2 --R 18 --k 2 --vcs 6 \\
+    python -m scripts.netsim --topology hyperx --m 4 --n 2 --R 18 --k 2 --vcs 18 \\
         --traffic uniform --rates 0.1:1.0:0.1 --seed 1
     python -m scripts.netsim --topology mesh --side 8 --vcs 2 --rates 0.05,0.2,0.4
     python -m scripts.netsim ... --workers 2                    # local processes (default)

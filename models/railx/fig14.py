@@ -129,10 +129,11 @@ def records(curves: dict, bound: dict | None = None) -> list[Record]:
                     f"about ±0.02" + scan_txt + bound_txt,
                why="the paper does not print its VC count, and the VC count is what moves "
                    "this value: at k = 2 our HyperX saturates at 0.40 with Algorithm 1's "
-                   "minimum of 3 VCs, 0.72 with 6, 0.91 with 12 and 0.95 with 18 (where it "
-                   "stops rising, near the rail bound 1.0), so the paper's 0.8 lies between "
-                   "6 and 12 VCs; reading k as the lanes of one chip-to-chip link (k, not "
-                   "eq 5's n·k) gives 0.79 at 18 VCs (our k = 1 point)"),
+                   "minimum of 3 VCs, 0.72 with 6, 0.91 with 12 and 0.95 with 18 (short runs, "
+                   "offered 1.0; 18 is where it stops rising, near the rail bound 1.0), so the "
+                   "paper's 0.8 lies between 6 and 12 VCs; reading k as the lanes of one "
+                   "chip-to-chip link (k, not eq 5's n·k) gives 0.71 at 18 VCs (our k = 1 "
+                   "point, full windows)"),
         record("railx", "fig14a.hyperx.max", "2D-HyperX m=4 n=2 theoretical all-to-all "
                "maximum", "flits/cycle/chip", 1, max_thr, kind="value",
                note="2B_c/N from the built graph's bisection (eq 2-4); 9 nodes per row "
