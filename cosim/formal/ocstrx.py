@@ -6,17 +6,21 @@ Promises, from the contract the block names (``models.infinitehbd.ocstrx``'s doc
   SET_PATH / LOAD_PERM or when a failover starts (a group goes from FAULT to SETTLING with
   ``failover`` set), or after a reset;
 - ``malformed_changes_nothing``: a command taken with any of the contract's errors (OPCODE,
-  GROUP, PATH, PERM, STATES, ELEMENT, TIMING) changes no element, path, backup, permutation,
-  matrix state, heater code nor the reconfiguration count, and leaves the controller idle;
+  GROUP, PATH, PERM, STATES, ELEMENT, TIMING -- also a window below the debounce, an ARM
+  mask naming a group that does not exist, ``every`` with a group) changes no element, path,
+  backup, permutation, matrix state, heater code nor the reconfiguration count, and leaves
+  the controller idle;
 - ``up_not_before_settle_debounce``: a link comes UP no earlier than S + D cycles after its
   SETTLING began (UP in t + S + D + 1 at the earliest for a command taken in t), with S and D
-  as set.
+  as set (a loopback group checked again when the matrix is READY starts no new settle: its
+  UP is not counted from one).
 
 The harness checks commands itself: STATES by pushing the permutation through the Benes
 network of the model's element layout (``models.infinitehbd.ocstrx._layout``), and keeps S
-and D from the SET_TIMING commands it sees accepted. k-induction, with invariants that tie
-the links to the one sequencer (``fsm``, ``target``, ``count``, ``run``) and the harness's S
-and D to the block's ``settle`` and ``debounce``.
+and D (and the window W) from the SET_TIMING commands it sees accepted. k-induction, with
+invariants that tie each group's link to its own timers (``tmr<g>``: settle cycles left,
+then samples taken; ``run<g>``: lit samples in a row) and the harness's S, D and W to the
+block's ``settle``, ``debounce`` and ``window``.
 """
 
 from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal
@@ -26,7 +30,7 @@ from models.infinitehbd.ocstrx import _layout
 from . import Harness, Property, any_seq, elaborate, mutated, named
 
 MODULE = "rtl.optics.ocstrx"
-SETTLING, UP, FAULT = 1, 3, 4
+SETTLING, CHECKING, UP, FAULT = 1, 2, 3, 4
 
 
 def _trace(n, ids, states, values):
@@ -62,7 +66,8 @@ def build(params, mutant_spec=None):
                  dut.cmd.payload.eq(p), dut.pd.eq(any_seq(3 * G))]
     took = valid & dut.cmd.ready
     op = p[0:3]
-    group, path, backup = p[3:7], p[7:9], p[9:11]
+    group, path, backup, every = p[3:7], p[7:9], p[9:11], p[11]
+    mask = p[3:11]
     perm = [p[3 + i * k:3 + (i + 1) * k] for i in range(N)]
     states = p[3 + N * k:3 + N * k + matrix]
     eb = E.bit_length()
@@ -71,11 +76,18 @@ def build(params, mutant_spec=None):
     is_perm = Cat(*[Cat(*[perm[i] == o for i in range(N)]).any() for o in range(N)]).all()
     routed = _trace(N, _layout(N), states, perm)
     realised = Cat(*[routed[o] == o for o in range(N)]).all()
-    malformed = ((op == 0) | (op > 5) |
-                 ((op == 1) & ((group >= G) | (path == 0) | (backup == path))) |
+    top = (1 << T) - 1
+    S = Signal(T, init=params["settle"])
+    D = Signal(T, init=min(8, top))
+    W = Signal(T, init=min(1000, top))
+    malformed = ((op == 0) | (op > 6) |
+                 ((op == 1) & ((group >= G) | (every & (group != 0)) | (path == 0) |
+                               (backup == path))) |
                  ((op == 2) & ~(is_perm & realised)) |
                  ((op == 3) & (elem >= E)) |
-                 ((op == 4) & ((which == 3) | (value == 0))))
+                 ((op == 4) & ((which == 3) | (value == 0) | ((which == 1) & (value > W)) |
+                               ((which == 2) & (value < D)))) |
+                 ((op == 6) & ((mask >> G) != 0)))
 
     rst_q = Signal(reset_less=True)               # a reset in the cycle before
     m.d.sync += rst_q.eq(ResetSignal())
@@ -95,34 +107,39 @@ def build(params, mutant_spec=None):
     only_on_command = (dut.mzi == mzi_q) | rst_q | by_command | failover_start
     nothing = ~bad_q | rst_q | ((watched == watched_q) & ~dut.busy)
 
-    # S and D as set, and each group's cycles since its SETTLING began
-    top = (1 << T) - 1
-    S = Signal(T, init=params["settle"])
-    D = Signal(T, init=min(8, top))
-    with m.If(took & (op == 4) & (value != 0)):
+    # S, D and W as set, and each group's cycles since its SETTLING began
+    with m.If(took & ~malformed & (op == 4)):
         with m.If(which == 0):
             m.d.sync += S.eq(value)
         with m.If(which == 1):
             m.d.sync += D.eq(value)
-    # induction: the link states follow the one sequencer; its settle count and lit-sample
-    # run against each group's age
-    fsm, count, run, target, tmat = (named(frag, x) for x in
-                                     ("fsm", "count", "run", "target", "tmat"))
-    invariants = [fsm != 3, ~((fsm == 2) & tmat), S == named(frag, "settle"),
-                  D == named(frag, "debounce")]
+        with m.If(which == 2):
+            m.d.sync += W.eq(value)
+    # induction: each group's timers against its age since the SETTLING began
+    invariants = [S == named(frag, "settle"), D == named(frag, "debounce"),
+                  W == named(frag, "window"), D <= W, S != 0, D != 0]
     ok_up = []
     for g in range(G):
+        tmr, run = named(frag, f"tmr{g}"), named(frag, f"run{g}")
         age = Signal(T + 2, name=f"h_age{g}")
+        settled = Signal(name=f"h_settled{g}")    # this check follows a settle
         onset = (link[g] == SETTLING) & (link_q[g] != SETTLING)
+        recheck = (link[g] == CHECKING) & (link_q[g] != CHECKING) & \
+            (link_q[g] != SETTLING)
         m.d.sync += age.eq(Mux(onset, 1, Mux(age.all(), age, age + 1)))
-        ok_up.append(~((link[g] == UP) & (link_q[g] != UP)) | rst_q | (age >= S + D))
-        busy_g = (link[g] == SETTLING) | (link[g] == 2)
+        with m.If(onset):
+            m.d.sync += settled.eq(1)
+        with m.Elif(recheck):
+            m.d.sync += settled.eq(0)
+        ok_up.append(~((link[g] == UP) & (link_q[g] == CHECKING) & settled) | rst_q |
+                     (age >= S + D))
         invariants += [
-            ~busy_g | ((fsm != 0) & (target == g) & ~tmat),
-            ~((fsm == 1) & ~tmat & (target == g)) | (link[g] == SETTLING),
-            ~((fsm == 2) & (target == g)) | (link[g] == 2),
-            ~((link[g] == SETTLING) & (link_q[g] == SETTLING)) | (age + count == S),
-            ~(link[g] == 2) | (age >= S + run),
+            ~(link[g] == SETTLING) | ((tmr != 0) & (tmr <= S)),
+            ~((link[g] == SETTLING) & (link_q[g] == SETTLING)) | (age + tmr == S),
+            ~((link[g] == CHECKING) & (link_q[g] != CHECKING)) | ((tmr == 0) & (run == 0)),
+            ~((link[g] == CHECKING) & settled & (link_q[g] == CHECKING)) |
+            ((age == S + tmr) & (run <= tmr)),
+            ~((link[g] == CHECKING) & (link_q[g] == SETTLING)) | (age == S),
         ]
     checks = {"elements_only_on_command": only_on_command,
               "malformed_changes_nothing": nothing,
@@ -137,10 +154,10 @@ MUTANTS = {
                                  "states[2 * g].eq(0)]"),
     "malformed_changes_nothing": ("(~f_path.any() | (f_backup == f_path))",
                                   "(~f_path.any())"),
-    "up_not_before_settle_debounce": ("passed.eq(lit_t & (run >= deb_m1))",
-                                      "passed.eq(lit_t & (run + 1 >= deb_m1))"),
-    "not_ready_in_reset": ("ready.eq(eq_const(fsm, IDLE) & ~pending.any() & ~ResetSignal())",
-                           "ready.eq(eq_const(fsm, IDLE) & ~pending.any())"),
+    "up_not_before_settle_debounce": ("with m.If(lit[g] & (run[g] >= deb_m1)):",
+                                      "with m.If(lit[g] & (run1 >= deb_m1)):"),
+    "not_ready_in_reset": ("ready.eq(~busy & ~pending.any() & ~ResetSignal())",
+                           "ready.eq(~busy & ~pending.any())"),
     # N = 8: the lower Benes sub-network's elements at the wrong offset in their stages (a
     # mutant that is the identity at N = 4)
     ("malformed_changes_nothing", 8): ("offset + n // 4, half)", "offset + n // 2, half)"),
