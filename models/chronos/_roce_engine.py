@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-TX_DONE, WAKE, SW_ARRIVE, SW_TX_DONE, PFC_FRAME, CNP, ALPHA, DECREASE, INCREASE = range(9)
+(TX_DONE, WAKE, SW_ARRIVE, SW_TX_DONE, PFC_FRAME, CNP, ALPHA, DECREASE, INCREASE, ACK_GEN,
+ SW_ACK) = range(11)
 
 
 @njit(cache=True)
@@ -70,6 +71,7 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
     ecn, k_min, k_max, p_max, cnp_int = p[11] != 0.0, p[12], p[13], p[14], p[15]
     g, t_alpha, t_dec, t_inc, fr = p[16], p[17], p[18], p[19], int(p[20])
     r_ai, r_hai, min_rate, first_frac, clamp = p[21], p[22], p[23], p[24], p[25] != 0.0
+    ack = int(p[26])
     line = C
     m = size.shape[0]
     # flows of each host, in flow (= destination) order
@@ -117,6 +119,11 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
     tail = np.full(n, -1, np.int64)
     egress_bytes = np.zeros(n)
     egress_busy = np.zeros(n, np.bool_)
+    # ACKs: a FIFO per host NIC and a high-priority FIFO per egress port (same pool)
+    ahead = np.full(n, -1, np.int64)
+    atail = np.full(n, -1, np.int64)
+    hhead = np.full(n, -1, np.int64)
+    htail = np.full(n, -1, np.int64)
     # events
     cap = 1024 + 4 * n + 4 * m + inj_t.shape[0]
     ht = np.empty(cap)
@@ -229,8 +236,35 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                     egress_port = port
             elif kind == SW_TX_DONE:
                 egress_busy[a] = False
-                if head[a] >= 0:
+                if head[a] >= 0 or hhead[a] >= 0:
                     egress_port = a
+            elif kind == ACK_GEN:
+                h = dst[a]
+                free_top -= 1
+                k = free[free_top]
+                pk_flow[k] = a
+                pk_pay[k] = b
+                pk_next[k] = -1
+                if ahead[h] < 0:
+                    ahead[h] = k
+                else:
+                    pk_next[atail[h]] = k
+                atail[h] = k
+                send_host = h
+            elif kind == SW_ACK:
+                port = src[a]
+                free_top -= 1
+                k = free[free_top]
+                pk_flow[k] = a
+                pk_pay[k] = b
+                pk_next[k] = -1
+                if hhead[port] < 0:
+                    hhead[port] = k
+                else:
+                    pk_next[htail[port]] = k
+                htail[port] = k
+                if not egress_busy[port]:
+                    egress_port = port
             elif kind == PFC_FRAME:
                 host_paused[a] = b == 1
                 if b == 0:
@@ -354,7 +388,22 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
         # ---- a NIC that may send: round-robin over its eligible QPs
         if send_host >= 0:
             h = send_host
-            if not nic_busy[h] and not host_paused[h]:
+            if not nic_busy[h] and ahead[h] >= 0:
+                k = ahead[h]
+                ahead[h] = pk_next[k]
+                if ahead[h] < 0:
+                    atail[h] = -1
+                f = pk_flow[k]
+                flag = pk_pay[k]
+                free[free_top] = k
+                free_top += 1
+                nic_busy[h] = True
+                done = t + ack / C
+                ne = _push(ht, hs, hk, ha, hb, ne, seq, done, TX_DONE, h, 0)
+                seq += 1
+                ne = _push(ht, hs, hk, ha, hb, ne, seq, done + dly, SW_ACK, f, flag)
+                seq += 1
+            elif not nic_busy[h] and not host_paused[h]:
                 f0 = hf_start[h]
                 kq = hf_start[h + 1] - f0
                 pick = -1
@@ -388,7 +437,24 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                     ne = _push(ht, hs, hk, ha, hb, ne, seq, done + dly, SW_ARRIVE, f, payload)
                     seq += 1
         # ---- an egress port that starts its next packet
-        if egress_port >= 0:
+        if egress_port >= 0 and hhead[egress_port] >= 0:
+            port = egress_port
+            k = hhead[port]
+            hhead[port] = pk_next[k]
+            if hhead[port] < 0:
+                htail[port] = -1
+            f = pk_flow[k]
+            flag = pk_pay[k]
+            free[free_top] = k
+            free_top += 1
+            egress_busy[port] = True
+            done = t + ack / C
+            ne = _push(ht, hs, hk, ha, hb, ne, seq, done, SW_TX_DONE, port, 0)
+            seq += 1
+            if flag != 0:
+                ne = _push(ht, hs, hk, ha, hb, ne, seq, done + dly, CNP, f, 0)
+                seq += 1
+        elif egress_port >= 0:
             port = egress_port
             k = head[port]
             head[port] = pk_next[k]
@@ -430,12 +496,18 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
             delivered[f] += payload
             if delivered[f] == size[f]:
                 finish[f] = arrive
+            flag = 0
             if mark:
                 n_marks += 1
                 if arrive - np_last[f] >= cnp_int:
                     np_last[f] = arrive
                     n_cnps += 1
-                    ne = _push(ht, hs, hk, ha, hb, ne, seq, arrive + cnp_dly, CNP, f, 0)
-                    seq += 1
+                    flag = 1
+                    if ack == 0:
+                        ne = _push(ht, hs, hk, ha, hb, ne, seq, arrive + cnp_dly, CNP, f, 0)
+                        seq += 1
+            if ack != 0:
+                ne = _push(ht, hs, hk, ha, hb, ne, seq, arrive, ACK_GEN, f, flag)
+                seq += 1
     counts = np.array([n_events, n_marks, n_cnps, n_pauses, stopped], np.int64)
     return finish, delivered, counts, peak, lt, lk, la, tr_t[:ntr], tr_v[:ntr]

@@ -47,8 +47,13 @@ The rules are those of the simulator the paper used, HPCC's ns-3
   ``R_T += r_hai`` (hyper); ``R_T`` capped at line rate, then ``R_C <- (R_C + R_T)/2``; the
   stage counts up (a restarted timer fires one period after the restart). ns-3's DCQCN has
   no byte counter; neither has this one. A QP's timers stop once it has sent its last byte.
-* Not modelled: ACKs (ns-3 returns a 60-byte ACK per packet, high priority, on the reverse
-  links) and link-level retransmission (nothing is ever lost here).
+* **ACKs** (``ack_bytes``, 0: none): the receiver of each data packet returns an ACK of
+  ``ack_bytes`` (ns-3: one per packet, L2_ACK_INTERVAL 1, padded to a 60-byte frame in
+  ``RdmaHw::ReceiveUdp``) carrying the CNP flag; the
+  NIC sends ACKs before data and regardless of PFC pauses, the switch forwards them ahead of
+  data outside the PFC accounting (ns-3's priority queue 0), and the CNP reaches the sender
+  with its ACK (``cnp_delay_s`` is then unused). Not modelled: link-level retransmission
+  (nothing is ever lost here).
 
 Events at the same time are handled in the order they were scheduled.
 :func:`simulate` is the compiled engine (:mod:`._roce_engine`, numba); :func:`simulate_reference`
@@ -69,7 +74,8 @@ __all__ = ["RoCE", "RoceResult", "Stalled", "hpcc_dcqcn", "hpcc_dcqcn_paper", "P
            "simulate_reference"]
 
 # Event kinds (the engine uses the same numbers).
-TX_DONE, WAKE, SW_ARRIVE, SW_TX_DONE, PFC_FRAME, CNP, ALPHA, DECREASE, INCREASE = range(9)
+(TX_DONE, WAKE, SW_ARRIVE, SW_TX_DONE, PFC_FRAME, CNP, ALPHA, DECREASE, INCREASE, ACK_GEN,
+ SW_ACK) = range(11)
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,7 @@ class RoCE:
     rtt_s: float = 1e-6               # base round trip; each link's delay is rtt_s / 4
     mtu: int = 1000                   # payload bytes per packet (ns-3 PACKET_PAYLOAD_SIZE)
     header_bytes: int = 50            # per-packet headers on the wire
+    ack_bytes: int = 60               # ACK per data packet, reverse path (ns-3 pads to 60; 0: none)
     buffer_bytes: float = 256 * 2**20  # shared switch buffer (run.py: 16 MB x bw / 50)
     pfc: str = "dynamic"              # "dynamic" (ns-3), "static" or "off"
     pfc_alpha: float = 1 / 8          # dynamic threshold factor (ns-3 pfc_a_shift = 3)
@@ -123,7 +130,7 @@ class RoCE:
                      "r_ai", "r_hai"):
             if not num(name) or getattr(self, name) < 0:
                 bad(name, "a number >= 0")
-        for name in ("mtu", "header_bytes", "fast_recovery"):
+        for name in ("mtu", "header_bytes", "fast_recovery", "ack_bytes"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0 \
                     or (name == "mtu" and v < 1):
@@ -312,6 +319,9 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
     egress_q = [deque() for _ in range(n)]
     egress_bytes = [0.0] * n
     egress_busy = [False] * n
+    ack = int(cfg.ack_bytes)
+    ack_q = [deque() for _ in range(n)]
+    hp_q = [deque() for _ in range(n)]
     events: list = []
     seq = 0
     k_draw = 0
@@ -329,7 +339,16 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
             trace.append((t, what, 8 * rate[f], 8 * target[f], alpha[f]))
 
     def try_send(t, h):
-        if nic_busy[h] or host_paused[h]:
+        if nic_busy[h]:
+            return
+        if ack_q[h]:                        # ACKs first, never paused (ns-3 queue 0)
+            f, flag = ack_q[h].popleft()
+            nic_busy[h] = True
+            done = t + ack / C
+            push(done, TX_DONE, h)
+            push(done + dly, SW_ACK, f, flag)
+            return
+        if host_paused[h]:
             return
         fl = host_flows[h]
         k = len(fl)
@@ -363,6 +382,14 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
 
     def start_egress(t, port):
         nonlocal held, k_draw
+        if hp_q[port]:                      # ACKs first, outside the PFC accounting
+            f, flag = hp_q[port].popleft()
+            egress_busy[port] = True
+            done = t + ack / C
+            push(done, SW_TX_DONE, port)
+            if flag:
+                push(done + dly, CNP, f)
+            return
         f, payload = egress_q[port].popleft()
         s = payload + hdr
         h = int(src[f])
@@ -394,12 +421,17 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
         delivered[f] += payload
         if delivered[f] == size[f]:
             finish[f] = arrive
+        flag = 0
         if mark:
             stats["marks"] += 1
             if arrive - np_last[f] >= cfg.cnp_interval_s:
                 np_last[f] = arrive
                 stats["cnps"] += 1
-                push(arrive + cnp_dly, CNP, f)
+                flag = 1
+                if not ack:
+                    push(arrive + cnp_dly, CNP, f)
+        if ack:                             # the receiver returns an ACK (CNP flag if set)
+            push(arrive, ACK_GEN, f, flag)
 
     for t, f in inj:
         push(t, CNP, f)
@@ -444,8 +476,17 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
                 start_egress(t, port)
         elif kind == SW_TX_DONE:
             egress_busy[a] = False
-            if egress_q[a]:
+            if egress_q[a] or hp_q[a]:
                 start_egress(t, a)
+        elif kind == ACK_GEN:
+            h = int(dst[a])
+            ack_q[h].append((a, b))
+            try_send(t, h)
+        elif kind == SW_ACK:
+            port = int(src[a])
+            hp_q[port].append((a, b))
+            if not egress_busy[port]:
+                start_egress(t, port)
         elif kind == PFC_FRAME:
             host_paused[a] = b == 1
             if b == 0:
@@ -526,7 +567,7 @@ def _vector(cfg: RoCE) -> np.ndarray:
                      cfg.cnp_interval_s, cfg.g, cfg.alpha_timer_s, cfg.decrease_timer_s,
                      cfg.increase_timer_s, float(cfg.fast_recovery), cfg.r_ai / 8.0,
                      cfg.r_hai / 8.0, cfg.min_rate / 8.0, cfg.rate_on_first_cnp,
-                     float(cfg.clamp_target)])
+                     float(cfg.clamp_target), float(cfg.ack_bytes)])
 
 
 TRACE_KINDS = ("first_cnp", "alpha", "decrease", "fast_recovery", "additive", "hyper")

@@ -27,7 +27,7 @@ def test_presets_are_hpcc_run_py_at_800g():
     assert (p.alpha_timer_s, p.decrease_timer_s, p.increase_timer_s) == (1e-6, 4e-6, 300e-6)
     q = hpcc_dcqcn_paper()
     assert (q.alpha_timer_s, q.decrease_timer_s, q.increase_timer_s) == (50e-6, 50e-6, 55e-6)
-    assert p.delay == pytest.approx(D)
+    assert p.delay == pytest.approx(D) and p.ack_bytes == 60
 
 
 def test_one_flow_reaches_line_rate():
@@ -71,7 +71,7 @@ def test_incast_with_dcqcn_converges_to_the_fair_share():
 
 
 def test_no_ecn_and_a_large_buffer_give_the_fluid_bound():
-    cfg = hpcc_dcqcn(ecn=False)
+    cfg = hpcc_dcqcn(ecn=False, ack_bytes=0)
     # 3 -> 1 incast of different sizes, 1 -> 3 fan-out, and a uniform all-to-all: cases whose
     # max-min fluid completion keeps the bottleneck busy throughout
     incast = np.zeros((4, 4), dtype=np.int64)
@@ -83,6 +83,16 @@ def test_no_ecn_and_a_large_buffer_give_the_fluid_bound():
         fluid = fluid_completion(np.vectorize(wire)(d), C)
         assert r.completion_s >= fluid
         assert r.completion_s == pytest.approx(fluid + SER + 2 * D, abs=3 * SER)
+
+
+def test_acks_take_their_share_of_the_links():
+    # 0 <-> 1 exchange 2 MB each way: every NIC sends its data and an ACK per packet it
+    # receives, so each uplink carries W + 2,000 x 60 bytes
+    d = np.array([[0, 2_000_000], [2_000_000, 0]])
+    r = simulate(d, hpcc_dcqcn(ecn=False, ack_bytes=60))
+    busy = (wire(2_000_000) + 2_000 * 60) * 8 / C
+    assert r.completion_s == pytest.approx(busy + SER + 2 * D, abs=3 * SER)
+    assert simulate(d, hpcc_dcqcn(ecn=False, ack_bytes=0)).completion_s < busy
 
 
 def test_bytes_are_conserved_and_the_buffer_never_overflows():
@@ -155,7 +165,8 @@ def _random_case(rng):
               r_hai=float(rng.uniform(1, 200)) * 1e9, min_rate=float(rng.uniform(1, 100)) * 1e9,
               cnp_interval_s=float(rng.choice([0.0, 0.3e-6])),
               clamp_target=bool(rng.integers(0, 2)),
-              rate_on_first_cnp=float(rng.choice([1.0, 0.5])))
+              rate_on_first_cnp=float(rng.choice([1.0, 0.5])),
+              ack_bytes=int(rng.choice([0, 60])))
     kw["k_max"] = kw["k_min"] + float(rng.integers(0, 40_000))
     if rng.integers(0, 2):
         kw.update(pfc="static", pfc_xoff=float(rng.integers(3_000, 15_000)))
