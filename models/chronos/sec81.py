@@ -242,9 +242,8 @@ def records(u: dict, t: dict) -> list:
                      f"training matrices; {setting}")
     else:
         setting = ("the improvement moves with the traffic volume per host (sec81_volume.png) "
-                   "and our expert fractions are drawn (MoEtion's are not published); the "
-                   "switch carries no ACKs (ns-3 returns a 60-byte ACK per packet on the "
-                   "reverse links, ~6% of a link)")
+                   "and with the DCQCN timers, and our expert fractions are drawn (MoEtion's "
+                   "are not published)")
         untuned_why = (f"untuned: HPCC ns-3's dcqcn preset (the paper tuned its DCQCN, settings "
                        f"not published); {setting}")
         other = ""
