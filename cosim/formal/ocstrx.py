@@ -133,7 +133,11 @@ def build(params, mutant_spec=None):
             m.d.sync += settled.eq(0)
         ok_up.append(~((link[g] == UP) & (link_q[g] == CHECKING) & settled) | rst_q |
                      (age >= S + D))
+        path_g = dut.path[2 * g:2 * g + 2]
         invariants += [
+            # a group's two elements are its path's (a live calibration write re-drives them)
+            (path_g != 0) & (dut.mzi[2 * g] == (path_g != 3)) &
+            (dut.mzi[2 * g + 1] == (path_g == 2)),
             ~(link[g] == SETTLING) | ((tmr != 0) & (tmr <= S)),
             ~((link[g] == SETTLING) & (link_q[g] == SETTLING)) | (age + tmr == S),
             ~((link[g] == CHECKING) & (link_q[g] != CHECKING)) | ((tmr == 0) & (run == 0)),
