@@ -141,8 +141,10 @@ def _sipac_links(topo: SiPAC, lam, rate: float, latency: float, buffer: float):
 
 def build(name: str, sizes, *, r: int = 8, L: int = 3, w: int = 60, rate_gbps: float = 32,
           latency: float = 100e-9, switch_latency: float = 300e-9, buffer: float = 1 << 20,
-          ocs: int | None = None) -> Fabric:
-    """The fabric ``name`` for the job mapping ``sizes`` on r^L CUs."""
+          ocs: int | None = None, realisable: bool = True) -> Fabric:
+    """The fabric ``name`` for the job mapping ``sizes`` on r^L CUs. ``realisable=False``
+    (an ablation): Flex-SiPAC with eq 1's heuristic by counts, ignoring which splits the
+    de-interleaver cascade gives (an allocation the hardware cannot emit)."""
     if name not in FABRICS:
         raise ValueError(f"fabric must be one of {', '.join(FABRICS)}, not {name!r}")
     topo = SiPAC(r, L)
@@ -151,7 +153,11 @@ def build(name: str, sizes, *, r: int = 8, L: int = 3, w: int = 60, rate_gbps: f
     rate = rate_gbps * GBPS
     bw = w * rate
     if name in ("flex-sipac", "sipac"):
-        plan = wavelength_plan(name, tuple(sizes), r, L, w)
+        if name == "flex-sipac" and not realisable:
+            plan = {"lam": allocation.heuristic(topo, traffic.traffic_matrix(topo, sizes,
+                                                                             "sipco"), w)}
+        else:
+            plan = wavelength_plan(name, tuple(sizes), r, L, w)
         lam = plan["lam"]
         fab = Fabric(name, _sipac_links(topo, lam, rate, latency, buffer), N, topo)
         fab.lam, fab.plan = lam, plan

@@ -1,0 +1,360 @@
+"""A window transport with DCTCP's reaction to ECN over lossless output-queued links: the
+packet-level setting of Netbench's ``simple_dctcp`` with ``ecn_tail_drop`` output ports, plus
+the link-level back-pressure Flex-SiPAC §5.A adds (nothing is dropped). A shared core: any
+model hands it links (rate, delay, output-queue bytes, ECN threshold) and flows (a path of
+links, a size, a (job, step) they belong to); the credit and RoCE engines of the other models
+are untouched.
+
+Rules (one event loop, :func:`run`, compiled with numba):
+
+- **Links.** Link k sends the packet at the head of its FIFO output queue when it is idle:
+  serialisation takes wire bytes / rate, the packet reaches the next node ``delay`` later.
+- **Output queues, finite, lossless.** A packet may start on link k toward a next link m
+  only when m's output queue has room for it (``queue`` bytes: those waiting at m plus those
+  already on their way to it); otherwise link k pauses (its head waits, head-of-line) until
+  m's queue drains -- link-level back-pressure, nothing dropped. A packet larger than a queue
+  still enters it when it is empty.
+- **ECN.** A packet is marked when it joins an output queue already holding more than ``K``
+  bytes (Netbench's ``ecn_tail_drop`` marks on enqueue at K).
+- **Window transport.** A flow may have at most ``cwnd`` bytes unacknowledged; the
+  destination returns an acknowledgement per packet that echoes the mark and reaches the
+  source after the path's delays (acknowledgements take no link capacity: the reverse
+  links carry little). Per acknowledgement of s bytes: slow start (cwnd += s) below
+  ``ssthresh``, else additive increase (cwnd += MSS s / cwnd); DCTCP's alpha estimate
+  alpha <- (1 - g) alpha + g F once per window of acknowledged bytes (F the marked share of
+  that window); on a marked acknowledgement the window is cut to max(MSS, cwnd (1 - alpha /
+  2)) and ssthresh set to it, at most once per window of data (a cut waits until the data
+  sent before the previous cut is acknowledged). A source whose output queue is full waits
+  (the host is paused like any other upstream port).
+- **Flows and steps.** The flows of a job's step start when every flow of its previous step
+  has been delivered; each flow first spends a handshake (one round trip of the path's
+  delays, Netbench's SYN / SYN+ACK) when ``handshake`` is set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+__all__ = ["Setting", "NETBENCH_SIPAC", "run"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One packet-level setting. Bytes and seconds."""
+
+    name: str
+    mss: float = 1380.0               # payload bytes per packet
+    header: float = 120.0             # wire bytes on top of the payload
+    queue: float = 20_000.0           # output-queue bytes (back-pressure above)
+    ecn_k: float = 4_000.0            # ECN marking threshold (bytes)
+    g: float = 1 / 16                 # DCTCP's alpha gain
+    init_window: float = 3.0          # initial cwnd, in segments
+    ssthresh: float = 30.0            # initial slow-start threshold, in segments
+    link_delay: float = 1e-6          # every network and server link
+    injection_gbps: float = 1000.0    # server-to-network (injection) link rate
+    handshake: bool = True
+    source: str = ""
+
+
+# The authors' pipeline: brianwuuu/SiPAC input_parameters/setup.json (TRANSPORT_LAYER
+# simple_dctcp, OUTPUT_QUEUE_BUFFER_SIZE_BYTES 20000, NETWORK_ / SERVER_LINK_LATENCY_NS 1000,
+# INJECTION_LINK_BW_GBPS 1000, NUM_VCS 2), generate_experiment.py (ECN threshold K = 1/5 of
+# the output queue = 4,000 B; CONGESTION_THRESHOLD_BYTES 5000 names the run; routing ecmp),
+# utilities.py (output_port=ecn_tail_drop); Netbench's SimpleTcpSocket / SimpleDctcpSocket
+# defaults (MSS 1,380 B, initial window 3 MSS, ssthresh 30 MSS, g = 0.0625, handshake).
+NETBENCH_SIPAC = Setting(
+    "netbench-sipac", source="brianwuuu/SiPAC setup.json + generate_experiment.py; Netbench "
+    "simple_dctcp defaults")
+
+ARRIVE, FREE, ACK, START, OPEN = 0, 1, 2, 3, 4
+
+
+@njit(cache=True)
+def _less(t, s, i, j):
+    return t[i] < t[j] or (t[i] == t[j] and s[i] < s[j])
+
+
+@njit(cache=True)
+def _push(ht, hs, hk, ha, n, seq, t, kind, a):
+    if n >= ht.shape[0]:
+        return -1
+    i = n
+    ht[i], hs[i], hk[i], ha[i] = t, seq, kind, a
+    while i > 0:
+        p = (i - 1) // 2
+        if _less(ht, hs, i, p):
+            ht[i], ht[p] = ht[p], ht[i]
+            hs[i], hs[p] = hs[p], hs[i]
+            hk[i], hk[p] = hk[p], hk[i]
+            ha[i], ha[p] = ha[p], ha[i]
+            i = p
+        else:
+            break
+    return n + 1
+
+
+@njit(cache=True)
+def _pop(ht, hs, hk, ha, n):
+    t, kind, a = ht[0], hk[0], ha[0]
+    n -= 1
+    ht[0], hs[0], hk[0], ha[0] = ht[n], hs[n], hk[n], ha[n]
+    i = 0
+    while True:
+        l, r, m = 2 * i + 1, 2 * i + 2, i
+        if l < n and _less(ht, hs, l, m):
+            m = l
+        if r < n and _less(ht, hs, r, m):
+            m = r
+        if m == i:
+            break
+        ht[i], ht[m] = ht[m], ht[i]
+        hs[i], hs[m] = hs[m], hs[i]
+        hk[i], hk[m] = hk[m], hk[i]
+        ha[i], ha[m] = ha[m], ha[i]
+        i = m
+    return t, kind, a, n
+
+
+@njit(cache=True)
+def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, group_flows,
+        group_job, job_first, flow_group, mss, header, init_w, ssth0, g, handshake):
+    """Returns (per group its completion time, packets, events, marked packets, pauses, the
+    largest fraction one window cut took off a window)."""
+    nl = bw.shape[0]
+    nf = size.shape[0]
+    ng = group_job.shape[0]
+    # per flow
+    npk = np.empty(nf, np.int64)
+    total = 0
+    for f in range(nf):
+        npk[f] = int(np.ceil(size[f] / mss))
+        total += npk[f]
+    pk_base = np.zeros(nf, np.int64)
+    for f in range(1, nf):
+        pk_base[f] = pk_base[f - 1] + npk[f - 1]
+    sent_pk = np.zeros(nf, np.int64)       # packets injected
+    sent_b = np.zeros(nf, np.float64)      # payload bytes injected
+    acked_b = np.zeros(nf, np.float64)
+    inflight = np.zeros(nf, np.float64)
+    cwnd = np.full(nf, init_w * mss)
+    ssth = np.full(nf, ssth0 * mss)
+    alpha = np.zeros(nf, np.float64)
+    win_tot = np.zeros(nf, np.float64)
+    win_mark = np.zeros(nf, np.float64)
+    win_len = np.zeros(nf, np.float64)     # alpha update window (0: first ack updates)
+    cut_until = np.zeros(nf, np.float64)   # no cut before acked_b passes this
+    rtt_half = np.zeros(nf, np.float64)
+    for f in range(nf):
+        d = 0.0
+        for h in range(path_start[f], path_start[f + 1]):
+            d += lat[path_links[h]]
+        rtt_half[f] = d
+    # packets (slots reused through a free list)
+    cap_pk = total + 1
+    pk_flow = np.empty(cap_pk, np.int64)
+    pk_hop = np.zeros(cap_pk, np.int64)
+    pk_pay = np.empty(cap_pk, np.float64)
+    pk_mark = np.zeros(cap_pk, np.bool_)
+    pk_next = np.full(cap_pk, -1, np.int64)
+    # links
+    busy = np.zeros(nl, np.bool_)
+    qbytes = np.zeros(nl, np.float64)      # bytes waiting at or heading to the queue
+    head = np.full(nl, -1, np.int64)
+    tail = np.full(nl, -1, np.int64)
+    waiting_on = np.full(nl, -1, np.int64)  # link k paused for room at link m
+    w_head = np.full(nl, -1, np.int64)      # links paused on m (linked through w_next)
+    w_next = np.full(nl, -1, np.int64)
+    f_wait = np.zeros(nf, np.bool_)         # flows paused for room at their first link
+    fw_head = np.full(nl, -1, np.int64)
+    fw_next = np.full(nf, -1, np.int64)
+    fstack = np.empty(nf + 1, np.int64)
+    # events
+    cap = 2 * total + 2 * nl + 2 * nf + 2 * ng + 16
+    ht = np.empty(cap, np.float64)
+    hs = np.empty(cap, np.int64)
+    hk = np.empty(cap, np.int64)
+    ha = np.empty(cap, np.int64)
+    n = 0
+    seq = 0
+    remaining = np.zeros(ng, np.int64)
+    step_done = np.full(ng, np.nan)
+    nj = job_first.shape[0] - 1
+    for j in range(nj):
+        if job_first[j] < job_first[j + 1]:
+            n = _push(ht, hs, hk, ha, n, seq, 0.0, START, job_first[j])
+            seq += 1
+    events = 0
+    marked = 0
+    pauses = 0
+    max_cut = 0.0
+    stack = np.empty(4 * nl + 8, np.int64)      # links to try, processed after each event
+    while n > 0:
+        t, kind, a, n = _pop(ht, hs, hk, ha, n)
+        events += 1
+        sp = 0
+        inject = -1
+        if kind == FREE:                    # link a finished serialising its packet
+            busy[a] = False
+            stack[sp] = a
+            sp += 1
+        elif kind == ARRIVE:                # packet a reaches the end of its hop
+            p = a
+            f = pk_flow[p]
+            h = pk_hop[p] + 1
+            if path_start[f] + h == path_start[f + 1]:      # delivered
+                n = _push(ht, hs, hk, ha, n, seq, t + rtt_half[f], ACK, p)
+                seq += 1
+                gg = flow_group[f]
+                remaining[gg] -= 1
+                if remaining[gg] == 0:
+                    step_done[gg] = t
+                    j = group_job[gg]
+                    if gg + 1 < job_first[j + 1]:
+                        n = _push(ht, hs, hk, ha, n, seq, t, START, gg + 1)
+                        seq += 1
+            else:                           # room was reserved when it left: join queue
+                k = path_links[path_start[f] + h]
+                pk_hop[p] = h
+                pk_next[p] = -1
+                if tail[k] < 0:
+                    head[k] = p
+                else:
+                    pk_next[tail[k]] = p
+                tail[k] = p
+                stack[sp] = k
+                sp += 1
+        elif kind == ACK:
+            p = a
+            f = pk_flow[p]
+            s = pk_pay[p]
+            inflight[f] -= s
+            acked_b[f] += s
+            win_tot[f] += s
+            if pk_mark[p]:
+                win_mark[f] += s
+            if win_tot[f] >= win_len[f]:
+                alpha[f] = (1 - g) * alpha[f] + g * win_mark[f] / win_tot[f]
+                win_tot[f] = 0.0
+                win_mark[f] = 0.0
+                win_len[f] = cwnd[f]
+            if pk_mark[p] and acked_b[f] >= cut_until[f]:
+                old_w = cwnd[f]
+                cwnd[f] = max(mss, cwnd[f] * (1 - alpha[f] / 2))
+                max_cut = max(max_cut, 1 - cwnd[f] / old_w)
+                ssth[f] = cwnd[f]
+                cut_until[f] = sent_b[f]
+            elif not pk_mark[p]:
+                if cwnd[f] < ssth[f]:
+                    cwnd[f] += s
+                else:
+                    cwnd[f] += mss * s / cwnd[f]
+            inject = f
+        elif kind == START:                 # group a's flows open (after a handshake)
+            gg = a
+            cnt = 0
+            for i in range(group_flows_start[gg], group_flows_start[gg + 1]):
+                f = group_flows[i]
+                cnt += npk[f]
+                d = 2 * rtt_half[f] if handshake else 0.0
+                n = _push(ht, hs, hk, ha, n, seq, t + d, OPEN, f)
+                seq += 1
+            remaining[gg] = cnt
+        else:                               # OPEN: flow a may send
+            inject = a
+        fsp = 0
+        if inject >= 0:
+            fstack[0] = inject
+            fsp = 1
+        while fsp > 0 or sp > 0:
+            while fsp > 0:                  # sources inject what their windows allow
+                fsp -= 1
+                f = fstack[fsp]
+                k = path_links[path_start[f]]
+                while sent_pk[f] < npk[f]:
+                    pay = mss if sent_pk[f] < npk[f] - 1 else size[f] - mss * (npk[f] - 1)
+                    if inflight[f] > 0 and inflight[f] + pay > cwnd[f]:
+                        break
+                    if qbytes[k] > 0 and qbytes[k] + pay + header > qcap[k]:
+                        if not f_wait[f]:       # host paused: its output queue is full
+                            f_wait[f] = True
+                            fw_next[f] = fw_head[k]
+                            fw_head[k] = f
+                        break
+                    p = pk_base[f] + sent_pk[f]
+                    pk_flow[p] = f
+                    pk_hop[p] = 0
+                    pk_pay[p] = pay
+                    pk_mark[p] = qbytes[k] > ecn_k[k]
+                    if pk_mark[p]:
+                        marked += 1
+                    qbytes[k] += pay + header
+                    pk_next[p] = -1
+                    if tail[k] < 0:
+                        head[k] = p
+                    else:
+                        pk_next[tail[k]] = p
+                    tail[k] = p
+                    sent_pk[f] += 1
+                    sent_b[f] += pay
+                    inflight[f] += pay
+                stack[sp] = k
+                sp += 1
+            if sp == 0:
+                break
+            sp -= 1                         # one touched link tries to send
+            k = stack[sp]
+            if busy[k] or head[k] < 0:
+                continue
+            p = head[k]
+            f = pk_flow[p]
+            h = pk_hop[p]
+            wire = pk_pay[p] + header
+            if path_start[f] + h + 1 < path_start[f + 1]:
+                m = path_links[path_start[f] + h + 1]
+                if qbytes[m] > 0 and qbytes[m] + wire > qcap[m]:
+                    if waiting_on[k] != m:  # paused: no room downstream (back-pressure)
+                        waiting_on[k] = m
+                        w_next[k] = w_head[m]
+                        w_head[m] = k
+                        pauses += 1
+                    continue
+                if qbytes[m] > ecn_k[m]:
+                    if not pk_mark[p]:
+                        marked += 1
+                    pk_mark[p] = True
+                qbytes[m] += wire
+            head[k] = pk_next[p]
+            if head[k] < 0:
+                tail[k] = -1
+            busy[k] = True
+            done = t + wire / bw[k]
+            n = _push(ht, hs, hk, ha, n, seq, done, FREE, k)
+            seq += 1
+            n = _push(ht, hs, hk, ha, n, seq, done + lat[k], ARRIVE, p)
+            seq += 1
+            qbytes[k] -= wire               # it has left k's queue: wake who waits on k
+            w = w_head[k]
+            w_head[k] = -1
+            while w >= 0:
+                nx = w_next[w]
+                waiting_on[w] = -1
+                w_next[w] = -1
+                if sp < stack.shape[0]:
+                    stack[sp] = w
+                    sp += 1
+                w = nx
+            w = fw_head[k]
+            fw_head[k] = -1
+            while w >= 0:
+                nx = fw_next[w]
+                f_wait[w] = False
+                fw_next[w] = -1
+                fstack[fsp] = w
+                fsp += 1
+                w = nx
+        if n < 0:
+            break
+    return step_done, total, events, marked, pauses, max_cut
