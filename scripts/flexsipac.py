@@ -7,7 +7,7 @@ configuration, checked jointly), a checked Flex-SiPCO all-reduce, one simulated 
         [--exact] [--wss]
     python -m scripts.flexsipac allreduce --r 4 --L 3 --jobs 32,16,16
     python -m scripts.flexsipac simulate --r 8 --L 3 --jobs 64,64,64,64,64,64,64,64
-        --fabric flex-sipac --algorithm sipco --message 1e6
+        --fabric flex-sipac --algorithm sipco --message 1e6 [--setting netbench|credit]
 
 Bad input prints one line ``error: ...`` and exits with 2.
 """
@@ -96,9 +96,9 @@ def cmd_allreduce(args) -> None:
 def cmd_simulate(args) -> None:
     from models.flexsipac.experiments import run_point
     jct = run_point(args.fabric, args.algorithm, _jobs(args.jobs), [args.message], args.r,
-                    args.L)
-    print(f"{args.fabric} ({args.algorithm}), jobs {args.jobs}, {args.message:g} B: JCT "
-          f"{jct * 1e6:.2f} us")
+                    args.L, args.setting)
+    print(f"{args.fabric} ({args.algorithm}), jobs {args.jobs}, {args.message:g} B, "
+          f"{args.setting} setting: JCT {jct * 1e6:.2f} us")
 
 
 def main(argv=None) -> int:
@@ -122,6 +122,8 @@ def main(argv=None) -> int:
             p.add_argument("--fabric", default="flex-sipac")
             p.add_argument("--algorithm", default="sipco")
             p.add_argument("--message", type=float, default=1e6)
+            p.add_argument("--setting", default="netbench",
+                           help="netbench (the authors' DCTCP setting) or credit (ablation)")
     args = parser.parse_args(argv)
     if getattr(args, "message", 1) <= 0:
         raise UsageError(f"--message must be > 0, not {args.message!r}")

@@ -37,6 +37,8 @@ def test_commands():
      "fabric must be one of"),
     (["simulate", "--r", "4", "--L", "2", "--jobs", "8", "--message", "0"],
      "--message must be > 0"),
+    (["simulate", "--r", "2", "--L", "2", "--jobs", "4", "--setting", "ns3"],
+     "setting must be one of netbench, credit"),
 ])
 def test_bad_input_one_line_exit_2(args, message):
     p = run(*args)
