@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-__all__ = ["Setting", "NETBENCH_SIPAC", "run"]
+__all__ = ["Setting", "NETBENCH_SIPAC", "run", "run_reference"]
 
 
 @dataclass(frozen=True)
@@ -358,3 +358,162 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
         if n < 0:
             break
     return step_done, total, events, marked, pauses, max_cut
+
+
+def run_reference(links, paths, sizes, groups, setting: Setting, *, mss: float | None = None,
+                  header: float | None = None, queue: float | None = None,
+                  ecn_k: float | None = None):
+    """The same rules in plain Python, written apart from :func:`run` (objects and deques
+    instead of arrays and linked lists) to check it. ``links``: [(rate B/s, delay s)];
+    ``paths``: per flow its link ids; ``groups``: per job the list of its steps, each a list
+    of flow ids, in order. Returns ({(job, step index): completion time}, marked packets)."""
+    import heapq
+    from collections import deque
+    mss = mss or setting.mss
+    header = setting.header if header is None else header
+    queue = setting.queue if queue is None else queue
+    ecn_k = setting.ecn_k if ecn_k is None else ecn_k
+    nl = len(links)
+    q = [deque() for _ in range(nl)]         # packets waiting at each link's output
+    qb = [0.0] * nl
+    busy = [False] * nl
+    paused = [None] * nl                      # the link whose queue k waits for
+    waiters = [[] for _ in range(nl)]         # links paused on this one
+    host_wait = [[] for _ in range(nl)]       # flows paused on this (first) link
+    delay = [sum(links[k][1] for k in p) for p in paths]
+
+    class F:
+        pass
+    fl = []
+    for i, s in enumerate(sizes):
+        f = F()
+        f.n = int(np.ceil(s / mss))
+        f.size, f.sent, f.sent_b, f.acked, f.inflight = s, 0, 0.0, 0.0, 0.0
+        f.cwnd, f.ssth = setting.init_window * mss, setting.ssthresh * mss
+        f.alpha = f.wtot = f.wmark = f.wlen = f.cut_until = 0.0
+        f.waiting = False
+        fl.append(f)
+    group_of = {}
+    for j, steps in enumerate(groups):
+        for si, step in enumerate(steps):
+            for i in step:
+                group_of[i] = (j, si)
+    left: dict = {}
+    done: dict = {}
+    ev: list = []
+    seq = [0]
+    marked = [0]
+
+    def push(t, kind, a):
+        heapq.heappush(ev, (t, seq[0], kind, a))
+        seq[0] += 1
+
+    for j, steps in enumerate(groups):
+        if steps:
+            push(0.0, START, (j, 0))
+
+    def inject(t, i, todo):
+        f = fl[i]
+        k = paths[i][0]
+        while f.sent < f.n:
+            pay = mss if f.sent < f.n - 1 else f.size - mss * (f.n - 1)
+            if f.inflight > 0 and f.inflight + pay > f.cwnd:
+                break
+            if qb[k] > 0 and qb[k] + pay + header > queue:
+                if not f.waiting:
+                    f.waiting = True
+                    host_wait[k].insert(0, i)
+                break
+            pkt = [i, 0, pay, qb[k] > ecn_k]
+            marked[0] += pkt[3]
+            qb[k] += pay + header
+            q[k].append(pkt)
+            f.sent += 1
+            f.sent_b += pay
+            f.inflight += pay
+        todo.append(k)
+
+    while ev:
+        t, _, kind, a = heapq.heappop(ev)
+        todo: list = []
+        flows_todo: list = []
+        if kind == FREE:
+            busy[a] = False
+            todo.append(a)
+        elif kind == ARRIVE:
+            i, h = a[0], a[1] + 1
+            if h == len(paths[i]):
+                push(t + delay[i], ACK, a)
+                key = group_of[i]
+                left[key] -= 1
+                if left[key] == 0:
+                    done[key] = t
+                    j, si = key
+                    if si + 1 < len(groups[j]):
+                        push(t, START, (j, si + 1))
+            else:
+                a[1] = h
+                q[paths[i][h]].append(a)
+                todo.append(paths[i][h])
+        elif kind == ACK:
+            i, _, s, m = a
+            f = fl[i]
+            f.inflight -= s
+            f.acked += s
+            f.wtot += s
+            f.wmark += s if m else 0.0
+            if f.wtot >= f.wlen:
+                f.alpha = (1 - setting.g) * f.alpha + setting.g * f.wmark / f.wtot
+                f.wtot = f.wmark = 0.0
+                f.wlen = f.cwnd
+            if m and f.acked >= f.cut_until:
+                f.cwnd = max(mss, f.cwnd * (1 - f.alpha / 2))
+                f.ssth = f.cwnd
+                f.cut_until = f.sent_b
+            elif not m:
+                f.cwnd += s if f.cwnd < f.ssth else mss * s / f.cwnd
+            flows_todo.append(i)
+        elif kind == START:
+            j, si = a
+            left[a] = sum(fl[i].n for i in groups[j][si])
+            for i in groups[j][si]:
+                push(t + (2 * delay[i] if setting.handshake else 0.0), OPEN, i)
+        else:
+            flows_todo.append(a)
+        while flows_todo or todo:
+            while flows_todo:
+                inject(t, flows_todo.pop(), todo)
+            if not todo:
+                break
+            k = todo.pop()
+            if busy[k] or not q[k]:
+                continue
+            pkt = q[k][0]
+            i, h, pay, _ = pkt
+            wire = pay + header
+            if h + 1 < len(paths[i]):
+                m = paths[i][h + 1]
+                if qb[m] > 0 and qb[m] + wire > queue:
+                    if paused[k] != m:
+                        paused[k] = m
+                        waiters[m].insert(0, k)
+                    continue
+                if qb[m] > ecn_k:
+                    marked[0] += not pkt[3]
+                    pkt[3] = True
+                qb[m] += wire
+            q[k].popleft()
+            busy[k] = True
+            end = t + wire / links[k][0]
+            push(end, FREE, k)
+            push(end + links[k][1], ARRIVE, pkt)
+            qb[k] -= wire
+            for w in waiters[k]:
+                paused[w] = None
+                todo.append(w)
+            waiters[k] = []
+            for i2 in host_wait[k]:
+                fl[i2].waiting = False
+                flows_todo.append(i2)
+            host_wait[k] = []
+    return done, marked[0]
