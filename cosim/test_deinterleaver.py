@@ -36,15 +36,23 @@ DEFAULT_TRANSACTIONS = 10_000
 MZI = {0: (0, 0), 1: (0, 1), 2: (1, 0)}          # mode -> (in, sel), as documented
 
 
-def tb_counts(modes, w):
-    """The testbench's own trace of Fig 4's cascade."""
+def tb_counts(modes, w, form="chain"):
+    """The testbench's own trace of Fig 4's cascade: a chain, or (``form="tree"``, four
+    ports) unit 0 feeding unit 1 from its drop side and unit 2 from its pass side, those two
+    dropping at ports 0 and 2 and passing to ports 1 and 3."""
     got = [0] * (len(modes) + 1)
     for lam in range(w):
-        port = len(modes)
-        for k, mode in enumerate(modes):
-            if mode == 0 or (mode == 2 and (lam >> k) % 2 == 0):
-                port = k
-                break
+        def drop(mode, bit):
+            return mode == 0 or (mode == 2 and (lam >> bit) % 2 == 0)
+        if form == "tree" and len(modes) == 3:
+            side = 0 if drop(modes[0], 0) else 1
+            port = 2 * side + (0 if drop(modes[1 + side], 1) else 1)
+        else:
+            port = len(modes)
+            for k, mode in enumerate(modes):
+                if drop(mode, k):
+                    port = k
+                    break
         got[port] += 1
     return got
 
@@ -55,8 +63,10 @@ class Harness(ControlBench):
         self.P, self.w = p.get("ports", 3), p.get("wavelengths", 60)
         self.T, self.settle0 = p.get("timer_bits", 20), p.get("settle", 100_000)
         self.U = self.P - 1
-        super().__init__(dut, rng, Deinterleaver(self.P, self.w, self.T, self.settle0))
-        self.splits = sorted({tuple(tb_counts(ms, self.w))
+        self.form = p.get("form", "chain")
+        super().__init__(dut, rng, Deinterleaver(self.P, self.w, self.T, self.settle0,
+                                                 form=self.form))
+        self.splits = sorted({tuple(tb_counts(ms, self.w, self.form))
                               for ms in itertools.product(range(3), repeat=self.U)})
         self.applied = 0
         self.on_reset()
@@ -89,7 +99,7 @@ class Harness(ControlBench):
         prev, self.prev = self.prev, (got, taken)
         assert got["mzi"] == [b for m in got["modes"] for b in MZI[m]], \
             f"cycle {t}: MZIs do not follow the modes"
-        assert got["split"] == tb_counts(got["modes"], self.w), \
+        assert got["split"] == tb_counts(got["modes"], self.w, self.form), \
             f"cycle {t}: split {got['split']} is not what modes {got['modes']} give"
         if prev is not None:
             before, cmd = prev
@@ -180,8 +190,9 @@ async def random_commands(dut):
 @cocotb.test()
 async def allocation_splits(dut):
     """The per-level wavelength demands of Flex-SiPAC CUs (the allocation heuristic on
-    SiPAC(4, P)): a demand equal to a cascade split is applied, any other is refused with
-    SPLIT and changes nothing. Both outcomes must occur: on the paper's 60-line comb the
+    SiPAC(4, P), by counts): a demand equal to a cascade split is applied, any other is
+    refused with SPLIT and changes nothing; the splits of the plans the model reports
+    (``allocation.allocate``) are all applied. Both outcomes must occur: on the paper's 60-line comb the
     allocation's demands give both; where they give only one (the odd 13-line comb: no
     demand is a cascade split), a split from the testbench's own table of realisable splits,
     or one outside it, is added."""
@@ -206,6 +217,17 @@ async def allocation_splits(dut):
                 continue
             await offer(split)
     from_allocation = dict(seen)
+    # the plans the model reports (allocation.allocate: each job's cascade setting): every
+    # CU's split is one the RTL applies
+    planned = 0
+    for sizes in ([topo.N // 4] * 4, [topo.N // 2, topo.N // 4, topo.N // 4]):
+        plan = allocation.allocate(topo, traffic.traffic_matrix(topo, sizes, "sipco"), h.w,
+                                   form=h.form)
+        for split in sorted({tuple(len(s) for s in sets) for sets in plan["sets"].values()}):
+            assert split in h.splits, split
+            await offer(split)
+            planned += 1
+    assert planned > 0
     if not seen[True]:
         await offer(sorted(h.splits)[0])
     if not seen[False]:

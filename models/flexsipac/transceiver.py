@@ -144,10 +144,11 @@ class Deinterleaver:
     """The controller's behaviour, one :meth:`outputs` / :meth:`edge` pair per clock."""
 
     def __init__(self, ports: int = 3, wavelengths: int = 60, timer_bits: int = 20,
-                 settle: int = 100_000) -> None:
+                 settle: int = 100_000, form: str = "chain") -> None:
         check_params(ports, wavelengths, timer_bits, settle)
+        self.form = _form(form, ports - 1)
         self.P, self.w, self.T, self.settle0 = ports, wavelengths, timer_bits, settle
-        self.table = realisable(ports, wavelengths)
+        self.table = realisable(ports, wavelengths, self.form)
         self.reset()
 
     def reset(self) -> None:
@@ -164,7 +165,8 @@ class Deinterleaver:
     def outputs(self) -> dict:
         return {"ready": self.ready, "modes": list(self.modes),
                 "mzi": [b for m in self.modes for b in MZI[m]],
-                "split": list(counts(self.modes, self.w)), "state": int(self.timer > 0),
+                "split": list(counts(self.modes, self.w, self.form)),
+                "state": int(self.timer > 0),
                 "error": self.errors, "configs": self.configs}
 
     def check(self, c: DIXCommand) -> str | None:

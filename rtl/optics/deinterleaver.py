@@ -1,5 +1,6 @@
-"""De-interleaver cascade controller (Flex-SiPAC §3.B, Fig 4): a chain of P - 1
-reconfigurable 1 x 2 units (two MZIs each) that splits the transmitter's comb over P ports.
+"""De-interleaver cascade controller (Flex-SiPAC §3.B, Fig 4): a chain (or, at P = 4, a
+tree: ``form``) of P - 1 reconfigurable 1 x 2 units (two MZIs each) that splits the
+transmitter's comb over P ports.
 It takes a per-port wavelength split, finds the unit modes that realise it (a table of every
 realisable split, built when the Verilog is generated: 3^(P-1) entries), sets the MZIs and
 waits the settle time. Cycle for cycle the behaviour of ``models.flexsipac.transceiver``
@@ -24,7 +25,7 @@ from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .._util import check_params, eq_const
+from .._util import check_params, eq_const, not_elaborated
 
 __all__ = ["DeinterleaverController", "cmd_width", "split_table"]
 
@@ -37,34 +38,53 @@ def cmd_width(ports, wavelengths, timer_bits):
     return 3 + max(ports * wavelengths.bit_length(), 2 * (ports - 1), timer_bits)
 
 
-def _port_counts(modes, w):
-    """Wavelengths per port under ``modes``: wavelength lam drops at the first unit k in
-    ALL_DROP, or in EVEN with bit k of lam clear; otherwise it reaches the last port."""
+def _drops(mode, lam, bit):
+    return mode == ALL_DROP or (mode == EVEN and not lam >> bit & 1)
+
+
+def _port_counts(modes, w, form="chain"):
+    """Wavelengths per port under ``modes``. Chain: wavelength lam drops at the first unit k
+    in ALL_DROP, or in EVEN with bit k of lam clear; otherwise it reaches the last port.
+    Tree (P = 4): unit 0 (bit 0) sends lam to unit 1 (drop) or unit 2 (pass); units 1 and 2
+    (bit 1) drop at ports 0 and 2, pass to ports 1 and 3."""
     got = [0] * (len(modes) + 1)
     for lam in range(w):
-        port = next((k for k, mode in enumerate(modes)
-                     if mode == ALL_DROP or (mode == EVEN and not lam >> k & 1)), len(modes))
+        if form == "tree":
+            a = 0 if _drops(modes[0], lam, 0) else 1
+            port = 2 * a + (0 if _drops(modes[1 + a], lam, 1) else 1)
+        else:
+            port = next((k for k, mode in enumerate(modes) if _drops(mode, lam, k)),
+                        len(modes))
         got[port] += 1
     return tuple(got)
 
 
-def split_table(ports, w):
+def split_table(ports, w, form="chain"):
     """[(split, modes)] for every realisable split, with the first modes (lexicographic,
     unit 0 first) that give it."""
     seen = {}
     for modes in itertools.product((ALL_DROP, ALL_PASS, EVEN), repeat=ports - 1):
-        seen.setdefault(_port_counts(modes, w), modes)
+        seen.setdefault(_port_counts(modes, w, form), modes)
     return list(seen.items())
 
 
 class DeinterleaverController(wiring.Component):
     """Parameters (keyword-only): ``ports`` P (2..4: the SiPAC levels), ``wavelengths`` w
-    (1..128), ``timer_bits`` T (2..32), ``settle`` (the settle time at reset, 1..2^T - 1)."""
+    (1..128), ``timer_bits`` T (2..32), ``settle`` (the settle time at reset, 1..2^T - 1),
+    ``form`` ("chain", or "tree": at P = 4 the units as a tree, unit 0 feeding units 1
+    and 2; at P < 4 the tree is the chain). The form changes only the elaboration-time
+    split table and the split the modes give; commands, modes and MZIs are the same."""
 
-    def __init__(self, *, ports=3, wavelengths=60, timer_bits=20, settle=100_000):
+    def __init__(self, *, ports=3, wavelengths=60, timer_bits=20, settle=100_000,
+                 form="chain"):
         check_params(self, [("ports", ports, 2, 4), ("wavelengths", wavelengths, 1, 128),
                             ("timer_bits", timer_bits, 2, 32)])
         check_params(self, [("settle", settle, 1, (1 << timer_bits) - 1)])
+        if form not in ("chain", "tree"):
+            not_elaborated(self)
+            raise ValueError(f"{type(self).__name__}: form must be 'chain' or 'tree', not "
+                             f"{form!r}")
+        self.form = form if ports == 4 else "chain"
         self.P, self.w, self.T, self.settle = ports, wavelengths, timer_bits, settle
         c = wavelengths.bit_length()
         super().__init__({
@@ -91,7 +111,7 @@ class DeinterleaverController(wiring.Component):
             m.d.comb += [self.mzi[2 * k].eq(eq_const(modes[k], EVEN)),
                          self.mzi[2 * k + 1].eq(eq_const(modes[k], ALL_PASS))]
 
-        table = split_table(P, w)
+        table = split_table(P, w, self.form)
         split = Signal(P * c, init=w << ((P - 1) * c))        # registered: see below
         m.d.comb += self.split.eq(split)
 
@@ -125,7 +145,7 @@ class DeinterleaverController(wiring.Component):
         for n, combo in enumerate(itertools.product(range(3), repeat=U)):
             match = Signal(name=f"combo{n}")
             m.d.comb += match.eq(Cat(*[nxt_eq[k][v] for k, v in enumerate(combo)]).all())
-            word = sum(x << (p * c) for p, x in enumerate(_port_counts(combo, w)))
+            word = sum(x << (p * c) for p, x in enumerate(_port_counts(combo, w, self.form)))
             for b in range(P * c):
                 if word >> b & 1:
                     bits[b].append(match)
