@@ -22,8 +22,9 @@ its port; :func:`realisable` lists the splits, each with the first setting that 
 (lexicographic, unit 0 first, ALL_DROP < ALL_PASS < EVEN).
 
 Chain or tree (§3.B: the 1 x 2 unit "can be cascaded into multiple stages, hierarchically
-achieving more reconfigurable output ports"). The controller and its RTL implement the
-*chain* above; ``form="tree"`` models the other arrangement of the same units at P = 4: unit
+achieving more reconfigurable output ports"). The chain above is the default (the
+controller's and the RTL's, a choice); ``form="tree"`` (model, controller and RTL) is the
+other arrangement of the same units at P = 4: unit
 0 (period 2, bit 0) feeds unit 1 from its drop output and unit 2 from its pass output, and
 units 1 and 2 (period 4, bit 1) drop at ports 0 and 2 and pass to ports 1 and 3. At P = 2
 and P = 3 the two are the same device (a two-unit tree is a chain). What the chain cannot
