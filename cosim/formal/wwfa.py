@@ -98,7 +98,7 @@ def _builder(name):
 
 PROPERTIES = [
     Property("wwfa", name, promise, {"n": n}, "prove", depth, _builder(name), MUTANT_TEXT[name],
-             mutant_depth=mdepth, ci=(n == 4 and name != "fair"))
+             mutant_depth=mdepth, ci=(n == 4 and name == "one_per_row_col"))
     for n in (4, 8)
     for name, promise, depth, mdepth in (
         ("grants_requested", "every grant was requested in the cycle it answers", 2, 6),
