@@ -34,3 +34,26 @@ def test_property_holds_and_its_planted_bug_is_caught(prop):
     assert control.trace is not None and control.trace.is_file()
     assert control.trace.resolve().is_relative_to(OUT)
     assert "$enddefinitions" in control.trace.read_text()
+
+
+def test_every_planted_bug_still_applies():
+    """Each negative control replaces text of its block's source that occurs exactly once: a
+    block edited so that a planted bug no longer applies fails here, not in `make formal`."""
+    import importlib
+
+    from cosim.formal import BLOCK_MODULES
+    for name in BLOCK_MODULES:
+        harness = importlib.import_module(f"cosim.formal.{name}")
+        source = Path(importlib.import_module(harness.MODULE).__file__).read_text()
+        for old, new in harness.MUTANTS.values():
+            assert source.count(old) == 1, (name, old)
+            assert old != new
+
+
+def test_formal_script_refuses_an_unknown_block():
+    from scripts._cli import UsageError
+    from scripts.formal import main
+    with pytest.raises(UsageError, match="no formal harness for block 'nope'"):
+        main(["--block", "nope"])
+    with pytest.raises(UsageError, match="--property 'nope'"):
+        main(["--block", "wwfa", "--property", "nope"])
