@@ -157,8 +157,8 @@ BASE = {"ports": 5, "depth": 2, "data": 8, "dst_width": 1, "packet": 2}
 PROPERTIES = [
     Property("router", name, promise, {**BASE, "vcs": vcs, "allocator": alloc}, mode, depth,
              _builder(name), MUTANT_TEXT[name], mutant_depth=mdepth,
-             ci=ci)
-    for vcs, alloc in ((1, "separable"),)
+             ci=ci and vcs == 1 and alloc == "separable")
+    for vcs, alloc in ((1, "separable"), (2, "separable"), (1, "wavefront"))
     for name, promise, mode, depth, mdepth, ci in (
         ("no_flit_into_full_vc", "no flit is sent into a full downstream VC", "bmc", 8, 8,
          False),
@@ -171,4 +171,7 @@ PROPERTIES = [
         ("vct_whole_packet_credit", "a head leaves only with a whole packet's credit "
          "downstream", "bmc", 8, 8, False),
     )
+    # two VCs and the wave-front allocator: the credit checks (minutes each for the others)
+    if vcs == 1 and alloc == "separable" or name in ("credits_returned_le_taken",
+                                                     "no_protocol_error")
 ]
