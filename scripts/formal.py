@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 
-from cosim.formal import BLOCK_MODULES, FORMAL_DIR, properties, run, toolchain_missing
+from cosim.formal import BLOCK_MODULES, properties, run, toolchain_missing
 
 from ._cli import BUILD, Parser, UsageError, md_table, run_main, write_json
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -32,15 +31,17 @@ from amaranth.hdl import Assert, Fragment, Module, Signal
 from amaranth.hdl._ast import AnyConst, AnySeq
 
 __all__ = ["Property", "Result", "Harness", "BLOCK_MODULES", "properties", "run",
-           "any_seq", "any_const", "named", "toolchain_missing", "FORMAL_DIR"]
+           "any_seq", "any_const", "named", "mutated", "block_module", "elaborate",
+           "toolchain_missing", "FORMAL_DIR"]
 
 FORMAL_DIR = Path("build") / "formal"
 
 # The blocks with a harness, in the order `make formal` reports them.
-BLOCK_MODULES = ("wwfa", "bvn", "slot_switch", "slot_endpoint", "router", "ocstrx", "wss", "deinterleaver")
+BLOCK_MODULES = ("wwfa", "bvn", "slot_switch", "slot_endpoint", "router", "ocstrx", "wss",
+                 "deinterleaver")
 
 
-def any_seq(width, name=None):
+def any_seq(width):
     """A free input: any value, chosen anew every cycle."""
     return AnySeq(width)
 
@@ -257,6 +258,13 @@ def mutated(module_name: str, old: str, new: str):
     module.__file__ = str(path)
     exec(compile(source.replace(old, new), str(path), "exec"), module.__dict__)
     return module
+
+
+def block_module(module_name: str, mutant_spec=None):
+    """The block's RTL module, or with the planted bug ``mutant_spec`` = (old, new) in it."""
+    if mutant_spec is None:
+        return importlib.import_module(module_name)
+    return mutated(module_name, *mutant_spec)
 
 
 def elaborate(component):

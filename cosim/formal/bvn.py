@@ -19,13 +19,13 @@ arbiter) and the load/run/drain states to be exclusive.
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from . import Harness, Property, any_seq, elaborate, mutated, named
+from . import Harness, Property, any_seq, block_module, elaborate, named
 
 MODULE = "rtl.chronos.bvn"
 
 
 def build(params, mutant_spec=None):
-    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    mod = block_module(MODULE, mutant_spec)
     n, w = params["n"], params["w"]
     dut = mod.BvnEngine(n=n, w=w)
     frag = elaborate(dut)
@@ -117,7 +117,8 @@ def build(params, mutant_spec=None):
 
 
 MUTANTS = {
-    "partial_permutation": ("from_steps(m, grants[i], rot[i], ", "from_steps(m, grants[i], rot[0], "),
+    "partial_permutation": ("from_steps(m, grants[i], rot[i], ",
+                            "from_steps(m, grants[i], rot[0], "),
     "weight_nonzero": ("Mux(row_has[i], sel[i], Const((1 << w) - 1, w))",
                        "Mux(row_has[i], sel[i], Const(0, w))"),
     "connects_some": ("commit.eq(running & any_nz & out_free)", "commit.eq(running & out_free)"),

@@ -20,13 +20,13 @@ from amaranth.hdl import Cat, Const, Module, Signal
 
 from models.flexsipac.transceiver import counts, realisable
 
-from . import Harness, Property, any_seq, elaborate, mutated
+from . import Harness, Property, any_seq, block_module, elaborate
 
 MODULE = "rtl.optics.deinterleaver"
 
 
 def build(params, mutant_spec=None):
-    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    mod = block_module(MODULE, mutant_spec)
     P, w = params["ports"], params["wavelengths"]
     U, c = P - 1, w.bit_length()
     dut = mod.DeinterleaverController(**params)

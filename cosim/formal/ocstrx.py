@@ -27,7 +27,7 @@ from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal
 
 from models.infinitehbd.ocstrx import _layout
 
-from . import Harness, Property, any_seq, elaborate, mutated, named
+from . import Harness, Property, any_seq, block_module, elaborate, named
 
 MODULE = "rtl.optics.ocstrx"
 SETTLING, CHECKING, UP, FAULT = 1, 2, 3, 4
@@ -53,7 +53,7 @@ def _trace(n, ids, states, values):
 
 
 def build(params, mutant_spec=None):
-    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    mod = block_module(MODULE, mutant_spec)
     N, G, T = params["lanes"], params["groups"], params["timer_bits"]
     dut = mod.OCSTrxController(**params)
     frag = elaborate(dut)

@@ -26,13 +26,13 @@ one VC, which a harness cannot state about memory contents from outside the bloc
 
 from amaranth.hdl import Assume, Cat, Module, Signal
 
-from . import Harness, Property, any_seq, elaborate, mutated, named
+from . import Harness, Property, any_seq, block_module, elaborate, named
 
 MODULE = "rtl.railx.router"
 
 
 def build(params, mutant_spec=None):
-    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    mod = block_module(MODULE, mutant_spec)
     P, V, B = params["ports"], params["vcs"], params["depth"]
     dut = mod.Router(**params)
     frag = elaborate(dut)

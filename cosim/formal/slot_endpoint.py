@@ -12,25 +12,23 @@ sync pulses come only at expected cycles (phase 0 of the timer) or as the first 
 be missing; ``start``, ``echo``, ``clear``, ``send_*`` and the slot numbers are free.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Assume, Module, Mux, Signal
 
-from . import Harness, Property, any_const, any_seq, elaborate, mutated
-from amaranth.hdl import Assume
+from . import Harness, Property, any_const, any_seq, block_module, elaborate
 
 MODULE = "rtl.chronos.slot_endpoint"
 TB = 16
 
 
 def build(params, mutant_spec=None):
-    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    mod = block_module(MODULE, mutant_spec)
     dut = mod.SlotEndpoint(d=params["d"])
     frag = elaborate(dut)
     m = Module()
     m.submodules.dut = frag
     T, G = Signal(TB), Signal(TB)
     m.d.comb += [T.eq(any_const(TB)), G.eq(any_const(TB))]
-    limit = params["t_max"]
-    m.d.comb += Assume(T <= limit)
+    m.d.comb += Assume(T <= params["t_max"])
     sync = Signal()
     m.d.comb += [
         dut.period.eq(T), dut.guard.eq(G), dut.start.eq(any_seq(1)), sync.eq(any_seq(1)),
@@ -74,7 +72,7 @@ MUTANT_TEXT = {
 }
 
 
-def _builder(name, params):
+def _builder(name):
     def build_one(p, mutant):
         return build(p, MUTANTS[name] if mutant else None)
     return build_one
@@ -82,7 +80,7 @@ def _builder(name, params):
 
 PROPERTIES = [
     Property("slot_endpoint", name, promise, params, "bmc", depth,
-             _builder(name, params), MUTANT_TEXT[name], mutant_depth=depth, ci=ci)
+             _builder(name), MUTANT_TEXT[name], mutant_depth=depth, ci=ci)
     for params in ({"d": 1, "t_max": 6},)
     for name, promise, depth, ci in (
         ("window_in_slot", "the send window is open only at phases (G - m + k) mod T, "

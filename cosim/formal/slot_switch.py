@@ -20,14 +20,14 @@ Environment: T <= ``t_max`` and G constant; everything else free. Bounded model 
 
 from amaranth.hdl import Assume, Cat, Module, Signal
 
-from . import Harness, Property, any_const, any_seq, elaborate, mutated
+from . import Harness, Property, any_const, any_seq, block_module, elaborate
 
 MODULE = "rtl.chronos.slot_switch"
 TB = 16
 
 
 def build(params, mutant_spec=None):
-    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    mod = block_module(MODULE, mutant_spec)
     n = params["n"]
     dut = mod.SlotSwitch(n=n, d=n, depth=params["depth"], hold_bits=params["hold_bits"])
     frag = elaborate(dut)

@@ -17,13 +17,13 @@ covers loads, a commit refused or applied, and the next commit.
 
 from amaranth.hdl import Cat, Module, Signal
 
-from . import Harness, Property, any_seq, elaborate, mutated
+from . import Harness, Property, any_seq, block_module, elaborate
 
 MODULE = "rtl.optics.wss"
 
 
 def build(params, mutant_spec=None):
-    mod = mutated(MODULE, *mutant_spec) if mutant_spec else __import__(MODULE, fromlist=["x"])
+    mod = block_module(MODULE, mutant_spec)
     r, w = params["ports"], params["wavelengths"]
     dut = mod.WSSController(**params)
     frag = elaborate(dut)

@@ -11,18 +11,14 @@ the one priority diagonal (without it k-induction starts from counters no reset 
 
 from amaranth.hdl import Module, Signal
 
-from . import Harness, Property, any_const, any_seq, elaborate, mutated, named
+from . import Harness, Property, any_const, any_seq, block_module, elaborate, named
 
 MODULE = "rtl.chronos.wwfa"
 
 
 def build(params, mutant_spec=None):
     n = params["n"]
-    if mutant_spec is None:
-        from rtl.chronos.wwfa import WavefrontArbiter
-    else:
-        WavefrontArbiter = mutated(MODULE, *mutant_spec).WavefrontArbiter
-    dut = WavefrontArbiter(n=n)
+    dut = block_module(MODULE, mutant_spec).WavefrontArbiter(n=n)
     frag = elaborate(dut)
     m = Module()
     m.submodules.dut = frag
