@@ -98,14 +98,42 @@ def selected(args, attr: str = "params", cosim: bool = False) -> list[tuple[Bloc
 def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file, so no reader ever sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as e:       # name the file the user asked for, not the temporary one
+        raise OSError(e.errno, e.strerror, str(path)) from None
+    try:
+        # mkstemp creates the file 0600 whatever the umask; a report is for teammates and CI
+        # artifact viewers too, so give it the mode open() would (0666 less the umask).
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def output_dir(path: Path, option: str = "--out") -> Path:
+    """Create the output directory ``path`` (and its parents) now, before any long work, so
+    an unwritable one is one line naming it, not a traceback at the end."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{option} {path}: cannot create the directory "
+                         f"({e.strerror or e.__class__.__name__}"
+                         f"{'' if e.filename in (None, str(path)) else ': ' + str(e.filename)})"
+                         ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: the directory is not writable")
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)      # reading the umask means setting it: put it straight back
+    os.umask(mask)
+    return mask
 
 
 def write_json(path: Path, data) -> None:
@@ -116,17 +144,32 @@ def fmt_params(params: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
+def os_error_line(e: OSError) -> str:
+    """``build/x/summary.md: Not a directory``: one line naming the path."""
+    what = e.strerror or e.__class__.__name__
+    if e.filename2 is not None:
+        return f"{e.filename} -> {e.filename2}: {what}"
+    return f"{e.filename}: {what}"
+
+
 def run_main(main) -> None:
-    """Call ``main()``; a :class:`UsageError` becomes one line on stderr and exit code 2."""
+    """Call ``main()``; a :class:`UsageError` becomes one line on stderr and exit code 2, and
+    so does a file the script cannot create or write (an unwritable ``--out``: under a
+    regular file, in /sys, on a read-only disk...), naming the path."""
     try:
         code = main()
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
+    except OSError as e:
+        if isinstance(e, BrokenPipeError) or e.filename is None:
+            if isinstance(e, BrokenPipeError):   # the reader left (``| head``): not ours
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                sys.exit(0)
+            raise
+        print(f"error: {os_error_line(e)}", file=sys.stderr)
+        sys.exit(2)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         sys.exit(130)
-    except BrokenPipeError:           # the reader left (``| head``): not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
     sys.exit(code or 0)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cosim.runner import LintError, lint, verilog_of
 
-from ._cli import BUILD, Parser, add_block_args, fmt_params, run_main, selected
+from ._cli import BUILD, Parser, add_block_args, fmt_params, output_dir, run_main, selected
 
 
 def main(argv=None) -> int:
@@ -30,7 +30,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     pairs = selected(args)
 
-    args.out.mkdir(parents=True, exist_ok=True)
+    output_dir(args.out)
     failed = 0
     with tempfile.TemporaryDirectory(dir=args.out, prefix=".staging-") as staging:
         for block, params in pairs:

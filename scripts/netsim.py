@@ -21,7 +21,8 @@ import math
 import sys
 from pathlib import Path
 
-from ._cli import BUILD, Parser, UsageError, atomic_write, md_table, run_main, write_json
+from ._cli import (BUILD, Parser, UsageError, atomic_write, md_table, output_dir, run_main,
+                   write_json)
 
 OUT = BUILD / "netsim"
 
@@ -65,6 +66,11 @@ def spec_of(args, k: int | None) -> dict:
     return spec
 
 
+FIRST_CALL = ("The first run after installing compiles the simulator (numba, about 20 s); the "
+              "compiled code is cached on disk, so later runs start in about a second. 'make' "
+              "compiles it ahead (python -m scripts.warm).")
+
+
 def main(argv=None) -> int:
     from models.common.netsim import DeadlockError, InvariantError, NetworkError, TrafficError
     from models.common.netsim.plot import latency_curves
@@ -72,7 +78,8 @@ def main(argv=None) -> int:
     from models.common.netsim.traffic import PATTERNS
     from models.railx import netsim as _railx_netsim  # noqa: F401  (registers RailX's)
 
-    ap = Parser(prog="python -m scripts.netsim", description=__doc__.split("\n\n")[0])
+    ap = Parser(prog="python -m scripts.netsim", description=__doc__.split("\n\n")[0],
+                epilog=FIRST_CALL)
     ap.add_argument("--topology", choices=topologies(), default="hyperx")
     ap.add_argument("--side", type=int, help="mesh/torus: k x k routers; RailX: nodes per "
                                             "row/column (default: the largest that fits)")
@@ -143,7 +150,7 @@ def main(argv=None) -> int:
         [args.topology, f"{net0.routers}chips", args.traffic] +
         ([f"k{','.join(map(str, ks))}"] if ks != [None] else []) +
         ([f"vcs{net0.vcs}"]))
-    out = Path(args.out)
+    out = output_dir(Path(args.out))
     if not args.quiet:
         print(f"{net0.name}: {net0.routers} chips, {net0.vcs} VCs, routing {net0.routing}; "
               f"{len(points)} points -> {out / name}.jsonl", file=sys.stderr)
