@@ -358,14 +358,17 @@ def _load_log(log: object) -> list:
     if isinstance(log, Path) or (isinstance(log, str) and log.lstrip()[:1] not in ("[", "{")):
         source = str(log)
         try:
-            log = Path(log).read_text()
+            log = Path(log).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{source}: not a Genstack log (not UTF-8 text: a binary "
+                             f"file?)") from None
         except OSError as e:
             raise ValueError(f"cannot read Genstack log {source}: {e.strerror}") from None
     if isinstance(log, (str, bytes)):
         try:
             log = json.loads(log)
         except json.JSONDecodeError as e:
-            raise ValueError(f"{source}: not valid JSON ({e.msg} at line {e.lineno} column "
+            raise ValueError(f"{source}:{e.lineno}: not valid JSON ({e.msg}, column "
                              f"{e.colno})") from None
     if not isinstance(log, list):
         raise ValueError(f"{source}: a Genstack log is a JSON list of events (or a list of "

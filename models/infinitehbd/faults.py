@@ -132,6 +132,13 @@ def convert_8_to_4(trace: Trace, seed: int = 0, *, halves: str = "split",
 
 # ----------------------------------------------------------- the released trace ----------
 
+def _check_trace_path(path: Path) -> None:
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory, not a trace file")
+    if not path.exists():
+        raise ValueError(f"{path}: no such trace file")
+
+
 def read_trace_json(path, *, servers: int = TRACE_SERVERS, days: float | None = None) -> Trace:
     """The released trace (see the module docstring) as a :class:`Trace` of ``servers``
     8-GPU nodes: node ``i`` is the ``i``-th UUID in order of first appearance (``ids``), the
@@ -139,12 +146,17 @@ def read_trace_json(path, *, servers: int = TRACE_SERVERS, days: float | None = 
     its last event, rounded up to the hour). ValueError naming the file and the event index
     (0-based, in the file's list) on the first bad event."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such trace file")
+    _check_trace_path(path)
     try:
         data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: not a JSON trace ({e})") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}:{e.lineno}: not a JSON trace ({e.msg}, column "
+                         f"{e.colno})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a JSON trace (not UTF-8 text: a binary file?)") \
+            from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read the trace ({e.strerror})") from None
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list of events, not {type(data).__name__}")
     if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
@@ -369,12 +381,18 @@ def read_trace_csv(path, *, nodes: int, hours: float, R: int) -> Trace:
     """Read a ``node,start_h,end_h`` CSV (see the module docstring). ValueError naming the
     file, line and rule on the first bad row."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such trace file")
+    _check_trace_path(path)
     events = []
-    with path.open(newline="") as f:
-        rows = [(i, row) for i, row in enumerate(csv.reader(f), 1)
-                if row and not row[0].lstrip().startswith("#")]
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = [(i, row) for i, row in enumerate(csv.reader(f), 1)
+                    if row and not row[0].lstrip().startswith("#")]
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a CSV trace (not UTF-8 text: a binary file?)") from None
+    except csv.Error as e:
+        raise ValueError(f"{path}: not a CSV trace ({e})") from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read the trace ({e.strerror})") from None
     if not rows or [c.strip() for c in rows[0][1]] != ["node", "start_h", "end_h"]:
         raise ValueError(f"{path}: the first row must be the header node,start_h,end_h")
     for line, row in rows[1:]:

@@ -168,8 +168,10 @@ class Traffic:
         return cls(pattern, n, perm, hot_arr, float(hot_frac), trace)
 
 
-def check_trace(rows, n: int, where: str = "trace") -> np.ndarray:
-    """Rows (cycle, src, dst, flits) as an int64 array sorted by (src, cycle), validated."""
+def check_trace(rows, n: int, where: str = "trace", lines=None) -> np.ndarray:
+    """Rows (cycle, src, dst, flits) as an int64 array sorted by (src, cycle), validated.
+    ``lines``: each row's 1-based line in the file ``where`` (errors then read
+    ``FILE:LINE: ...``); without it an error names the row (1-based)."""
     try:
         arr = np.asarray(rows, dtype=np.int64) if len(rows) else np.zeros((0, 4), np.int64)
     except (OverflowError, ValueError, TypeError):
@@ -179,7 +181,8 @@ def check_trace(rows, n: int, where: str = "trace") -> np.ndarray:
         raise TrafficError(f"{where}: every row must be 4 integers (cycle, src, dst, flits)")
     for i, (t, s, d, f) in enumerate(arr):
         if t < 0 or not 0 <= s < n or not 0 <= d < n or f < 1 or s == d:
-            raise TrafficError(f"{where} row {i + 1}: ({t}, {s}, {d}, {f}) needs cycle >= 0, "
+            at = f"{where}:{lines[i]}:" if lines is not None else f"{where} row {i + 1}:"
+            raise TrafficError(f"{at} ({t}, {s}, {d}, {f}) needs cycle >= 0, "
                                f"src and dst in 0..{n - 1}, src != dst (a chip does not "
                                f"send to itself) and flits >= 1")
     order = np.lexsort((np.arange(len(arr)), arr[:, 0], arr[:, 1]))
@@ -187,8 +190,11 @@ def check_trace(rows, n: int, where: str = "trace") -> np.ndarray:
 
 
 def load_trace(path: Path, n: int) -> np.ndarray:
-    """A CSV trace: header ``cycle,src,dst,flits`` then one packet per row."""
+    """A CSV trace: header ``cycle,src,dst,flits`` then one packet per row. Errors name the
+    file and line: ``FILE:LINE: message``."""
     path = Path(path)
+    if path.is_dir():
+        raise TrafficError(f"{path}: is a directory, not a trace file")
     try:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))
@@ -198,10 +204,11 @@ def load_trace(path: Path, n: int) -> np.ndarray:
         raise TrafficError(f"{path}: not a CSV text file ({e.__class__.__name__})") from None
     if not rows or [c.strip() for c in rows[0]] != ["cycle", "src", "dst", "flits"]:
         raise TrafficError(f"{path}: the first line must be the header cycle,src,dst,flits")
-    out = []
+    out, lines = [], []
     for i, row in enumerate(rows[1:], start=2):
         if not row:
             continue
+        lines.append(i)
         try:
             if len(row) != 4:
                 raise ValueError
@@ -209,9 +216,9 @@ def load_trace(path: Path, n: int) -> np.ndarray:
             if any(not -2 ** 62 < x < 2 ** 62 for x in out[-1]):
                 raise ValueError
         except ValueError:
-            raise TrafficError(f"{path} line {i}: expected 4 integers, got "
+            raise TrafficError(f"{path}:{i}: expected 4 integers, got "
                                f"{','.join(row)!r}") from None
-    return check_trace(out, n, where=str(path))
+    return check_trace(out, n, where=str(path), lines=lines)
 
 
 def synthesize(traffic: Traffic, rate: float, length: int, cycles: int, *, seed: int = 1,

@@ -259,11 +259,11 @@ def test_hotspot_sends_its_share_to_the_hot_chip():
 
 @pytest.mark.parametrize("text,message", [
     ("cycle,src,dst\n", "the first line must be the header"),
-    ("cycle,src,dst,flits\n1,2,3\n", "line 2: expected 4 integers"),
-    ("cycle,src,dst,flits\n1,2,x,4\n", "line 2: expected 4 integers"),
-    ("cycle,src,dst,flits\n0,1,2,4\n5,99,2,4\n", "row 2: .* src and dst in 0..15"),
-    ("cycle,src,dst,flits\n0,1,2,4\n5,3,3,4\n", r"row 2: \(5, 3, 3, 4\) .* src != dst"),
-    ("cycle,src,dst,flits\n99999999999999999999,1,2,4\n", "line 2: expected 4 integers"),
+    ("cycle,src,dst,flits\n1,2,3\n", "t.csv:2: expected 4 integers"),
+    ("cycle,src,dst,flits\n1,2,x,4\n", "t.csv:2: expected 4 integers"),
+    ("cycle,src,dst,flits\n0,1,2,4\n5,99,2,4\n", r"t\.csv:3: .* src and dst in 0\.\.15"),
+    ("cycle,src,dst,flits\n0,1,2,4\n5,3,3,4\n", r"t\.csv:3: \(5, 3, 3, 4\) .* src != dst"),
+    ("cycle,src,dst,flits\n99999999999999999999,1,2,4\n", "t.csv:2: expected 4 integers"),
     (b"cycle,src,dst,flits\n\xff\xfe,1\n", "not a CSV text file"),
 ])
 def test_malformed_traces_are_named(tmp_path, text, message):

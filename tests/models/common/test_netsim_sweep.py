@@ -109,7 +109,7 @@ def test_command_line_bad_trace_and_forced_deadlock(tmp_path):
     trace.write_text("cycle,src,dst,flits\n0,1,2,4\n3,1,oops,4\n")
     proc = netsim("--topology", "mesh", "--side", "4", "--traffic", "trace", "--trace",
                   str(trace), out=tmp_path / "out")
-    assert proc.returncode == 2 and "t.csv line 3: expected 4 integers" in proc.stderr
+    assert proc.returncode == 2 and "t.csv:3: expected 4 integers" in proc.stderr
     assert not (tmp_path / "out").exists()
     proc = netsim("--topology", "torus", "--side", "4", "--vcs", "1", "--rates", "0.9",
                   "--force", "--warmup", "100", "--window", "3000", out=tmp_path / "out")
