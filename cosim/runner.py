@@ -193,8 +193,11 @@ class CosimResult:
     failed: int = 0
     transactions: int = 0
     cycles: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0        # build + simulation
+    build_seconds: float = 0.0  # Verilator's C++ build (near 0 when the model is up to date)
+    sim_seconds: float = 0.0    # the cocotb testbench run
     error: str = ""
+    first_failure: str = ""     # the first failing test's assertion message
     waveform: Path | None = None
     stats: list = field(default_factory=list)
 
@@ -269,9 +272,12 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
                      build_args=args, log_file=bdir / "build.log")
     except (RuntimeError, SystemExit) as e:
         result.error = f"Verilator build failed ({e}); see {bdir / 'build.log'}"
+        result.build_seconds = result.seconds = time.perf_counter() - start
         return result
     finally:
         os.environ["MAKEFLAGS"] = makeflags
+    built = time.perf_counter()
+    result.build_seconds = built - start
     try:
         runner.test(test_module=test_module or f"cosim.test_{block}", hdl_toplevel=name,
                     build_dir=bdir, test_dir=bdir, seed=seed, extra_env=env, waves=waves,
@@ -280,6 +286,7 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     except (RuntimeError, SystemExit):
         pass  # the results file (or its absence) tells what happened
     result.seconds = time.perf_counter() - start
+    result.sim_seconds = result.seconds - result.build_seconds
     try:
         result.tests, result.failed = get_results(results_xml)
     except (RuntimeError, FileNotFoundError):
@@ -288,9 +295,62 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     result.transactions = sum(s["transactions"] for s in result.stats)
     result.cycles = sum(s["cycles"] for s in result.stats)
     if not result.passed and not result.error:
+        result.first_failure = first_failure(results_xml)
         result.error = (f"{result.failed} of {result.tests} tests failed (seed {seed}); "
                         f"see {bdir / 'test.log'}")
     return result
+
+
+def first_failure(results_xml: Path, log: Path | None = None) -> str:
+    """The first failing test of a run, one line: ``test_name: AssertionError: message``.
+
+    From cocotb's results file (the failure's type and the first line of its message); where
+    that carries no message, the first exception line of the log (``test.log`` beside the
+    results file). '' if neither can be read."""
+    import re
+    import xml.etree.ElementTree as ET
+    name = msg = ""
+    try:
+        root = ET.parse(results_xml).getroot()
+    except (OSError, ET.ParseError):
+        root = None
+    for case in (root.iter("testcase") if root is not None else ()):
+        bad = case.find("failure")
+        bad = bad if bad is not None else case.find("error")
+        if bad is not None:
+            name = case.get("name", "")
+            lines = [ln for ln in (bad.get("message") or "").splitlines() if ln.strip()]
+            if lines:   # the assertion's own message (pytest's rewrite of it follows)
+                msg = f"{bad.get('type') or 'Error'}: {lines[0].strip()}"
+            break
+    if not msg:
+        log = log or results_xml.parent / "test.log"
+        try:
+            text = log.read_text(errors="replace")
+        except OSError:
+            text = ""
+        exc = re.compile(r"^\s*((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure)(?::.*)?)$")
+        found = next((m.group(1) for m in map(exc.match, text.splitlines()) if m), "")
+        msg = found.strip()
+    msg = " ".join(msg.split())
+    if len(msg) > 200:
+        msg = msg[:197] + "..."
+    return ": ".join(x for x in (name, msg) if x)
+    for case in root.iter("testcase"):
+        for tag in ("failure", "error"):
+            bad = case.find(tag)
+            if bad is None:
+                continue
+            text = (bad.get("message") or bad.text or "").strip()
+            lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+            # a traceback ends with the exception line; a message is its own first line
+            msg = next((ln for ln in lines if ln.startswith(("AssertionError", "assert "))),
+                       lines[-1] if lines else "")
+            msg = " ".join(msg.split())
+            if len(msg) > 200:
+                msg = msg[:197] + "..."
+            return f"{case.get('name', '?')}: {msg}" if msg else case.get("name", "?")
+    return ""
 
 
 def clean(block: str, params: dict, build_root: Path | None = None) -> None:

