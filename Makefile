@@ -21,7 +21,7 @@ JOBS  ?= auto
 
 .PHONY: all verilog cosim test synth bench reproduce netsim formal clean distclean venv
 
-all: verilog cosim
+all: verilog cosim ; $(PY) -m scripts.warm
 
 venv: $(STAMP)
 
