@@ -1,0 +1,209 @@
+"""Rough edges users hit in the command lines: report permissions, unwritable output
+directories, unreadable traces, blocks with nothing to synthesise, error locations in one
+``FILE:LINE: message`` format, the co-simulation summary, and the numba warm-up."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cosim.runner import CosimResult, first_failure
+from models.chronos.stack import stack_from_genstack
+from models.common.netsim.traffic import TrafficError, load_trace
+from models.infinitehbd.faults import read_trace_csv, read_trace_json
+from scripts import netsim, run_cosim, synth, warm
+from scripts._cli import atomic_write, run_main, write_json
+
+ROOT = Path(__file__).resolve().parents[1]
+BINARY = bytes(range(256)) * 4          # no text encoding decodes this as UTF-8
+
+
+def one_line_exit_2(capsys, main) -> str:
+    """Run ``main`` as the scripts do; return its one stderr line (exit code 2 asserted)."""
+    with pytest.raises(SystemExit) as e:
+        run_main(main)
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    return err
+
+
+# ---------------------------------------------------------------- report permissions ----
+
+@pytest.mark.parametrize("mask,mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_reports_get_the_mode_the_umask_allows(tmp_path, mask, mode):
+    old = os.umask(mask)
+    try:
+        atomic_write(tmp_path / "summary.md", "x\n")
+        write_json(tmp_path / "report.json", {"a": 1})
+    finally:
+        os.umask(old)
+    for name in ("summary.md", "report.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == mode
+    assert os.umask(old) == old            # the umask itself is left as it was
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "summary.md"]
+
+
+# -------------------------------------------------------- unwritable output directories ----
+
+def test_out_under_a_regular_file_is_one_line_exit_2(tmp_path):
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "verilog"
+    p = subprocess.run([sys.executable, "-m", "scripts.generate_verilog", "--block", "wwfa",
+                        "--out", str(out), "--no-lint"], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr == f"error: --out {out}: cannot create the directory (Not a directory)\n"
+
+
+def test_netsim_out_in_sys_is_one_line_before_simulating(capsys):
+    err = one_line_exit_2(capsys, lambda: netsim.main(
+        ["--topology", "mesh", "--side", "2", "--rates", "0.1", "--warmup", "0", "--window",
+         "1", "--drain", "0", "--quiet", "--out", "/sys/aifabric-netsim"]))
+    assert err.startswith("error: --out /sys/aifabric-netsim: cannot create the directory (")
+
+
+def test_a_report_that_cannot_be_written_names_its_path(tmp_path, capsys):
+    (tmp_path / "build").write_text("")           # build/ is a file: nothing goes under it
+    err = one_line_exit_2(capsys, lambda: atomic_write(tmp_path / "build" / "summary.md", "x"))
+    assert err == f"error: {tmp_path / 'build'}: File exists\n"
+    err = one_line_exit_2(capsys, lambda: write_json(Path("/sys/aifabric.json"), []))
+    assert err.startswith("error: /sys/aifabric.json: ")
+
+
+# ---------------------------------------------------------------- unreadable traces ----
+
+def test_binary_and_directory_traces_are_named(tmp_path):
+    binary = tmp_path / "t.bin"
+    binary.write_bytes(BINARY)
+    for reader in (lambda p: read_trace_json(p),
+                   lambda p: read_trace_csv(p, nodes=8, hours=10, R=8)):
+        with pytest.raises(ValueError, match=rf"^{binary}: not a (JSON|CSV) trace \(not "
+                                             r"UTF-8 text: a binary file\?\)$"):
+            reader(binary)
+        with pytest.raises(ValueError, match=rf"^{tmp_path}: is a directory, not a trace "
+                                             r"file$"):
+            reader(tmp_path)
+        with pytest.raises(ValueError, match=rf"^{tmp_path / 'nope'}: no such trace file$"):
+            reader(tmp_path / "nope")
+    with pytest.raises(TrafficError, match=rf"^{binary}: not a CSV text file"):
+        load_trace(binary, 16)
+    with pytest.raises(TrafficError, match=rf"^{tmp_path}: is a directory, not a trace file$"):
+        load_trace(tmp_path, 16)
+    with pytest.raises(ValueError, match=rf"^{binary}: not a Genstack log \(not UTF-8"):
+        stack_from_genstack(binary)
+
+
+def test_netsim_cli_names_a_directory_trace(tmp_path, capsys):
+    err = one_line_exit_2(capsys, lambda: netsim.main(
+        ["--topology", "mesh", "--side", "4", "--traffic", "trace", "--trace", str(tmp_path),
+         "--quiet", "--out", str(tmp_path / "out")]))
+    assert err == f"error: {tmp_path.resolve()}: is a directory, not a trace file\n"
+    assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------- error locations ----
+# FILE:LINE: message, LINE the 1-based line of the file (the header and comments count).
+
+def test_csv_fault_trace_reports_the_file_line(tmp_path):
+    path = tmp_path / "faults.csv"
+    path.write_text("# a comment\nnode,start_h,end_h\n0,1,2\n\n9,1,2\n")
+    with pytest.raises(ValueError, match=rf"^{path}:5: node 9 is outside the cluster"):
+        read_trace_csv(path, nodes=8, hours=10, R=8)
+
+
+def test_packet_trace_reports_the_file_line_of_a_bad_packet(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("cycle,src,dst,flits\n0,1,2,4\n\n7,3,3,4\n")     # line 4: to itself
+    with pytest.raises(TrafficError, match=rf"^{path}:4: \(7, 3, 3, 4\) needs"):
+        load_trace(path, 16)
+
+
+def test_json_readers_report_the_file_line(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text('[\n  {"node_id": "a",\n  oops\n]\n')
+    with pytest.raises(ValueError, match=rf"^{path}:3: not a JSON trace \(Expecting "):
+        read_trace_json(path)
+    with pytest.raises(ValueError, match=rf"^{path}:3: not valid JSON \(Expecting "):
+        stack_from_genstack(path)
+
+
+# ------------------------------------------------------- nothing to synthesise ----
+
+@pytest.mark.parametrize("block,instead", [
+    ("mesh", "synthesise --block router"),
+    ("slot_fabric", "synthesise --block slot_switch --block slot_endpoint"),
+])
+def test_synth_of_a_composite_block_says_what_to_synthesise(capsys, block, instead):
+    err = one_line_exit_2(capsys, lambda: synth.main(["--block", block]))
+    assert err.startswith(f"error: {block} has no synthesis parameter sets") and instead in err
+
+
+# ------------------------------------------------------------ co-simulation summary ----
+
+def result(block, params, *, build=0.0, sim=0.0, failed=0, first="", error=""):
+    return CosimResult(block=block, params=params, seed=1, build_dir=Path("."), tests=2,
+                       failed=failed, transactions=10, cycles=100, seconds=build + sim,
+                       build_seconds=build, sim_seconds=sim, error=error, first_failure=first)
+
+
+def test_summary_separates_build_and_simulation_time_and_merges_runs(tmp_path):
+    run_cosim.save_summary([result("wwfa", {"n": 8}, build=30.0, sim=2.5),
+                            result("bvn", {"n": 4, "w": 8}, build=1.0, sim=4.0)], 1, 40,
+                           build=tmp_path)
+    text = run_cosim.save_summary(
+        [result("wwfa", {"n": 8}, build=0.2, sim=2.0, failed=1,
+                first="random_requests: AssertionError: grant 3 is not a request",
+                error="1 of 2 tests failed (seed 1); see build/cosim/wwfa_n8/test.log")],
+        1, 3, build=tmp_path)
+    assert "| build (s) | simulation (s) |" in text
+    rows = [ln for ln in text.splitlines() if ln.startswith("| ") and "parameters" not in ln]
+    # the bvn row of the first run is kept; the wwfa row is this run's
+    assert len(rows) == 2 and rows[1].startswith("| bvn | n=4, w=8 |")
+    assert "| 1.0 | 4.0 |" in rows[1] and "| PASS |" in rows[1]
+    assert "| 0.2 | 2.0 |" in rows[0]
+    assert ("FAIL: random_requests: AssertionError: grant 3 is not a request (1 of 2 tests "
+            "failed") in rows[0]
+    assert "1 of 2 passed" in text
+    assert (tmp_path / "summary.md").read_text() == text
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert [(e["block"], e["build_seconds"], e["sim_seconds"]) for e in saved] == \
+        [("wwfa", 0.2, 2.0), ("bvn", 1.0, 4.0)]
+
+
+def test_first_failure_quotes_the_assertion(tmp_path):
+    # a results file cocotb wrote for a testbench with a planted failing assertion
+    xml = ROOT / "tests" / "data" / "cocotb_failure_results.xml"
+    assert first_failure(xml) == "planted: AssertionError: planted: 2 != 3"
+    # no message in the results file: the log's first exception line
+    (tmp_path / "results.xml").write_text(
+        '<testsuites><testsuite><testcase name="passes"/><testcase name="checks">'
+        '<failure/></testcase></testsuite></testsuites>')
+    (tmp_path / "test.log").write_text(
+        "  0.00ns INFO  running checks\n  Traceback (most recent call last):\n"
+        '    File "t.py", line 3, in checks\n  AssertionError: flit 7 arrived twice\n'
+        "  ValueError: later\n")
+    assert first_failure(tmp_path / "results.xml") == \
+        "checks: AssertionError: flit 7 arrived twice"
+    assert first_failure(tmp_path / "elsewhere" / "results.xml") == ""     # neither file
+
+
+# ---------------------------------------------------------------- numba warm-up ----
+
+def test_warm_compiles_the_named_engines_and_refuses_unknown_ones(capsys):
+    with pytest.raises(SystemExit) as e:
+        run_main(lambda: warm.main(["--engine", "bvn"]))
+    assert e.value.code == 0
+    assert capsys.readouterr().out.startswith("warm: bvn ready (")
+    err = one_line_exit_2(capsys, lambda: warm.main(["--engine", "nope"]))
+    assert "--engine 'nope': unknown; engines are netsim, bvn" in err
+
+
+def test_make_all_warms_the_caches():
+    rule = next(ln for ln in (ROOT / "Makefile").read_text().splitlines()
+                if ln.startswith("all:"))
+    assert "scripts.warm" in rule
