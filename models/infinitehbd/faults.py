@@ -148,7 +148,7 @@ def read_trace_json(path, *, servers: int = TRACE_SERVERS, days: float | None = 
     path = Path(path)
     _check_trace_path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}:{e.lineno}: not a JSON trace ({e.msg}, column "
                          f"{e.colno})") from None
