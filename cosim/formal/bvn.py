@@ -10,14 +10,15 @@ Promises, from the block's docstring:
 - ``ready_low_while_final_pending``: ``load.ready`` is low while a final step waits in the
   output register;
 - ``steps_sum_to_matrix``: when the final step of a matrix is taken, the weighted sum of the
-  steps taken since the matrix was loaded equals the matrix (bounded model check: a load of N
-  beats and the first steps).
+  steps taken since the matrix was loaded equals the matrix (bounded model check: any W-bit
+  matrix to 7 cycles, a load and a one-step decomposition; entries <= 3 to 10 cycles, a load
+  and up to four steps).
 
 Induction needs the rotation counters to stay those of one priority diagonal (as in the
 arbiter) and the load/run/drain states to be exclusive.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Assume, Cat, Module, Mux, Signal
 
 from . import Harness, Property, any_seq, block_module, elaborate, named
 
@@ -37,6 +38,8 @@ def build(params, mutant_spec=None):
                  dut.load.payload.last.eq(last), dut.steps.ready.eq(any_seq(1))]
     for j in range(n):
         m.d.comb += [lanes[j].eq(any_seq(32)), dut.load.payload.row[j].eq(lanes[j])]
+        if "entry_max" in params:              # small entries: more steps within the depth
+            m.d.comb += Assume(lanes[j] <= params["entry_max"])
     st = dut.steps
     dest = [st.payload.dest[i] for i in range(n)]
     conn = st.payload.connected
@@ -156,4 +159,10 @@ PROPERTIES = [
          False),
     )
     if not (name == "steps_sum_to_matrix" and params["n"] != 4)
+] + [
+    # the sum deeper: entries 0..3 (an environment bound), 10 cycles = a load and four steps
+    Property("bvn", "steps_sum_to_matrix", "the weighted steps sum to the loaded matrix "
+             "(entries <= 3)", {"n": 4, "w": 8, "entry_max": 3}, "bmc", 10,
+             _builder("steps_sum_to_matrix"), MUTANT_TEXT["steps_sum_to_matrix"],
+             mutant_depth=10),
 ]
