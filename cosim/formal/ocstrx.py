@@ -162,8 +162,7 @@ MUTANTS = {
                                       "with m.If(lit[g] & (run1 >= deb_m1)):"),
     "not_ready_in_reset": ("ready.eq(~busy & ~pending.any() & ~ResetSignal())",
                            "ready.eq(~busy & ~pending.any())"),
-    # N = 8: the lower Benes sub-network's elements at the wrong offset in their stages (a
-    # mutant that is the identity at N = 4)
+    # N = 8: the lower Benes sub-network's elements at the wrong offset in their stages
     ("malformed_changes_nothing", 8): ("offset + n // 4, half)", "offset + n // 2, half)"),
 }
 MUTANT_TEXT = {
