@@ -18,8 +18,8 @@ VCs: the paper gives no VC count. Algorithm 1 needs 3 VC classes (on the HyperX 
 Dragonfly, whose groups are joined all-to-all along X like a HyperX row); the 2D-Torus routes
 with one class per node hop (9). Every topology gets the same ``VCS`` VCs per port (the same
 buffer memory), split evenly among its classes: 18, the count where the HyperX's k = 2
-throughput stops rising (short runs: 3 VCs 0.40, 6 0.72, 12 0.91, 18 0.95, 24 0.97; the next
-step gains less than the figure's ±0.02). The full run re-measures that scan (``VC_SCAN``) and
+throughput stops rising (offered 1.0, Table 5 windows: 3 VCs 0.40, 6 0.72, 12 0.89, 18 0.92,
+24 0.93; the next step gains less than the figure's ±0.02). The full run re-measures that scan (``VC_SCAN``) and
 reports it beside the record; 3 is the smallest count Algorithm 1 allows.
 """
 
@@ -129,11 +129,11 @@ def records(curves: dict, bound: dict | None = None) -> list[Record]:
                     f"about ±0.02" + scan_txt + bound_txt,
                why="the paper does not print its VC count, and the VC count is what moves "
                    "this value: at k = 2 our HyperX saturates at 0.40 with Algorithm 1's "
-                   "minimum of 3 VCs, 0.72 with 6, 0.91 with 12 and 0.95 with 18 (short runs, "
-                   "offered 1.0; 18 is where it stops rising, near the rail bound 1.0), so the "
-                   "paper's 0.8 lies between 6 and 12 VCs; reading k as the lanes of one "
-                   "chip-to-chip link (k, not eq 5's n·k) gives 0.71 at 18 VCs (our k = 1 "
-                   "point, full windows)"),
+                   "minimum of 3 VCs, 0.72 with 6, 0.89 with 12, 0.92 with 18 and 0.93 with 24 "
+                   "(Table 5 windows, offered 1.0; 18 is where it stops rising, 24 adds less "
+                   "than the figure's ±0.02; the rail bound is 1.0), so the paper's 0.8 lies "
+                   "between 6 and 12 VCs; reading k as the lanes of one chip-to-chip link (k, "
+                   "not eq 5's n·k) gives 0.71 at 18 VCs (our k = 1 point)"),
         record("railx", "fig14a.hyperx.max", "2D-HyperX m=4 n=2 theoretical all-to-all "
                "maximum", "flits/cycle/chip", 1, max_thr, kind="value",
                note="2B_c/N from the built graph's bisection (eq 2-4); 9 nodes per row "
