@@ -1,27 +1,40 @@
 """cocotb testbench: the wavelength-selective switch controller RTL (``rtl/optics/wss.py``)
-against its behaviour ``models.flexsipac.wss.WSS``, cycle for cycle.
+against the contract in ``models.flexsipac.wss``'s docstring, checked by a transaction-level
+scoreboard.
 
-Commands go in through ``cosim.stream`` (random gaps, protocol monitor), encoded from the
-documented layout (``cosim.codec.wss_command``); the drive and status are decoded from the
-documented layout and compared with the model in every cycle. Stimulus: valid
-configurations (random partial matchings per wavelength under the output budgets) and
-invalid ones (an input dropped at its own port, a wavelength twice on one output, an output
-over its budget, at random wavelengths), partial reloads, random columns, budgets, settle
-times, malformed commands (unknown ops, a wavelength or port out of range, a budget over w,
-a zero settle time) -- issued while the controller is busy (back-pressure) -- and resets at
-random moments, also mid-commit.
+Commands go in through ``cosim.stream`` (random gaps, a protocol monitor that knows the
+reset), encoded from the documented layout (``cosim.codec.wss_command``); the drive and
+status are decoded from the documented layout. The scoreboard is built from behaviour, not
+from the RTL's registers or the model's code: the staging table the testbench loaded (one
+column a LOAD_COLUMN), the budgets and settle time it set, and the documented timing. On a
+COMMIT taken in cycle t it judges the table by its own plain reading of the rules (no input
+dropped at its own port, no wavelength twice on one output, no output over its budget; the
+first conflict in scan order: lowest wavelength, then lowest output, SELF before DUPLICATE
+before BUDGET) and checks every cycle:
 
-Invariants on the RTL alone, from what the testbench drove:
+- a valid table: ``ready`` low and ``state`` SCAN (t + 1 .. t + w + 3), APPLY
+  (t + w + 4 .. t + 2w + 5), SETTLE (S cycles); the drive of wavelength lam is the old
+  column before cycle t + w + 7 + lam and exactly the loaded column from then on; a cell
+  whose setting does not change is never dark nor different in between; ``configs`` counts
+  one and ``ready`` returns in t + 2w + 6 + S; the error word and last conflict unchanged;
+- an invalid table: nothing in the drive changes; the controller scans until the conflicting
+  wavelength lam is checked and is idle in t + 5 + lam with the kind's own bit added to the
+  sticky word (compared exactly) and ``err_port``/``err_lambda`` the conflict the rules name;
+- a malformed command (unknown op; a wavelength, port or budget out of range; a zero settle)
+  sets its own bit and changes nothing; CLEAR clears the word; idle: ``ready`` high, drive,
+  errors, ``configs`` as expected; after a reset the documented reset state (the staging
+  table is a memory and keeps its contents).
 
-- the drive changes only while a commit applies (``state`` APPLY in the cycle before);
-- a commit that completes (``configs`` counts) leaves exactly the table the testbench
-  loaded, and that table is valid by the testbench's own reading: no own port, no output
-  bus with a wavelength twice, no output over the budget it set;
-- a commit completes no earlier than 2w + 5 + settle cycles after it was taken.
+Stimulus: valid tables (random partial matchings per wavelength under the budgets) and
+invalid ones (an own port, a wavelength twice on one output, an output over its budget, at
+random wavelengths), partial reloads of random columns, budgets, settle times drawn
+log-uniformly up to the timer's full width, malformed commands issued while the controller is
+busy (back-pressure), and resets at random moments, also mid-commit.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 
@@ -32,9 +45,158 @@ from cosim.control import ControlBench, start_clock, value
 from cosim.stats import block_params, record_stats
 from models.flexsipac import allocation, traffic
 from models.flexsipac.topology import SiPAC
-from models.flexsipac.wss import WSS, WSSCommand, load_commands
+from models.flexsipac.wss import WSSCommand, load_commands
 
 DEFAULT_TRANSACTIONS = 10_000
+ERROR_BIT = {"OPCODE": 0, "RANGE": 1, "SELF": 2, "DUPLICATE": 3, "BUDGET": 4, "TIMING": 5}
+IDLE, SCAN, APPLY, SETTLE = range(4)                  # the documented ``state`` codes
+
+
+class Scoreboard:
+    """What the controller must do, from the commands taken (the testbench's own reading)."""
+
+    def __init__(self, r, w, T, settle0) -> None:
+        self.r, self.w, self.T, self.settle0 = r, w, T, settle0
+        self.staging = [[None] * r for _ in range(w)]   # a memory: survives resets
+        self.seen: dict = {}
+        self.commits = 0
+        self.reset()
+
+    def note(self, what: str, n: int = 1) -> None:
+        self.seen[what] = self.seen.get(what, 0) + n
+
+    def reset(self) -> None:
+        r, w = self.r, self.w
+        self.active = [[None] * r for _ in range(w)]
+        self.budget = [w] * r
+        self.settle = self.settle0
+        self.err = self.err_port = self.err_lambda = self.configs = 0
+        self.job = None          # the commit in progress: t0, S, old, new, conflict
+        self.last = "no commit since reset"
+
+    # -- the command table and the configuration rules, as the testbench reads them --------
+    def verdict(self, c: WSSCommand) -> str | None:
+        r, w = self.r, self.w
+        if c.op == 1:
+            return None if c.lam < w and all(o is None or o < r for o in c.cells) else "RANGE"
+        if c.op == 3:
+            return None if c.port < r and c.value <= w else "RANGE"
+        if c.op == 4:
+            return None if c.value >= 1 else "TIMING"
+        return None if c.op in (2, 5) else "OPCODE"
+
+    def conflict(self, table, budget) -> tuple[str, int, int] | None:
+        """The first rule a table breaks, (kind, output, wavelength), in scan order."""
+        received = [0] * self.r                  # wavelengths each output got so far
+        for lam, column in enumerate(table):
+            for o in range(self.r):
+                senders = [i for i, x in enumerate(column) if x == o]
+                if column[o] == o:
+                    return "SELF", o, lam
+                if len(senders) > 1:
+                    return "DUPLICATE", o, lam
+                if senders and received[o] + 1 > budget[o]:
+                    return "BUDGET", o, lam
+            for o in column:
+                if o is not None:
+                    received[o] += 1
+        return None
+
+    def take(self, t: int, c: WSSCommand | None) -> str | None:
+        """The command taken in cycle t (its effect shows from t + 1): "ok" or its error."""
+        if c is None:
+            return None
+        bad = self.verdict(c)
+        if bad:
+            self.err |= 1 << ERROR_BIT[bad]
+            self.note(f"error {bad}")
+            return bad
+        if c.op == 1:
+            self.staging[c.lam] = list(c.cells)
+        elif c.op == 2:
+            table = [list(col) for col in self.staging]
+            self.job = (t, self.settle, [list(col) for col in self.active], table,
+                        self.conflict(table, self.budget))
+        elif c.op == 3:
+            self.budget[c.port] = c.value
+        elif c.op == 4:
+            self.settle = c.value
+        else:
+            self.err = 0
+        return "ok"
+
+    # -- the check of one cycle ------------------------------------------------------------
+    def check(self, t: int, got: dict) -> None:
+        w = self.w
+        if self.job is not None:
+            t0, S, old, new, bad = self.job
+            d = t - t0
+            if bad is None and d == 2 * w + 6 + S:          # applied and settled
+                self.last = self.where(t) + ": done"
+                self.active, self.job = new, None
+                self.configs = (self.configs + 1) % (1 << 16)
+                self.commits += 1
+                self.note("commit applied")
+                kept = sum(a == b and a is not None for ca, cb in zip(old, new)
+                           for a, b in zip(ca, cb))
+                changed = sum(a != b for ca, cb in zip(old, new) for a, b in zip(ca, cb))
+                if kept and changed:
+                    self.note("lit cells kept through a reconfiguration", kept)
+            elif bad is not None and d == 5 + bad[2]:       # the conflict found: idle
+                self.last = self.where(t) + ": stopped"
+                kind, o, lam = bad
+                self.err |= 1 << ERROR_BIT[kind]
+                self.err_port, self.err_lambda = o, lam
+                self.job = None
+                self.note(f"conflict {kind}")
+        want = {"error": self.err, "err_port": self.err_port,
+                "err_lambda": self.err_lambda, "configs": self.configs}
+        for k, v in want.items():
+            assert got[k] == v, f"cycle {t}: {k} {got[k]}, expected {v} ({self.where(t)})"
+        if self.job is None:
+            assert got["ready"] and got["state"] == IDLE, \
+                f"cycle {t}: not idle (ready {got['ready']}, state {got['state']})"
+            assert got["drive"] == self.active, \
+                f"cycle {t}: drive {got['drive']} != the active table {self.active}"
+            return
+        t0, S, old, new, bad = self.job
+        d = t - t0
+        assert not got["ready"], f"cycle {t}: ready while busy ({self.where(t)})"
+        if bad is not None:
+            assert got["state"] == SCAN, f"cycle {t}: state {got['state']} ({self.where(t)})"
+            assert got["drive"] == old, f"cycle {t}: the drive changed on an invalid table"
+            return
+        phase = SCAN if d <= w + 3 else APPLY if d <= 2 * w + 5 else SETTLE
+        assert got["state"] == phase, \
+            f"cycle {t}: state {got['state']}, expected {phase} ({self.where(t)})"
+        if got["drive"] == self.expected_drive(t):
+            return
+        for lam in range(w):                      # name the first cell that is wrong
+            due = t0 + w + 7 + lam           # the documented cycle wavelength lam changes
+            for i, (a, b, x) in enumerate(zip(old[lam], new[lam], got["drive"][lam])):
+                assert a != b or x == a, (
+                    f"cycle {t}: cell (input {i}, wavelength {lam}) keeps output {a} but "
+                    f"drives {x} ({self.where(t)})")
+                want_x = b if t >= due else a
+                assert x == want_x, (
+                    f"cycle {t}: cell (input {i}, wavelength {lam}) drives {x}, expected "
+                    f"{want_x}: wavelength {lam} changes in cycle {due} ({self.where(t)})")
+        raise AssertionError(f"cycle {t}: drive")        # not reached
+
+    def expected_drive(self, t: int) -> list:
+        """During a valid commit: wavelength lam is the old column before cycle
+        t0 + w + 7 + lam and the loaded one from then on (a column whose cells keep their
+        setting is the same in both, so those cells never go dark)."""
+        t0, _, old, new, _ = self.job
+        n = min(self.w, max(0, t - t0 - self.w - 6))     # wavelengths already changed
+        return new[:n] + old[n:]
+
+    def where(self, t: int) -> str:
+        if self.job is None:
+            return f"idle; last: {self.last}"
+        t0, S, _, _, bad = self.job
+        return (f"commit taken in cycle {t0}, S = {S}, now t0 + {t - t0}, "
+                f"{'conflict ' + str(bad) if bad else 'valid table'}")
 
 
 class Harness(ControlBench):
@@ -42,17 +204,16 @@ class Harness(ControlBench):
         p = block_params()
         self.r, self.w = p.get("ports", 16), p.get("wavelengths", 60)
         self.T, self.settle0 = p.get("timer_bits", 20), p.get("settle", 100_000)
-        super().__init__(dut, rng, WSS(self.r, self.w, self.T, self.settle0))
-        self.staging = [[None] * self.r for _ in range(self.w)]   # the testbench's shadow
-        self.commits = self.conflicts = 0
-        self.kinds: dict = {}
-        self.on_reset()
+        super().__init__(dut, rng, None)
+        self.board = Scoreboard(self.r, self.w, self.T, self.settle0)
+        self.drawn: list[int] = []
+
+    @property
+    def commits(self) -> int:
+        return self.board.commits
 
     def on_reset(self) -> None:
-        self.prev = None
-        self.budget = [self.w] * self.r
-        self.settle = self.settle0
-        self.commit_at = None        # (cycle taken, settle then, staging then, budgets then)
+        self.board.reset()
 
     def encode(self, c: WSSCommand) -> int:
         return wss_command(c.op, ports=self.r, wavelengths=self.w, lam=c.lam, cells=c.cells,
@@ -66,59 +227,22 @@ class Harness(ControlBench):
                 "err_port": value(dut.err_port), "err_lambda": value(dut.err_lambda),
                 "configs": value(dut.configs)}
 
-    # -- invariants on the RTL alone -------------------------------------------------------
-    def tb_valid(self, c: WSSCommand) -> bool:
-        if c.op == 1:
-            return c.lam < self.w and all(o is None or o < self.r for o in c.cells)
-        if c.op == 3:
-            return c.port < self.r and c.value <= self.w
-        if c.op == 4:
-            return c.value >= 1
-        return c.op in (2, 5)
+    def compare(self, t: int, got: dict) -> None:
+        self.board.check(t, got)
 
-    def table_ok(self, table, budget) -> bool:
-        recv = [0] * self.r
-        for column in table:
-            outs = [o for o in column if o is not None]
-            if len(set(outs)) != len(outs) or any(column[o] == o for o in outs):
-                return False
-            for o in outs:
-                recv[o] += 1
-        return all(recv[o] <= budget[o] for o in range(self.r))
+    def advance(self, taken, inputs, rst: bool = False):
+        return None if rst else self.board.take(self.clock.count, taken)
 
-    def invariants(self, t: int, got: dict, taken: WSSCommand | None) -> None:
-        prev, self.prev = self.prev, got
-        if prev is not None:
-            if got["drive"] != prev["drive"]:
-                assert prev["state"] == 2, f"cycle {t}: the drive changed outside APPLY"
-            if got["configs"] != prev["configs"]:
-                assert self.commit_at is not None, f"cycle {t}: a commit nobody sent"
-                t0, settle, table, budget = self.commit_at
-                assert t - t0 >= 2 * self.w + 5 + settle, \
-                    f"cycle {t}: commit done {t - t0} cycles after it was taken"
-                assert got["drive"] == table, f"cycle {t}: applied table != the loaded one"
-                assert self.table_ok(table, budget), f"cycle {t}: an invalid table applied"
-                self.commits += 1
-                self.commit_at = None
-            if prev["state"] == 1 and got["state"] == 0:      # a scan that found a conflict
-                self.conflicts += 1
-                for bit, kind in ((2, "SELF"), (3, "DUPLICATE"), (4, "BUDGET")):
-                    if got["error"] >> bit & 1 and not prev["error"] >> bit & 1:
-                        self.kinds[kind] = self.kinds.get(kind, 0) + 1
-        if taken is not None and self.tb_valid(taken):
-            if taken.op == 1:
-                self.staging[taken.lam] = list(taken.cells)
-            elif taken.op == 2:
-                self.commit_at = (t, self.settle, [list(c) for c in self.staging],
-                                  list(self.budget))
-            elif taken.op == 3:
-                self.budget[taken.port] = taken.value
-            elif taken.op == 4:
-                self.settle = taken.value
-            elif taken.op == 5:
-                pass
+    def invariants(self, t: int, got: dict, taken) -> None:
+        pass                       # the scoreboard checks everything in ``compare``
 
     # -- stimulus --------------------------------------------------------------------------
+    def log_uniform(self) -> int:
+        top = (1 << self.T) - 1
+        v = max(1, min(top, int(math.exp(self.rng.uniform(0, math.log(top + 1))))))
+        self.drawn.append(v)
+        return v
+
     def valid_table(self, budget) -> list[list]:
         """Random partial matchings, one per wavelength, no own port, within budgets."""
         rng, r = self.rng, self.r
@@ -169,7 +293,7 @@ class Harness(ControlBench):
         kind = rng.choice(["table", "table", "broken", "columns", "budget", "settle", "bad",
                            "clear"])
         if kind in ("table", "broken"):
-            table = (self.valid_table if kind == "table" else self.broken_table)(self.budget)
+            table = (self.valid_table if kind == "table" else self.broken_table)(self.board.budget)
             return [WSSCommand.load(lam, table[lam]) for lam in range(w)] + \
                 [WSSCommand.commit()]
         if kind == "columns":      # a few random columns (maybe invalid), then commit
@@ -181,7 +305,7 @@ class Harness(ControlBench):
         if kind == "budget":
             return [WSSCommand.budget(int(rng.integers(r)), int(rng.integers(1, w + 1)))]
         if kind == "settle":
-            return [WSSCommand.settle(int(rng.integers(1, min(12, (1 << self.T) - 1) + 1)))]
+            return [WSSCommand.settle(self.log_uniform())]
         if kind == "clear":
             return [WSSCommand(5)]
         what = rng.choice(["op", "lam", "port", "bport", "bvalue", "zero"])
@@ -213,17 +337,19 @@ def start(dut):
 
 @cocotb.test()
 async def reset_state(dut):
-    """After reset every cell is dark, the controller idle and error free; then a valid
-    table loads, commits and is driven after 2w + settle cycles."""
+    """After reset every cell is dark, the controller idle and error free (the scoreboard's
+    reset state, checked in the first cycle out of reset); then a valid table loads,
+    commits and is driven in the documented cycles."""
     h, _ = start(dut)
     await h.reset()
     got = await h.step()
     assert got["drive"] == [[None] * h.r for _ in range(h.w)] and got["ready"]
-    assert got["state"] == 0 and got["error"] == 0 and got["configs"] == 0
     table = h.valid_table([h.w] * h.r)
     h.send([WSSCommand.load(lam, table[lam]) for lam in range(h.w)] + [WSSCommand.commit()])
     while h.commits == 0:
         await h.step()
+    got = await h.step()
+    assert got["drive"] == table and got["configs"] == 1
     record_stats("reset_state", transactions=h.taken, cycles=h.meter.cycles)
 
 
@@ -237,12 +363,19 @@ async def random_commands(dut):
     t0 = time.perf_counter()
     resets = await h.run_random(count, h.random_commands, reset_p=0.002)
     elapsed = time.perf_counter() - t0
-    dut._log.info("%d commands (%d rejected), %d commits applied, %d conflicts, %d resets in "
-                  "%d cycles, %.1f s", h.taken, h.rejected, h.commits, h.conflicts, resets,
-                  h.meter.cycles, elapsed)
-    dut._log.info("conflicts first seen by kind: %s", h.kinds)
-    assert h.rejected > count // 100 and h.commits > count // (10 * h.w) and h.conflicts > 5
-    assert set(h.kinds) == {"SELF", "DUPLICATE", "BUDGET"}, h.kinds
+    seen = h.board.seen
+    dut._log.info("%d commands (%d rejected), %d resets in %d cycles, %.1f s; seen %s",
+                  h.taken, h.rejected, resets, h.meter.cycles, elapsed, seen)
+    assert h.rejected > count // 100 and h.commits > count // (10 * h.w)
+    # every error bit and every outcome the contract names happened
+    for e in ERROR_BIT:
+        if e in ("SELF", "DUPLICATE", "BUDGET"):
+            assert seen.get(f"conflict {e}", 0) > 2, f"no {e} conflict was found ({seen})"
+        else:
+            assert seen.get(f"error {e}", 0) > 0, f"no {e} error was provoked ({seen})"
+    assert seen.get("lit cells kept through a reconfiguration", 0) > 0, seen
+    assert resets > 0
+    assert max(h.drawn) > (1 << h.T) // 2, "settle times never reached the timer's upper half"
     record_stats("random_commands", transactions=h.taken, cycles=h.meter.cycles,
                  seconds=elapsed, rejected=h.rejected, commits=h.commits)
 
@@ -251,8 +384,9 @@ async def random_commands(dut):
 async def allocation_configs(dut):
     """Configurations from the Flex-SiPAC wavelength allocation (the heuristic's lambda,
     DSatur colouring, §3.C) for every WSS of SiPAC(r, 2) with two jobs: each loads, commits
-    and is driven exactly; a reconfiguration to another job mapping keeps the cells it does
-    not change lit (they never change during APPLY)."""
+    and is driven exactly (the allocation's own cells, not the scoreboard's); a
+    reconfiguration to another job mapping keeps the cells it does not change lit (the
+    scoreboard checks every cycle of the apply and settle)."""
     h, _ = start(dut)
     r, w = h.r, h.w
     await h.reset()

@@ -17,8 +17,11 @@ A configuration is valid when
 - no output receives more wavelengths than its budget (BUDGET: the receiving transceiver's
   share at this level; w unless set).
 
-Controller (``rtl/optics/wss.py``, cycle for cycle)
-===================================================
+Controller: the contract of ``rtl/optics/wss.py``
+=================================================
+:class:`WSS` gives what each command does once it has completed (a COMMIT applies the
+staging table or names its first conflict); the timing below says in which cycles, and the
+co-simulation (``cosim/test_wss.py``) checks the RTL against both from its own scoreboard.
 Commands arrive on a stream, taken while the controller is idle (``ready``):
 
 =====  ===========  ======================================================================
@@ -125,7 +128,10 @@ def first_conflict(table, r: int, budget) -> tuple[str, int, int] | None:
 
 
 class WSS:
-    """The controller's behaviour, one :meth:`outputs` / :meth:`edge` pair per clock."""
+    """The controller's behaviour, one command at a time: :meth:`command` applies a taken
+    command as it stands once complete (a COMMIT scanned, applied and settled, or stopped
+    at its first conflict); ``active``, ``errors``, ``err_port``, ``err_lambda``,
+    ``configs`` are the status it leaves."""
 
     def __init__(self, ports: int = 16, wavelengths: int = 60, timer_bits: int = 20,
                  settle: int = 100_000) -> None:
@@ -135,27 +141,16 @@ class WSS:
         self.reset()
 
     def reset(self) -> None:
+        """The reset state; the staging table (a memory) keeps its contents."""
         self.active = [[None] * self.r for _ in range(self.w)]
         self.budget = [self.w] * self.r
         self.settle = self.settle0
         self.errors = 0
         self.err_port = self.err_lambda = 0
         self.configs = 0
-        self.state = "IDLE"
-        self.k = 0                # wavelength being scanned / applied, or settle cycles left
-        self.count = [0] * self.r
-
-    @property
-    def ready(self) -> bool:
-        return self.state == "IDLE"
-
-    def outputs(self) -> dict:
-        return {"ready": self.ready, "drive": [list(c) for c in self.active],
-                "state": STATES.index(self.state), "error": self.errors,
-                "err_port": self.err_port, "err_lambda": self.err_lambda,
-                "configs": self.configs}
 
     def check(self, c: WSSCommand) -> str | None:
+        """The error a malformed command sets, or None."""
         if c.op == 1:
             if not 0 <= c.lam < self.w or any(o is not None and not 0 <= o < self.r
                                               for o in c.cells):
@@ -170,58 +165,36 @@ class WSS:
             return "OPCODE"
         return None
 
-    def edge(self, cmd: WSSCommand | None, rst: bool = False) -> str | None:
-        """One clock; returns "ok" / the error of a command taken, None otherwise."""
-        if rst:
-            self.reset()
-            return None
-        if self.state == "SCAN":
-            j = self.k
-            if j >= 3:                          # wavelength j - 3 reaches the check
-                lam = j - 3
-                column = self.staging[lam]
-                hits = [0] * self.r
-                for o in column:
-                    if o is not None:
-                        hits[o] += 1
-                for o in range(self.r):
-                    kind = ("SELF" if column[o] == o else "DUPLICATE" if hits[o] >= 2 else
-                            "BUDGET" if hits[o] and self.count[o] >= self.budget[o] else None)
-                    if kind:
-                        self.errors |= 1 << ERRORS.index(kind)
-                        self.err_port, self.err_lambda, self.state = o, lam, "IDLE"
-                        return None
-                self.count = [a + b for a, b in zip(self.count, hits)]
-            self.state, self.k = ("APPLY", 0) if j == self.w + 2 else ("SCAN", j + 1)
-        elif self.state == "APPLY":
-            j = self.k
-            if j >= 2:                          # wavelength j - 2 is written
-                self.active[j - 2] = list(self.staging[j - 2])
-            self.state, self.k = ("SETTLE", self.settle) if j == self.w + 1 else \
-                ("APPLY", j + 1)
-        elif self.state == "SETTLE":
-            if self.k <= 1:
-                self.state = "IDLE"
-                self.configs = (self.configs + 1) % (1 << COUNTER_BITS)
-            else:
-                self.k -= 1
-        elif cmd is not None:
-            err = self.check(cmd)
-            if err:
-                self.errors |= 1 << ERRORS.index(err)
-                return err
-            if cmd.op == 1:
-                self.staging[cmd.lam] = list(cmd.cells)
-            elif cmd.op == 2:
-                self.state, self.k, self.count = "SCAN", 0, [0] * self.r
-            elif cmd.op == 3:
-                self.budget[cmd.port] = cmd.value
-            elif cmd.op == 4:
-                self.settle = cmd.value
-            else:
-                self.errors = 0
-            return "ok"
-        return None
+    def command(self, c: WSSCommand) -> str:
+        """Apply one taken command: "ok", the error of a malformed one (its sticky bit set,
+        nothing else changed), or for a COMMIT that found a conflict its kind (nothing
+        applied; ``err_port``/``err_lambda`` name it)."""
+        err = self.check(c)
+        if err:
+            self.errors |= 1 << ERRORS.index(err)
+            return err
+        if c.op == 1:
+            self.staging[c.lam] = list(c.cells)
+        elif c.op == 2:
+            bad = first_conflict(self.staging, self.r, self.budget)
+            if bad:
+                kind, self.err_port, self.err_lambda = bad
+                self.errors |= 1 << ERRORS.index(kind)
+                return kind
+            self.active = [list(col) for col in self.staging]
+            self.configs = (self.configs + 1) % (1 << COUNTER_BITS)
+        elif c.op == 3:
+            self.budget[c.port] = c.value
+        elif c.op == 4:
+            self.settle = c.value
+        else:
+            self.errors = 0
+        return "ok"
+
+    def commit_cycles(self, settle: int | None = None) -> int:
+        """Cycles from a COMMIT taken to ``ready`` again when the table is valid (the
+        timing above): 2w + 6 + S."""
+        return 2 * self.w + 6 + (self.settle if settle is None else settle)
 
 
 # ------------------------------------------------------------ system-model interface -----

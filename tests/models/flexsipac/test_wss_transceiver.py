@@ -1,6 +1,6 @@
-"""The WSS and de-interleaver models: conflicts found in the documented order, the
-controllers' timelines worked by hand, Fig 4's cascade traced by hand, and the allocation's
-configurations and splits put through them."""
+"""The WSS and de-interleaver models: conflicts found in the documented order, the WSS
+controller's commands and the de-interleaver's timeline worked by hand, Fig 4's cascade
+traced by hand, and the allocation's configurations and splits put through them."""
 
 import pytest
 
@@ -26,6 +26,7 @@ def test_first_conflict_in_scan_order():
 
 
 def run(model, cmds, cycles):
+    """A cycle-level model (the de-interleaver's) stepped with a command queue."""
     out, queue = [], list(cmds)
     for _ in range(cycles):
         out.append(model.outputs())
@@ -34,29 +35,42 @@ def run(model, cmds, cycles):
     return out
 
 
-def test_wss_commit_timeline_by_hand():
+def commands(model, cmds):
+    """The WSS model, one command at a time: the results."""
+    return [model.command(c) for c in cmds]
+
+
+def test_wss_commit_applies_the_loaded_table():
     m = WSS(ports=3, wavelengths=2, timer_bits=4, settle=3)
-    cmds = [WSSCommand.load(0, [1, 2, 0]), WSSCommand.load(1, [2, 0, 1]), WSSCommand.commit()]
-    tr = run(m, cmds, 17)
-    # loads at 0, 1; commit at 2: SCAN 3..7 (w + 3 cycles: wavelength 0 checked at 6, 1 at
-    # 7); APPLY 8..11 (w + 2: wavelength 0 driven from 11, 1 from 12); SETTLE 12, 13, 14;
-    # idle and counted at 15
-    assert [o["state"] for o in tr[:16]] == [0, 0, 0] + [1] * 5 + [2] * 4 + [3] * 3 + [0]
-    assert tr[10]["drive"] == [[N] * 3] * 2
-    assert tr[11]["drive"] == [[1, 2, 0], [N] * 3]
-    assert tr[12]["drive"] == [[1, 2, 0], [2, 0, 1]]
-    assert tr[14]["configs"] == 0 and tr[15]["configs"] == 1
+    assert commands(m, [WSSCommand.load(0, [1, 2, 0]), WSSCommand.load(1, [2, 0, 1])]) == ["ok"] * 2
+    assert m.active == [[N] * 3] * 2 and m.configs == 0       # loading drives nothing
+    assert m.command(WSSCommand.commit()) == "ok"
+    assert m.active == [[1, 2, 0], [2, 0, 1]] and m.configs == 1 and m.errors == 0
+    # the documented timeline (commit taken in cycle 2: ready again in cycle 15 = 2 + 2w +
+    # 6 + S with w = 2, S = 3)
+    assert m.commit_cycles() == 13 and m.commit_cycles(settle=1) == 11
+    # a partial reload changes one column; the other keeps its cells
+    commands(m, [WSSCommand.load(1, [N, 2, N]), WSSCommand.commit()])
+    assert m.active == [[1, 2, 0], [N, 2, N]] and m.configs == 2
 
 
 def test_wss_conflict_applies_nothing():
     m = WSS(ports=3, wavelengths=3, timer_bits=4, settle=1)
-    cmds = [WSSCommand.load(2, [1, N, 1]), WSSCommand.commit()]
-    tr = run(m, cmds, 10)
-    # commit at 1; scan from 2: wavelength 2 is checked at 2 + 3 + 2 = 7 (the duplicate), idle
-    # at 8
-    assert [o["state"] for o in tr[:9]] == [0, 0] + [1] * 6 + [0]
-    assert tr[8]["error"] == 1 << 3 and (tr[8]["err_port"], tr[8]["err_lambda"]) == (1, 2)
-    assert all(o["drive"] == [[N] * 3] * 3 for o in tr)
+    commands(m, [WSSCommand.load(0, [1, 2, 0]), WSSCommand.commit()])
+    assert m.command(WSSCommand.load(2, [1, N, 1])) == "ok"
+    assert m.command(WSSCommand.commit()) == "DUPLICATE"
+    assert m.errors == 1 << 3 and (m.err_port, m.err_lambda) == (1, 2)
+    assert m.active == [[1, 2, 0], [N] * 3, [N] * 3] and m.configs == 1
+    # a budget of 1 at output 2: two wavelengths into it is over; CLEAR clears the word only
+    commands(m, [WSSCommand(5), WSSCommand.load(2, [2, N, N]), WSSCommand.budget(2, 1)])
+    assert m.errors == 0 and (m.err_port, m.err_lambda) == (1, 2)
+    assert m.command(WSSCommand.commit()) == "BUDGET"
+    assert m.errors == 1 << 4 and (m.err_port, m.err_lambda) == (2, 2)
+    # reset: nothing driven, budgets w again (the staging table is kept), so it commits
+    m.reset()
+    assert m.active == [[N] * 3] * 3 and m.errors == 0 and m.configs == 0
+    assert m.command(WSSCommand.commit()) == "ok"
+    assert m.active == [[1, 2, 0], [N] * 3, [2, N, N]]
 
 
 @pytest.mark.parametrize("cmd,err", [
@@ -65,7 +79,10 @@ def test_wss_conflict_applies_nothing():
     (WSSCommand.settle(0), "TIMING"), (WSSCommand(6), "OPCODE")])
 def test_wss_malformed(cmd, err):
     m = WSS(ports=3, wavelengths=3, timer_bits=4, settle=1)
-    assert m.edge(cmd) == err
+    assert m.command(cmd) == err
+    assert m.errors == 1 << ("OPCODE", "RANGE", "SELF", "DUPLICATE", "BUDGET",
+                             "TIMING").index(err)
+    assert m.active == [[N] * 3] * 3 and m.budget == [3] * 3 and m.settle == 1
 
 
 @pytest.mark.parametrize("kw", [{"ports": 1}, {"wavelengths": 0}, {"settle": 0},
@@ -82,7 +99,7 @@ def test_allocation_configurations_pass_the_controller():
     assert check_assignment_configs(assign, 4, 8) == topo.M
     key = next(iter(assign["wss"]))
     m = WSS(ports=4, wavelengths=8, timer_bits=4, settle=2)
-    run(m, load_commands(assign["wss"][key], 4, 8), 40)
+    assert commands(m, load_commands(assign["wss"][key], 4, 8)) == ["ok"] * 9
     assert m.configs == 1
     for (i, lm), o in assign["wss"][key].items():
         assert m.active[lm][i] == o
