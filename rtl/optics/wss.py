@@ -1,9 +1,9 @@
 """Wavelength-selective switch controller (Flex-SiPAC §3.B-C): a staging table loaded one
 wavelength column at a time, a checked commit (coherent crosstalk, own port, output
 budgets; the first conflict named by port and wavelength, nothing applied), the micro-ring
-drive applied one wavelength per cycle, and a settle timer. Cycle for cycle the behaviour
-of ``models.flexsipac.wss`` (its docstring is the contract: commands, scan order, timing,
-what is dark during a reconfiguration).
+drive applied one wavelength per cycle, and a settle timer. It follows the contract in
+``models.flexsipac.wss``'s docstring (commands, scan order, timing, what is dark during a
+reconfiguration), which ``cosim/test_wss.py`` checks with a scoreboard built from behaviour.
 
 Command payload (``cmd``; bit 0 upwards), c = 1 + p bits per cell, p = bits of r - 1
 ==================================================================================
