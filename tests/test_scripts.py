@@ -135,7 +135,7 @@ def check_records(records: list[dict], papers=None) -> list[str]:
         if row["formula"] != r["formula"]:
             wrong.append(f"{r['paper']}/{r['id']}: formula {r['formula']!r}, printed "
                          f"{row['formula']!r}")
-        rule = printed_tolerance(r["paper_value"], row["printed"])
+        rule = 0.01 if row["formula"] else printed_tolerance(r["paper_value"], row["printed"])
         if r["tolerance"] > rule + 1e-12:
             wrong.append(f"{r['paper']}/{r['id']}: tolerance {r['tolerance']:.4g} looser than "
                          f"the rule's {rule:.4g} for {row['printed']!r}")
@@ -253,6 +253,9 @@ def test_one_tolerance_rule():
         "differs"
     with pytest.raises(ValueError, match="is not the printed"):
         record("railx", "a", "m", "u", 0.8, 0.8, printed="0.08")
+    # a formula evaluated at the instance is exact: 2n/m = 2 is held to 1 %, not to +-0.5
+    assert record("railx", "a", "m", "u", 2, 2.0952, formula="2n/m", why="r").status == \
+        "differs"
 
 
 def test_report_separates_values_bounds_and_definitions(tmp_path):

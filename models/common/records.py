@@ -28,7 +28,8 @@ The kinds say what was done to get the model's number; only ``value`` counts as 
 One tolerance rule for every record (:func:`printed_tolerance`): a number matches within 1 %
 or half a unit of the paper's last printed digit, whichever is larger. ``printed`` is the
 paper's number as printed (``"13"``, ``"0.80"``); without it the shortest decimal form of
-``paper_value`` is taken.
+``paper_value`` is taken. A printed formula evaluated at the instance (``formula``) is exact:
+1 %.
 """
 
 from __future__ import annotations
@@ -135,7 +136,9 @@ class Record:
                 fail(f"printed must be the number as printed, not {self.printed!r}")
             if not self.formula and shown != self.paper_value:
                 fail(f"paper_value {self.paper_value!r} is not the printed {self.printed!r}")
-        rule = printed_tolerance(self.paper_value, self.printed or None)
+        # a printed formula evaluated at the instance is exact: no printed digit to round to
+        rule = TOLERANCE if self.formula else printed_tolerance(self.paper_value,
+                                                                self.printed or None)
         if self.tolerance is None:
             object.__setattr__(self, "tolerance", rule)
         elif not 0 <= self.tolerance < 1:
