@@ -296,57 +296,18 @@ def reconfigure(topo: SiPAC, old: dict, new_lam, w: int, *,
     changed: set = set()
     if sets is not None:
         colour = {s: c for s, c in colour.items() if c in sets[s[0]][topo.level(s[0], s[1])]}
-        at_tx = {(s[0], c): s for s, c in colour.items()}
-        at_rx = {(s[1], c): s for s, c in colour.items()}
-        for i, j in np.argwhere(new_lam > 0):
-            allowed = sets[int(i)][topo.level(int(i), int(j))]
-            for k in range(int(new_lam[i, j])):
-                sig = (int(i), int(j), k)
-                if sig not in colour:
-                    changed |= _place(sig, allowed, colour, at_tx, at_rx)
-        out = _config(topo, colour)
-        out.update(lam=new_lam, sets=sets)
-        return out, len(changed)
     at_tx = {(s[0], c): s for s, c in colour.items()}
     at_rx = {(s[1], c): s for s, c in colour.items()}
-
-    def put(sig, c):
-        colour[sig] = c
-        at_tx[(sig[0], c)] = sig
-        at_rx[(sig[1], c)] = sig
-
     for i, j in np.argwhere(new_lam > 0):
+        allowed = range(w) if sets is None else sets[int(i)][topo.level(int(i), int(j))]
         for k in range(int(new_lam[i, j])):
             sig = (int(i), int(j), k)
-            if sig in colour:
-                continue
-            u, v = sig[0], sig[1]
-            free_u = [c for c in range(w) if (u, c) not in at_tx]
-            both = [c for c in free_u if (v, c) not in at_rx]
-            if both:
-                put(sig, both[0])
-                changed.add(sig)
-                continue
-            a = free_u[0]
-            b = next(c for c in range(w) if (v, c) not in at_rx)
-            # alternating a/b path from v: rx v --a--> tx x --b--> rx y --a--> ...
-            path, node, side, col = [], v, "rx", a
-            while True:
-                nxt = (at_rx if side == "rx" else at_tx).get((node, col))
-                if nxt is None:
-                    break
-                path.append(nxt)
-                node, side = (nxt[0], "tx") if side == "rx" else (nxt[1], "rx")
-                col = b if col == a else a
-            for p in path:
-                del at_tx[(p[0], colour[p])]
-                del at_rx[(p[1], colour[p])]
-            for p in path:
-                put(p, b if colour[p] == a else a)
-                changed.add(p)
-            put(sig, a)
-            changed.add(sig)
-    return _config(topo, colour), len(changed)
+            if sig not in colour:
+                changed |= _place(sig, allowed, colour, at_tx, at_rx)
+    out = _config(topo, colour)
+    if sets is not None:
+        out.update(lam=new_lam, sets=sets)
+    return out, len(changed)
 
 
 # ------------------------------------------- allocations the transceiver can emit ---------
