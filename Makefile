@@ -19,7 +19,7 @@ WAVES ?= 0
 SEED  ?= 1
 JOBS  ?= auto
 
-.PHONY: all verilog cosim test synth bench reproduce netsim formal clean distclean venv
+.PHONY: all verilog cosim test synth bench reproduce netsim formal mutate clean distclean venv
 
 all: verilog cosim ; $(PY) -m scripts.warm
 
@@ -52,6 +52,10 @@ netsim: $(STAMP)
 # SymbiYosys proofs of every block's promises and their negative controls (build/formal/)
 formal: $(STAMP)
 	$(PY) -m scripts.formal $(ARGS)
+
+# Mutation score per block: Yosys mutants vs co-simulation, formal and equivalence (build/mutate/)
+mutate: $(STAMP)
+	nice -n 10 $(PY) -m scripts.mutate $(ARGS)
 
 reproduce: $(STAMP)
 	$(PY) -m scripts.reproduce --readme README.md --results results/reproduce.json $(ARGS)
