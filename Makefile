@@ -16,7 +16,8 @@ export PATH := $(abspath $(firstword $(wildcard $(VENV)/lib/python3*/site-packag
 export MAKEFLAGS += CFG_CXXFLAGS_PCH_I=-include
 
 WAVES ?= 0
-SEED  ?= 1
+# co-simulation seed: empty = $$SEED of the environment, else one drawn per run and printed
+SEED  ?=
 JOBS  ?= auto
 
 .PHONY: all verilog cosim test synth bench reproduce netsim formal mutate clean distclean venv
@@ -35,10 +36,10 @@ verilog: $(STAMP)
 	$(PY) -m scripts.generate_verilog $(ARGS)
 
 cosim: $(STAMP)
-	$(PY) -m scripts.run_cosim --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(ARGS)
+	$(PY) -m scripts.run_cosim $(if $(SEED),--seed $(SEED)) $(if $(filter 1,$(WAVES)),--waves) $(ARGS)
 
 test: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) --dist worksteal $(ARGS)
+	$(PY) -m pytest -n $(JOBS) --dist worksteal $(if $(SEED),--cosim-seed $(SEED)) $(ARGS)
 
 synth: $(STAMP)
 	$(PY) -m scripts.synth $(ARGS)

@@ -30,11 +30,34 @@ from rtl.catalog import get_block
 from .stats import PARAMS_ENV, STATS_ENV, read_stats
 
 __all__ = ["BUILD", "CosimResult", "LintError", "setup_verilator", "lint", "run",
-           "build_dir_for", "verilog_of"]
+           "build_dir_for", "verilog_of", "run_seed", "SEED_ENV"]
 
 BUILD = Path(__file__).resolve().parent.parent / "build"
 PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
 OPT_FAST = "OPT_FAST=-O1"
+
+
+SEED_ENV = "SEED"
+SEED_MAX = 2 ** 31 - 1
+
+
+def run_seed(seed: int | None = None) -> int:
+    """The co-simulation seed of a run: ``seed`` if given, else ``$SEED``, else one drawn for
+    this run (from the clock and the process id), so runs explore new stimulus and a failure
+    is replayed with ``SEED=<the seed it printed>``. A ``$SEED`` that is not an integer in
+    0 .. 2**31 - 1 raises ValueError naming it."""
+    if seed is None:
+        text = os.environ.get(SEED_ENV, "").strip()
+        if text:
+            try:
+                seed = int(text, 10)
+            except ValueError:
+                raise ValueError(f"{SEED_ENV} must be an integer, not {text!r}") from None
+        else:
+            seed = (time.time_ns() // 1000 ^ os.getpid() << 20) % SEED_MAX + 1
+    if not 0 <= seed <= SEED_MAX:
+        raise ValueError(f"the co-simulation seed must be in 0..{SEED_MAX}, not {seed}")
+    return seed
 
 
 class LintError(Exception):

