@@ -84,6 +84,14 @@ def _unmark(mask, r, i):
     mask[r, i >> 6] &= ~(_ONE << np.uint64(i & 63))
 
 
+@numba.njit(cache=True, inline="always")
+def _route(rt, r, row, dst):
+    """Router r's table entry for dst in table row ``row``, packed for the head flit:
+    (port + 1) | lowest VC << 8 | highest VC << 16 (each a byte in the tables)."""
+    return (np.int32(rt[r, row, dst, 0]) + 1) | (np.int32(rt[r, row, dst, 1]) << 8) | \
+        (np.int32(rt[r, row, dst, 2]) << 16)
+
+
 @numba.njit(cache=True)
 def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
     """(creation time, stream) of the packet at the head of chip r's source queue."""
@@ -152,16 +160,16 @@ def run(t0, t1, cfg, fcfg, ctr,
     for t in range(t0, t1):
         slot = t % D1
         for r in range(R):
-            if occ[r] == 0 and pend[r] == 0 and inj_vc[r] < 0 and srcn[r] > t:
+            if occ[r] == 0 and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
                 continue
             # 1. credits that arrive this cycle
-            if pend[r] > 0:
+            if pend[r, slot] > 0:
+                pend[r, slot] = 0
                 for p in range(1, P):
                     for v in range(V):
                         c = cred_ring[r, slot, p, v]
                         if c:
                             credits[r, p, v] += c
-                            pend[r] -= c
                             cred_ring[r, slot, p, v] = 0
                             if check and credits[r, p, v] > B:
                                 ctr[K_STATUS] = CREDIT
@@ -218,7 +226,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                 buf[r, 0, v, j, 0] = sid
                 buf[r, 0, v, j, 1] = inj_done[r] | ((inj_done[r] == ln - 1) << 15) | (ln << 16)
                 buf[r, 0, v, j, 2] = t + 1
-                buf[r, 0, v, j, 3] = pk_dst[sid]
+                if inj_done[r] == 0:
+                    buf[r, 0, v, j, 3] = _route(rt, r, vrow[0], pk_dst[sid])
                 if vq[r, 0, v, 1] == 0:
                     vq[r, 0, v, 2] = t + 1
                     if in_state[r, 0, v] == 0:
@@ -250,14 +259,14 @@ def run(t0, t1, cfg, fcfg, ctr,
                         continue
                     op = hrt[r, p, v, 0]
                     if op == -2:
-                        # the head's route, looked up once: a blocked head retries every
-                        # cycle, and the tables are too big to stay in cache
+                        # the head's route, read once from the head flit (looked up in the
+                        # tables when the head was written, see _route): a blocked head
+                        # retries every cycle
                         h = vq[r, p, v, 0]
-                        row = vrow[v] if p > 0 else vrow[0]
-                        dst = buf[r, p, v, h, 3]
-                        op = rt[r, row, dst, 0]
-                        hrt[r, p, v, 0], hrt[r, p, v, 1] = op, rt[r, row, dst, 1]
-                        hrt[r, p, v, 2], hrt[r, p, v, 3] = rt[r, row, dst, 2], buf[r, p, v, h, 1] >> 16
+                        rw = buf[r, p, v, h, 3]
+                        op = (rw & 0xFF) - 1
+                        hrt[r, p, v, 0], hrt[r, p, v, 1] = op, (rw >> 8) & 0xFF
+                        hrt[r, p, v, 2], hrt[r, p, v, 3] = (rw >> 16) & 0xFF, buf[r, p, v, h, 1] >> 16
                     if op == 0:
                         in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, 0, 0
                         _unmark(vaw, r, i)
@@ -395,7 +404,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     used[op] += 1
                     ov = in_ov[r, p, v]
                     h = vq[r, p, v, 0]
-                    sid, sq_t, fdst = buf[r, p, v, h, 0], buf[r, p, v, h, 1], buf[r, p, v, h, 3]
+                    sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
                     seq, tail = sq_t & 0x7FFF, ((sq_t >> 15) & 1) == 1
                     vq[r, p, v, 0] = _wrap(h + 1, B)
                     vq[r, p, v, 1] -= 1
@@ -407,8 +416,9 @@ def run(t0, t1, cfg, fcfg, ctr,
                         _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk_tag[sid], seq)
                     if p > 0:
                         u, up = nbr[r, p], nbr_port[r, p]
-                        cred_ring[u, _wrap(slot + delay[r, p], D1), up, v] += 1
-                        pend[u] += 1
+                        ds = _wrap(slot + delay[r, p], D1)
+                        cred_ring[u, ds, up, v] += 1
+                        pend[u, ds] += 1
                     if w0 <= t < w1:
                         util[r, op] += 1
                     if op == 0:
@@ -447,7 +457,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                             last_seq[s, sq, ov] = -1 if tail else seq
                         buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
                         buf[s, sq, ov, j, 2] = t + delay[r, op] + 1
-                        buf[s, sq, ov, j, 3] = fdst
+                        if seq == 0:
+                            buf[s, sq, ov, j, 3] = _route(rt, s, vrow[ov], pk_dst[sid])
                         if vq[s, sq, ov, 1] == 0:
                             vq[s, sq, ov, 2] = t + delay[r, op] + 1
                             if in_state[s, sq, ov] == 0:

@@ -194,7 +194,7 @@ class Simulator:
             "out_busy": np.zeros((R, P, V), np.bool_),
             "credits": np.where(net.nbr[:, :, None] >= 0, buffer, 0).astype(np.int16)
             * np.ones((1, 1, V), np.int16),
-            "cred_ring": np.zeros((R, D1, P, V), np.int16), "pend": np.zeros(R, np.int32),
+            "cred_ring": np.zeros((R, D1, P, V), np.int16), "pend": np.zeros((R, D1), np.int32),
             "va_ptr": np.zeros((R, P, V), np.int16), "sa_in": np.zeros((R, P), np.int32),
             "sa_out": np.zeros((R, P), np.int32),
             "last_pkt": np.full((R, P, V), -1, np.int32),
