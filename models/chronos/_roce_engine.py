@@ -10,51 +10,193 @@ from numba import njit
  SW_ACK) = range(11)
 
 
-@njit(cache=True)
-def _less(ht, hs, i, j):
-    return ht[i] < ht[j] or (ht[i] == ht[j] and hs[i] < hs[j])
+# ------------------------------------------------------------------ the event queue --
+# Events are popped in (time, sequence number) order, the sequence number counting pushes:
+# exactly the order of the reference's one binary heap. Most events sit on deterministic
+# per-resource timelines whose times only grow in push order (a NIC's transmit-done, a host
+# link's arrivals at the switch, an egress port's transmit-done, a switch-to-host link's
+# arrivals, a host's PFC frames), so each of these ``5 n`` timelines is a FIFO ring and only
+# their heads compete, in a small binary heap of sources keyed by (head time, head sequence).
+# Timers, wake-ups and injected CNPs (and any event that would break a FIFO's order, or find
+# its ring full) go to one general binary heap, itself one source. A source's events are in
+# (time, sequence) order, so the smallest head is the next event of the single-heap order.
 
 
-@njit(cache=True)
-def _swap(ht, hs, hk, ha, hb, i, j):
-    ht[i], ht[j] = ht[j], ht[i]
-    hs[i], hs[j] = hs[j], hs[i]
-    hk[i], hk[j] = hk[j], hk[i]
-    ha[i], ha[j] = ha[j], ha[i]
-    hb[i], hb[j] = hb[j], hb[i]
-
-
-@njit(cache=True)
-def _push(ht, hs, hk, ha, hb, n, seq, t, kind, a, b):
-    i = n
-    ht[i], hs[i], hk[i], ha[i], hb[i] = t, seq, kind, a, b
+@njit(cache=True, inline="always")
+def _src_up(sh, spos, kt, ks, i):
+    s = sh[i]
+    t, q = kt[s], ks[s]
     while i > 0:
-        p = (i - 1) // 2
-        if _less(ht, hs, i, p):
-            _swap(ht, hs, hk, ha, hb, i, p)
+        p = (i - 1) >> 1
+        u = sh[p]
+        if t < kt[u] or (t == kt[u] and q < ks[u]):
+            sh[i] = u
+            spos[u] = i
             i = p
         else:
             break
-    return n + 1
+    sh[i] = s
+    spos[s] = i
 
 
-@njit(cache=True)
-def _pop(ht, hs, hk, ha, hb, n):
-    t, kind, a, b = ht[0], hk[0], ha[0], hb[0]
-    n -= 1
-    ht[0], hs[0], hk[0], ha[0], hb[0] = ht[n], hs[n], hk[n], ha[n], hb[n]
+@njit(cache=True, inline="always")
+def _src_down(sh, spos, kt, ks, nsrc, i):
+    s = sh[i]
+    t, q = kt[s], ks[s]
+    while True:
+        c = 2 * i + 1
+        if c >= nsrc:
+            break
+        u = sh[c]
+        if c + 1 < nsrc:
+            v = sh[c + 1]
+            if kt[v] < kt[u] or (kt[v] == kt[u] and ks[v] < ks[u]):
+                c += 1
+                u = v
+        if kt[u] < t or (kt[u] == t and ks[u] < q):
+            sh[i] = u
+            spos[u] = i
+            i = c
+        else:
+            break
+    sh[i] = s
+    spos[s] = i
+
+
+@njit(cache=True, inline="always")
+def _gen_push(gt, gi, ne, t, seq, kind, a, b):
+    """Push onto the general heap (times ``gt``, ``gi`` = seq, kind, a, b per entry); returns
+    the entry's final position (0: it is the new top)."""
+    i = ne
+    while i > 0:
+        p = (i - 1) >> 1
+        if t < gt[p] or (t == gt[p] and seq < gi[4 * p]):
+            gt[i] = gt[p]
+            gi[4 * i] = gi[4 * p]
+            gi[4 * i + 1] = gi[4 * p + 1]
+            gi[4 * i + 2] = gi[4 * p + 2]
+            gi[4 * i + 3] = gi[4 * p + 3]
+            i = p
+        else:
+            break
+    gt[i] = t
+    gi[4 * i] = seq
+    gi[4 * i + 1] = kind
+    gi[4 * i + 2] = a
+    gi[4 * i + 3] = b
+    return i
+
+
+@njit(cache=True, inline="always")
+def _gen_pop(gt, gi, ne):
+    """Remove the general heap's top (``ne`` entries before); the caller read it."""
+    ne -= 1
+    t, q = gt[ne], gi[4 * ne]
+    k, a, b = gi[4 * ne + 1], gi[4 * ne + 2], gi[4 * ne + 3]
     i = 0
     while True:
-        l, r, m = 2 * i + 1, 2 * i + 2, i
-        if l < n and _less(ht, hs, l, m):
-            m = l
-        if r < n and _less(ht, hs, r, m):
-            m = r
-        if m == i:
+        c = 2 * i + 1
+        if c >= ne:
             break
-        _swap(ht, hs, hk, ha, hb, i, m)
-        i = m
-    return t, kind, a, b, n
+        if c + 1 < ne and (gt[c + 1] < gt[c] or (gt[c + 1] == gt[c]
+                                                 and gi[4 * c + 4] < gi[4 * c])):
+            c += 1
+        if gt[c] < t or (gt[c] == t and gi[4 * c] < q):
+            gt[i] = gt[c]
+            gi[4 * i] = gi[4 * c]
+            gi[4 * i + 1] = gi[4 * c + 1]
+            gi[4 * i + 2] = gi[4 * c + 2]
+            gi[4 * i + 3] = gi[4 * c + 3]
+            i = c
+        else:
+            break
+    if ne > 0:
+        gt[i] = t
+        gi[4 * i] = q
+        gi[4 * i + 1] = k
+        gi[4 * i + 2] = a
+        gi[4 * i + 3] = b
+
+
+@njit(cache=True, inline="always")
+def _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, s, t, kind, a, b):
+    """Schedule event (t, kind, a, b) on timeline ``s`` (-1: the general heap). ``meta``:
+    [sources in the heap, general heap size, next sequence number, ring capacity, a ring
+    was full]."""
+    seq = meta[2]
+    meta[2] = seq + 1
+    cap = meta[3]
+    if s >= 0:
+        c = fcnt[s]
+        if c < cap and (c == 0 or t >= ftail[s]):
+            j = s * cap + ((fhead[s] + c) & (cap - 1))
+            qt[j] = t
+            qi[4 * j] = seq
+            qi[4 * j + 1] = kind
+            qi[4 * j + 2] = a
+            qi[4 * j + 3] = b
+            fcnt[s] = c + 1
+            ftail[s] = t
+            if c == 0:
+                kt[s] = t
+                ks[s] = seq
+                n = meta[0]
+                sh[n] = s
+                meta[0] = n + 1
+                _src_up(sh, spos, kt, ks, n)
+            return
+        if c == cap:
+            meta[4] = 1
+    g = kt.shape[0] - 1                     # the general heap's source id
+    ne = meta[1]
+    top = _gen_push(gt, gi, ne, t, seq, kind, a, b) == 0
+    meta[1] = ne + 1
+    if top:
+        kt[g] = t
+        ks[g] = seq
+        if ne == 0:
+            n = meta[0]
+            sh[n] = g
+            meta[0] = n + 1
+            _src_up(sh, spos, kt, ks, n)
+        else:
+            _src_up(sh, spos, kt, ks, spos[g])
+
+
+@njit(cache=True, inline="always")
+def _take(qt, qi, fhead, fcnt, gt, gi, sh, spos, kt, ks, meta):
+    """Remove and return the next event (t, kind, a, b); the queue must not be empty."""
+    s = sh[0]
+    g = kt.shape[0] - 1
+    if s != g:
+        cap = meta[3]
+        j = s * cap + fhead[s]
+        t, kind, a, b = qt[j], qi[4 * j + 1], qi[4 * j + 2], qi[4 * j + 3]
+        fhead[s] = (fhead[s] + 1) & (cap - 1)
+        c = fcnt[s] - 1
+        fcnt[s] = c
+        more = c > 0
+        if more:
+            j = s * cap + fhead[s]
+            kt[s] = qt[j]
+            ks[s] = qi[4 * j]
+    else:
+        t, kind, a, b = gt[0], gi[1], gi[2], gi[3]
+        ne = meta[1]
+        _gen_pop(gt, gi, ne)
+        meta[1] = ne - 1
+        more = ne > 1
+        if more:
+            kt[g] = gt[0]
+            ks[g] = gi[0]
+    if not more:
+        n = meta[0] - 1
+        meta[0] = n
+        if n > 0:
+            sh[0] = sh[n]
+    if meta[0] > 0:
+        _src_down(sh, spos, kt, ks, meta[0], 0)
+    return t, kind, a, b
 
 
 @njit(cache=True)
@@ -124,15 +266,25 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
     atail = np.full(n, -1, np.int64)
     hhead = np.full(n, -1, np.int64)
     htail = np.full(n, -1, np.int64)
-    # events
-    cap = 1024 + 4 * n + 4 * m + inj_t.shape[0]
-    ht = np.empty(cap)
-    hs = np.empty(cap, np.int64)
-    hk = np.empty(cap, np.int64)
-    ha = np.empty(cap, np.int64)
-    hb = np.empty(cap, np.int64)
-    ne = 0
-    seq = 0
+    # events: 5 n FIFO timelines (NIC h's transmit-done: h; host h's link to the switch:
+    # n + h; egress port p's transmit-done: 2 n + p; port p's link to its host: 3 n + p;
+    # PFC frames to host h: 4 n + h) and the general heap (source 5 n)
+    ntl = 5 * n
+    cap = 64
+    qt = np.empty(ntl * cap)
+    qi = np.empty(4 * ntl * cap, np.int64)
+    fhead = np.zeros(ntl, np.int64)
+    fcnt = np.zeros(ntl, np.int64)
+    ftail = np.zeros(ntl)
+    gcap = 1024 + 4 * m + inj_t.shape[0]
+    gt = np.empty(gcap)
+    gi = np.empty(4 * gcap, np.int64)
+    sh = np.empty(ntl + 1, np.int64)
+    spos = np.zeros(ntl + 1, np.int64)
+    kt = np.zeros(ntl + 1)
+    ks = np.zeros(ntl + 1, np.int64)
+    meta = np.zeros(5, np.int64)            # sources, general size, next seq, capacity, full
+    meta[3] = cap
     k_draw = 0
     n_events, n_marks, n_cnps, n_pauses = 0, 0, 0, 0
     lt = np.empty(max(log_cap, 1))
@@ -143,8 +295,8 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
     tr_v = np.empty((64, 4))
     ntr = 0
     for i in range(inj_t.shape[0]):
-        ne = _push(ht, hs, hk, ha, hb, ne, seq, inj_t[i], CNP, inj_f[i], 0)
-        seq += 1
+        _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1, inj_t[i], CNP,
+             inj_f[i], 0)
     # the first sends, host by host: the same as the event "try_send(0, h)"
     pending_hosts = np.zeros(n, np.bool_)
     for h in range(n):
@@ -155,13 +307,29 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
     kind = -1
     a = 0
     b = 0
-    while True:
-        if ne + 8 >= ht.shape[0]:
-            ht = _grow_f(ht)
-            hs = _grow_f(hs)
-            hk = _grow_f(hk)
-            ha = _grow_f(ha)
-            hb = _grow_f(hb)
+    # Two loops: the outer one grows the arrays, the inner one (the event loop) never
+    # reassigns an array, so numba keeps no reference counts in it.
+    finished = False
+    while not finished:
+        if meta[1] + 16 >= gt.shape[0]:
+            gt = _grow_f(gt)
+            gi = _grow_f(gi)
+        if meta[4] != 0:                    # a ring was full: double every ring
+            meta[4] = 0
+            qt2 = np.empty(2 * qt.shape[0])
+            qi2 = np.empty(2 * qi.shape[0], np.int64)
+            for q in range(ntl):
+                for i in range(fcnt[q]):
+                    j = q * cap + ((fhead[q] + i) & (cap - 1))
+                    j2 = q * 2 * cap + i
+                    qt2[j2] = qt[j]
+                    for w in range(4):
+                        qi2[4 * j2 + w] = qi[4 * j + w]
+                fhead[q] = 0
+            cap *= 2
+            meta[3] = cap
+            qt = qt2
+            qi = qi2
         if free_top < 4:
             old = pk_flow.shape[0]
             pk_flow = _grow_f(pk_flow)
@@ -173,341 +341,331 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                 nf[free_top + i] = 2 * old - 1 - i
             free = nf
             free_top += old
-        # ---- choose the action: initial sends first, then events
-        send_host = -1
-        egress_port = -1
-        if h0 < n:
-            if pending_hosts[h0]:
-                send_host = h0
-            h0 += 1
-            if send_host < 0:
-                continue
-        else:
-            if ne == 0:
+        if ntr + 2 >= tr_t.shape[0]:
+            tr_t = _grow_f(tr_t)
+            tr_v2 = np.empty((tr_t.shape[0], 4))
+            tr_v2[:ntr] = tr_v[:ntr]
+            tr_v = tr_v2
+        while True:
+            if meta[1] + 16 >= gt.shape[0] or meta[4] != 0 or free_top < 4 \
+                    or ntr + 2 >= tr_t.shape[0]:
                 break
-            t, kind, a, b, ne = _pop(ht, hs, hk, ha, hb, ne)
-            if t > max_t:
-                stopped = 1
-                break
-            if n_events < log_cap:
-                lt[n_events] = t
-                lk[n_events] = kind
-                la[n_events] = a
-            n_events += 1
-            if kind == TX_DONE:
-                nic_busy[a] = False
-                send_host = a
-            elif kind == WAKE:
-                if b == wake_gen[a]:
-                    wake_at[a] = np.inf
+            # ---- choose the action: initial sends first, then events
+            send_host = -1
+            egress_port = -1
+            if h0 < n:
+                if pending_hosts[h0]:
+                    send_host = h0
+                h0 += 1
+                if send_host < 0:
+                    continue
+            else:
+                if meta[0] == 0:
+                    finished = True
+                    break
+                t, kind, a, b = _take(qt, qi, fhead, fcnt, gt, gi, sh, spos, kt, ks, meta)
+                if t > max_t:
+                    stopped = 1
+                    finished = True
+                    break
+                if n_events < log_cap:
+                    lt[n_events] = t
+                    lk[n_events] = kind
+                    la[n_events] = a
+                n_events += 1
+                if kind == TX_DONE:
+                    nic_busy[a] = False
                     send_host = a
-            elif kind == SW_ARRIVE:
-                f = a
-                payload = b
-                s = payload + hdr
-                h = src[f]
-                port = dst[f]
-                ingress[h] += s
-                held += s
-                if held > peak:
-                    peak = held
-                free_top -= 1
-                k = free[free_top]
-                pk_flow[k] = f
-                pk_pay[k] = payload
-                pk_next[k] = -1
-                if head[port] < 0:
-                    head[port] = k
-                else:
-                    pk_next[tail[port]] = k
-                tail[port] = k
-                egress_bytes[port] += s
-                if pfc_mode != 0 and not sw_paused[h]:
-                    if pfc_mode == 1:
-                        pause = ingress[h] >= xoff
+                elif kind == WAKE:
+                    if b == wake_gen[a]:
+                        wake_at[a] = np.inf
+                        send_host = a
+                elif kind == SW_ARRIVE:
+                    f = a
+                    payload = b
+                    s = payload + hdr
+                    h = src[f]
+                    port = dst[f]
+                    ingress[h] += s
+                    held += s
+                    if held > peak:
+                        peak = held
+                    free_top -= 1
+                    k = free[free_top]
+                    pk_flow[k] = f
+                    pk_pay[k] = payload
+                    pk_next[k] = -1
+                    if head[port] < 0:
+                        head[port] = k
                     else:
-                        pause = ingress[h] >= pfc_alpha * (buf - held)
-                    if pause:
-                        sw_paused[h] = True
-                        n_pauses += 1
-                        ne = _push(ht, hs, hk, ha, hb, ne, seq, t + dly, PFC_FRAME, h, 1)
-                        seq += 1
-                if not egress_busy[port]:
-                    egress_port = port
-            elif kind == SW_TX_DONE:
-                egress_busy[a] = False
-                if head[a] >= 0 or hhead[a] >= 0:
-                    egress_port = a
-            elif kind == ACK_GEN:
-                h = dst[a]
-                free_top -= 1
-                k = free[free_top]
-                pk_flow[k] = a
-                pk_pay[k] = b
-                pk_next[k] = -1
-                if ahead[h] < 0:
-                    ahead[h] = k
-                else:
-                    pk_next[atail[h]] = k
-                atail[h] = k
-                send_host = h
-            elif kind == SW_ACK:
-                port = src[a]
-                free_top -= 1
-                k = free[free_top]
-                pk_flow[k] = a
-                pk_pay[k] = b
-                pk_next[k] = -1
-                if hhead[port] < 0:
-                    hhead[port] = k
-                else:
-                    pk_next[htail[port]] = k
-                htail[port] = k
-                if not egress_busy[port]:
-                    egress_port = port
-            elif kind == PFC_FRAME:
-                host_paused[a] = b == 1
-                if b == 0:
-                    send_host = a
-            elif kind == CNP:
-                f = a
-                if left[f] > 0:
-                    alpha_flag[f] = True
-                    dec_flag[f] = True
-                    if first[f]:
-                        alpha[f] = 1.0
-                        alpha_flag[f] = False
-                        ne = _push(ht, hs, hk, ha, hb, ne, seq, t + t_alpha, ALPHA, f, 0)
-                        seq += 1
-                        ne = _push(ht, hs, hk, ha, hb, ne, seq, t + t_dec + 1e-9, DECREASE,
-                                   f, 0)
-                        seq += 1
-                        rate[f] = first_frac * rate[f]
-                        target[f] = rate[f]
-                        first[f] = False
-                        if f == trace_flow:
-                            if ntr == tr_t.shape[0]:
-                                tr_t = _grow_f(tr_t)
-                                tr_v2 = np.empty((2 * ntr, 4))
-                                tr_v2[:ntr] = tr_v
-                                tr_v = tr_v2
-                            tr_t[ntr] = t
-                            tr_v[ntr, 0] = 0
-                            tr_v[ntr, 1] = rate[f]
-                            tr_v[ntr, 2] = target[f]
-                            tr_v[ntr, 3] = alpha[f]
-                            ntr += 1
-            elif kind == ALPHA:
-                f = a
-                if left[f] > 0:
-                    if alpha_flag[f]:
-                        alpha[f] = (1 - g) * alpha[f] + g
-                    else:
-                        alpha[f] = (1 - g) * alpha[f]
-                    alpha_flag[f] = False
-                    ne = _push(ht, hs, hk, ha, hb, ne, seq, t + t_alpha, ALPHA, f, 0)
-                    seq += 1
-                    if f == trace_flow:
-                        if ntr == tr_t.shape[0]:
-                            tr_t = _grow_f(tr_t)
-                            tr_v2 = np.empty((2 * ntr, 4))
-                            tr_v2[:ntr] = tr_v
-                            tr_v = tr_v2
-                        tr_t[ntr] = t
-                        tr_v[ntr, 0] = 1
-                        tr_v[ntr, 1] = rate[f]
-                        tr_v[ntr, 2] = target[f]
-                        tr_v[ntr, 3] = alpha[f]
-                        ntr += 1
-            elif kind == DECREASE:
-                f = a
-                if left[f] > 0:
-                    ne = _push(ht, hs, hk, ha, hb, ne, seq, t + t_dec, DECREASE, f, 0)
-                    seq += 1
-                    if dec_flag[f]:
-                        if clamp or stage[f] != 0:
-                            target[f] = rate[f]
-                        rate[f] = max(min_rate, rate[f] * (1 - alpha[f] / 2))
-                        stage[f] = 0
-                        dec_flag[f] = False
-                        inc_due[f] = t + t_inc
-                        if not inc_pending[f]:
-                            inc_pending[f] = True
-                            ne = _push(ht, hs, hk, ha, hb, ne, seq, inc_due[f], INCREASE, f, 0)
-                            seq += 1
-                        if f == trace_flow:
-                            if ntr == tr_t.shape[0]:
-                                tr_t = _grow_f(tr_t)
-                                tr_v2 = np.empty((2 * ntr, 4))
-                                tr_v2[:ntr] = tr_v
-                                tr_v = tr_v2
-                            tr_t[ntr] = t
-                            tr_v[ntr, 0] = 2
-                            tr_v[ntr, 1] = rate[f]
-                            tr_v[ntr, 2] = target[f]
-                            tr_v[ntr, 3] = alpha[f]
-                            ntr += 1
-            else:                                   # INCREASE
-                f = a
-                inc_pending[f] = False
-                if left[f] > 0 and t < inc_due[f]:
-                    inc_pending[f] = True
-                    ne = _push(ht, hs, hk, ha, hb, ne, seq, inc_due[f], INCREASE, f, 0)
-                    seq += 1
-                elif left[f] > 0:
-                    inc_due[f] = t + t_inc
-                    inc_pending[f] = True
-                    ne = _push(ht, hs, hk, ha, hb, ne, seq, inc_due[f], INCREASE, f, 0)
-                    seq += 1
-                    what = 3
-                    if stage[f] < fr:
-                        rate[f] = rate[f] / 2 + target[f] / 2
-                    else:
-                        if stage[f] == fr:
-                            target[f] += r_ai
-                            what = 4
+                        pk_next[tail[port]] = k
+                    tail[port] = k
+                    egress_bytes[port] += s
+                    if pfc_mode != 0 and not sw_paused[h]:
+                        if pfc_mode == 1:
+                            pause = ingress[h] >= xoff
                         else:
-                            target[f] += r_hai
-                            what = 5
-                        if target[f] > line:
-                            target[f] = line
-                        rate[f] = rate[f] / 2 + target[f] / 2
-                    stage[f] += 1
-                    if f == trace_flow:
-                        if ntr == tr_t.shape[0]:
-                            tr_t = _grow_f(tr_t)
-                            tr_v2 = np.empty((2 * ntr, 4))
-                            tr_v2[:ntr] = tr_v
-                            tr_v = tr_v2
-                        tr_t[ntr] = t
-                        tr_v[ntr, 0] = what
-                        tr_v[ntr, 1] = rate[f]
-                        tr_v[ntr, 2] = target[f]
-                        tr_v[ntr, 3] = alpha[f]
-                        ntr += 1
-        # ---- a NIC that may send: round-robin over its eligible QPs
-        if send_host >= 0:
-            h = send_host
-            if not nic_busy[h] and ahead[h] >= 0:
-                k = ahead[h]
-                ahead[h] = pk_next[k]
-                if ahead[h] < 0:
-                    atail[h] = -1
+                            pause = ingress[h] >= pfc_alpha * (buf - held)
+                        if pause:
+                            sw_paused[h] = True
+                            n_pauses += 1
+                            _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, 4 * n + h,
+                                 t + dly, PFC_FRAME, h, 1)
+                    if not egress_busy[port]:
+                        egress_port = port
+                elif kind == SW_TX_DONE:
+                    egress_busy[a] = False
+                    if head[a] >= 0 or hhead[a] >= 0:
+                        egress_port = a
+                elif kind == ACK_GEN:
+                    h = dst[a]
+                    free_top -= 1
+                    k = free[free_top]
+                    pk_flow[k] = a
+                    pk_pay[k] = b
+                    pk_next[k] = -1
+                    if ahead[h] < 0:
+                        ahead[h] = k
+                    else:
+                        pk_next[atail[h]] = k
+                    atail[h] = k
+                    send_host = h
+                elif kind == SW_ACK:
+                    port = src[a]
+                    free_top -= 1
+                    k = free[free_top]
+                    pk_flow[k] = a
+                    pk_pay[k] = b
+                    pk_next[k] = -1
+                    if hhead[port] < 0:
+                        hhead[port] = k
+                    else:
+                        pk_next[htail[port]] = k
+                    htail[port] = k
+                    if not egress_busy[port]:
+                        egress_port = port
+                elif kind == PFC_FRAME:
+                    host_paused[a] = b == 1
+                    if b == 0:
+                        send_host = a
+                elif kind == CNP:
+                    f = a
+                    if left[f] > 0:
+                        alpha_flag[f] = True
+                        dec_flag[f] = True
+                        if first[f]:
+                            alpha[f] = 1.0
+                            alpha_flag[f] = False
+                            _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
+                                 t + t_alpha, ALPHA, f, 0)
+                            _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
+                                 t + t_dec + 1e-9, DECREASE, f, 0)
+                            rate[f] = first_frac * rate[f]
+                            target[f] = rate[f]
+                            first[f] = False
+                            if f == trace_flow:
+                                tr_t[ntr] = t
+                                tr_v[ntr, 0] = 0
+                                tr_v[ntr, 1] = rate[f]
+                                tr_v[ntr, 2] = target[f]
+                                tr_v[ntr, 3] = alpha[f]
+                                ntr += 1
+                elif kind == ALPHA:
+                    f = a
+                    if left[f] > 0:
+                        if alpha_flag[f]:
+                            alpha[f] = (1 - g) * alpha[f] + g
+                        else:
+                            alpha[f] = (1 - g) * alpha[f]
+                        alpha_flag[f] = False
+                        _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
+                             t + t_alpha, ALPHA, f, 0)
+                        if f == trace_flow:
+                            tr_t[ntr] = t
+                            tr_v[ntr, 0] = 1
+                            tr_v[ntr, 1] = rate[f]
+                            tr_v[ntr, 2] = target[f]
+                            tr_v[ntr, 3] = alpha[f]
+                            ntr += 1
+                elif kind == DECREASE:
+                    f = a
+                    if left[f] > 0:
+                        _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
+                             t + t_dec, DECREASE, f, 0)
+                        if dec_flag[f]:
+                            if clamp or stage[f] != 0:
+                                target[f] = rate[f]
+                            rate[f] = max(min_rate, rate[f] * (1 - alpha[f] / 2))
+                            stage[f] = 0
+                            dec_flag[f] = False
+                            inc_due[f] = t + t_inc
+                            if not inc_pending[f]:
+                                inc_pending[f] = True
+                                _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
+                                     inc_due[f], INCREASE, f, 0)
+                            if f == trace_flow:
+                                tr_t[ntr] = t
+                                tr_v[ntr, 0] = 2
+                                tr_v[ntr, 1] = rate[f]
+                                tr_v[ntr, 2] = target[f]
+                                tr_v[ntr, 3] = alpha[f]
+                                ntr += 1
+                else:                                   # INCREASE
+                    f = a
+                    inc_pending[f] = False
+                    if left[f] > 0 and t < inc_due[f]:
+                        inc_pending[f] = True
+                        _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
+                             inc_due[f], INCREASE, f, 0)
+                    elif left[f] > 0:
+                        inc_due[f] = t + t_inc
+                        inc_pending[f] = True
+                        _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
+                             inc_due[f], INCREASE, f, 0)
+                        what = 3
+                        if stage[f] < fr:
+                            rate[f] = rate[f] / 2 + target[f] / 2
+                        else:
+                            if stage[f] == fr:
+                                target[f] += r_ai
+                                what = 4
+                            else:
+                                target[f] += r_hai
+                                what = 5
+                            if target[f] > line:
+                                target[f] = line
+                            rate[f] = rate[f] / 2 + target[f] / 2
+                        stage[f] += 1
+                        if f == trace_flow:
+                            tr_t[ntr] = t
+                            tr_v[ntr, 0] = what
+                            tr_v[ntr, 1] = rate[f]
+                            tr_v[ntr, 2] = target[f]
+                            tr_v[ntr, 3] = alpha[f]
+                            ntr += 1
+            # ---- a NIC that may send: round-robin over its eligible QPs
+            if send_host >= 0:
+                h = send_host
+                if not nic_busy[h] and ahead[h] >= 0:
+                    k = ahead[h]
+                    ahead[h] = pk_next[k]
+                    if ahead[h] < 0:
+                        atail[h] = -1
+                    f = pk_flow[k]
+                    flag = pk_pay[k]
+                    free[free_top] = k
+                    free_top += 1
+                    nic_busy[h] = True
+                    done = t + ack / C
+                    _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, h,
+                         done, TX_DONE, h, 0)
+                    _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, n + h,
+                         done + dly, SW_ACK, f, flag)
+                elif not nic_busy[h] and not host_paused[h]:
+                    f0 = hf_start[h]
+                    kq = hf_start[h + 1] - f0
+                    pick = -1
+                    soonest = np.inf
+                    for st in range(1, kq + 1):
+                        i = (rr[h] + st) % kq
+                        f = hf[f0 + i]
+                        if left[f] > 0:
+                            if next_avail[f] <= t:
+                                pick = i
+                                break
+                            if next_avail[f] < soonest:
+                                soonest = next_avail[f]
+                    if pick < 0:
+                        if soonest < wake_at[h]:
+                            wake_gen[h] += 1
+                            wake_at[h] = soonest
+                            _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
+                                 soonest, WAKE, h, wake_gen[h])
+                    else:
+                        rr[h] = pick
+                        f = hf[f0 + pick]
+                        payload = min(mtu, left[f])
+                        left[f] -= payload
+                        s = payload + hdr
+                        next_avail[f] = t + s / rate[f]
+                        nic_busy[h] = True
+                        done = t + s / C
+                        _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, h,
+                             done, TX_DONE, h, 0)
+                        _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, n + h,
+                             done + dly, SW_ARRIVE, f, payload)
+            # ---- an egress port that starts its next packet
+            if egress_port >= 0 and hhead[egress_port] >= 0:
+                port = egress_port
+                k = hhead[port]
+                hhead[port] = pk_next[k]
+                if hhead[port] < 0:
+                    htail[port] = -1
                 f = pk_flow[k]
                 flag = pk_pay[k]
                 free[free_top] = k
                 free_top += 1
-                nic_busy[h] = True
+                egress_busy[port] = True
                 done = t + ack / C
-                ne = _push(ht, hs, hk, ha, hb, ne, seq, done, TX_DONE, h, 0)
-                seq += 1
-                ne = _push(ht, hs, hk, ha, hb, ne, seq, done + dly, SW_ACK, f, flag)
-                seq += 1
-            elif not nic_busy[h] and not host_paused[h]:
-                f0 = hf_start[h]
-                kq = hf_start[h + 1] - f0
-                pick = -1
-                soonest = np.inf
-                for st in range(1, kq + 1):
-                    i = (rr[h] + st) % kq
-                    f = hf[f0 + i]
-                    if left[f] > 0:
-                        if next_avail[f] <= t:
-                            pick = i
-                            break
-                        if next_avail[f] < soonest:
-                            soonest = next_avail[f]
-                if pick < 0:
-                    if soonest < wake_at[h]:
-                        wake_gen[h] += 1
-                        wake_at[h] = soonest
-                        ne = _push(ht, hs, hk, ha, hb, ne, seq, soonest, WAKE, h, wake_gen[h])
-                        seq += 1
-                else:
-                    rr[h] = pick
-                    f = hf[f0 + pick]
-                    payload = min(mtu, left[f])
-                    left[f] -= payload
-                    s = payload + hdr
-                    next_avail[f] = t + s / rate[f]
-                    nic_busy[h] = True
-                    done = t + s / C
-                    ne = _push(ht, hs, hk, ha, hb, ne, seq, done, TX_DONE, h, 0)
-                    seq += 1
-                    ne = _push(ht, hs, hk, ha, hb, ne, seq, done + dly, SW_ARRIVE, f, payload)
-                    seq += 1
-        # ---- an egress port that starts its next packet
-        if egress_port >= 0 and hhead[egress_port] >= 0:
-            port = egress_port
-            k = hhead[port]
-            hhead[port] = pk_next[k]
-            if hhead[port] < 0:
-                htail[port] = -1
-            f = pk_flow[k]
-            flag = pk_pay[k]
-            free[free_top] = k
-            free_top += 1
-            egress_busy[port] = True
-            done = t + ack / C
-            ne = _push(ht, hs, hk, ha, hb, ne, seq, done, SW_TX_DONE, port, 0)
-            seq += 1
-            if flag != 0:
-                ne = _push(ht, hs, hk, ha, hb, ne, seq, done + dly, CNP, f, 0)
-                seq += 1
-        elif egress_port >= 0:
-            port = egress_port
-            k = head[port]
-            head[port] = pk_next[k]
-            if head[port] < 0:
-                tail[port] = -1
-            f = pk_flow[k]
-            payload = pk_pay[k]
-            free[free_top] = k
-            free_top += 1
-            s = payload + hdr
-            h = src[f]
-            egress_bytes[port] -= s
-            ingress[h] -= s
-            held -= s
-            mark = False
-            if ecn:
-                q = egress_bytes[port]
-                u = uniform[k_draw]
-                k_draw += 1
-                if q > k_max:
-                    mark = True
-                elif q > k_min:
-                    mark = u < p_max * (q - k_min) / (k_max - k_min)
-            if pfc_mode != 0 and sw_paused[h]:
-                if pfc_mode == 1:
-                    resume = ingress[h] <= xon
-                else:
-                    thr = pfc_alpha * (buf - held)
-                    resume = ingress[h] <= 0 or ingress[h] + resume_off <= thr
-                if resume:
-                    sw_paused[h] = False
-                    ne = _push(ht, hs, hk, ha, hb, ne, seq, t + dly, PFC_FRAME, h, 0)
-                    seq += 1
-            egress_busy[port] = True
-            done = t + s / C
-            ne = _push(ht, hs, hk, ha, hb, ne, seq, done, SW_TX_DONE, port, 0)
-            seq += 1
-            arrive = done + dly
-            delivered[f] += payload
-            if delivered[f] == size[f]:
-                finish[f] = arrive
-            flag = 0
-            if mark:
-                n_marks += 1
-                if arrive - np_last[f] >= cnp_int:
-                    np_last[f] = arrive
-                    n_cnps += 1
-                    flag = 1
-                    if ack == 0:
-                        ne = _push(ht, hs, hk, ha, hb, ne, seq, arrive + cnp_dly, CNP, f, 0)
-                        seq += 1
-            if ack != 0:
-                ne = _push(ht, hs, hk, ha, hb, ne, seq, arrive, ACK_GEN, f, flag)
-                seq += 1
+                _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, 2 * n + port,
+                     done, SW_TX_DONE, port, 0)
+                if flag != 0:
+                    _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, 3 * n + port,
+                         done + dly, CNP, f, 0)
+            elif egress_port >= 0:
+                port = egress_port
+                k = head[port]
+                head[port] = pk_next[k]
+                if head[port] < 0:
+                    tail[port] = -1
+                f = pk_flow[k]
+                payload = pk_pay[k]
+                free[free_top] = k
+                free_top += 1
+                s = payload + hdr
+                h = src[f]
+                egress_bytes[port] -= s
+                ingress[h] -= s
+                held -= s
+                mark = False
+                if ecn:
+                    q = egress_bytes[port]
+                    u = uniform[k_draw]
+                    k_draw += 1
+                    if q > k_max:
+                        mark = True
+                    elif q > k_min:
+                        mark = u < p_max * (q - k_min) / (k_max - k_min)
+                if pfc_mode != 0 and sw_paused[h]:
+                    if pfc_mode == 1:
+                        resume = ingress[h] <= xon
+                    else:
+                        thr = pfc_alpha * (buf - held)
+                        resume = ingress[h] <= 0 or ingress[h] + resume_off <= thr
+                    if resume:
+                        sw_paused[h] = False
+                        _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, 4 * n + h,
+                             t + dly, PFC_FRAME, h, 0)
+                egress_busy[port] = True
+                done = t + s / C
+                _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, 2 * n + port,
+                     done, SW_TX_DONE, port, 0)
+                arrive = done + dly
+                delivered[f] += payload
+                if delivered[f] == size[f]:
+                    finish[f] = arrive
+                flag = 0
+                if mark:
+                    n_marks += 1
+                    if arrive - np_last[f] >= cnp_int:
+                        np_last[f] = arrive
+                        n_cnps += 1
+                        flag = 1
+                        if ack == 0:
+                            _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, 3 * n + port,
+                                 arrive + cnp_dly, CNP, f, 0)
+                if ack != 0:
+                    _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, 3 * n + port,
+                         arrive, ACK_GEN, f, flag)
     counts = np.array([n_events, n_marks, n_cnps, n_pauses, stopped], np.int64)
     return finish, delivered, counts, peak, lt, lk, la, tr_t[:ntr], tr_v[:ntr]
