@@ -37,6 +37,21 @@ PHASE = 400            # cycles between changes of load and back-pressure
 DESTINATIONS = 24      # destinations in the random table (of 2**dst_width)
 ERROR_BITS = {"table": 0, "no_route": 1, "length": 2, "protocol": 3, "eject_credit": 4}
 
+# Functional coverage of ``random_traffic``: cycles in which each corner of the allocators
+# and buffers occurs (read off the model's state before its VC allocation; the model and the
+# RTL agree on every output and credit of every cycle), and the least each must reach in a
+# run of ``DEFAULT_CYCLES`` (scaled down for shorter runs): about a third of the fewest
+# measured over seeds 1-3 at the four default parameter sets (va_conflict 390, vct_wait
+# 11,107, range_held 426, buffer_full 12,435, output_held 1,097 cycles of 15,000).
+COVER_MIN = {
+    "va_conflict": 130,    # >= 2 heads request the same output VC in one cycle
+    "vct_wait": 3700,      # a head waits for cut-through room: a VC of its range is free
+                           # (not held) but holds fewer credits than the packet's length
+    "range_held": 140,     # a head's range of >= 2 VCs is held, every VC of it
+    "buffer_full": 4000,   # an input VC holds `depth` flits
+    "output_held": 350,    # an output port with every VC held
+}
+
 
 class Bench:
     """The DUT's links, a routing table, the model, the senders and the receivers."""
@@ -73,6 +88,7 @@ class Bench:
         self.expected = ({}, {})                 # outputs and credits due this cycle
         self.sent = self.received = 0
         self.t = 0
+        self.cover = dict.fromkeys(COVER_MIN, 0)
         self.meter = None
 
     # -- set-up ----------------------------------------------------------------------------
@@ -133,10 +149,17 @@ class Bench:
                                  f"(head, tail, VC, data)")
             if got is None:
                 continue
-            self.checkers[q].check(t, got)
+            pid, _ = self.checkers[q].check(t, got)
             self.received += 1
             if q:
                 vc = got[2]
+                if got[0]:
+                    # virtual cut-through, on the RTL alone: a head leaves only when the
+                    # downstream VC has room for the whole packet
+                    free, length = self.B - self.down[q][vc], self.packets[pid].length
+                    assert free >= length, (f"cycle {t}: output {q} VC {vc}: a head of a "
+                                            f"{length}-flit packet left with {free} free "
+                                            f"slots downstream")
                 self.down[q][vc] += 1
                 assert self.down[q][vc] <= self.B, (f"cycle {t}: output {q} VC {vc} sent "
                                                     f"without a credit")
@@ -187,6 +210,7 @@ class Bench:
                 model.receive(p, v, Flit(pkt, seq), t)
                 self.sent += 1
             self.inputs[p].send(flit)
+        self.observe(t)
         model.allocate(t)
         out, credits = {}, {}
         for p, v, op, ov, f in model.switch(t):
@@ -195,6 +219,41 @@ class Bench:
                                                              pkt.length))
             credits[p] = v
         self.expected = (out, credits)
+
+    def observe(self, t: int) -> None:
+        """Count this cycle's corners (:data:`COVER_MIN`) on the model's state before its VC
+        allocation, by the rules of the contract: a head ready at t without an output VC
+        requests the lowest VC of its range that is not held and has credits for the whole
+        packet."""
+        model, V = self.model, self.V
+        hit = dict.fromkeys(COVER_MIN, False)
+        wants: dict = {}
+        for p in range(self.P):
+            for v, ivc in enumerate(model.inputs[p]):
+                if len(ivc.flits) == self.B:
+                    hit["buffer_full"] = True
+                if ivc.out is not None or not ivc.flits or ivc.flits[0].ready > t:
+                    continue
+                pkt = ivc.flits[0].packet
+                row = v if p else 0
+                op = int(model.route_port[row, pkt.dst])
+                if op <= 0:
+                    continue
+                rng = range(int(model.route_vc_lo[row, pkt.dst]),
+                            int(model.route_vc_hi[row, pkt.dst]) + 1)
+                free = [w for w in rng if not model.held[op][w]]
+                room = [w for w in free if model.credits[op][w] >= pkt.length]
+                if room:
+                    wants[(op, room[0])] = wants.get((op, room[0]), 0) + 1
+                elif free:
+                    hit["vct_wait"] = True
+                elif len(rng) >= 2:
+                    hit["range_held"] = True
+        hit["va_conflict"] = any(k >= 2 for k in wants.values())
+        hit["output_held"] = any(all(model.held[q][w] for w in range(V))
+                                 for q in range(1, self.P))
+        for k, h in hit.items():
+            self.cover[k] += h
 
     async def cycle(self, dsts) -> None:
         await FallingEdge(self.dut.clk)
@@ -246,8 +305,12 @@ async def random_traffic(dut):
     elapsed = time.perf_counter() - start
     dut._log.info("%d flits in %d cycles, %.1f s", b.received, b.meter.cycles - begin, elapsed)
     assert b.received >= cycles // 2, "too little traffic to mean anything"
+    dut._log.info("coverage (cycles): %s", b.cover)
+    need = {k: max(1, m * cycles // DEFAULT_CYCLES) for k, m in COVER_MIN.items()}
+    short = {k: f"{b.cover[k]} < {need[k]}" for k in need if b.cover[k] < need[k]}
+    assert not short, f"random stimulus missed corners (cycles reached < minimum): {short}"
     record_stats("random_traffic", transactions=b.received, cycles=b.meter.cycles - begin,
-                 seconds=elapsed)
+                 seconds=elapsed, coverage=dict(b.cover), coverage_min=need)
 
 
 @cocotb.test()
