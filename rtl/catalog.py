@@ -22,6 +22,7 @@ from .optics.deinterleaver import DeinterleaverController
 from .optics.ocstrx import OCSTrxController
 from .optics.wss import WSSController
 from .railx.mesh import RouterMesh
+from .railx.railx_mesh import RailXMesh
 from .railx.router import Router
 
 __all__ = ["Block", "BLOCKS", "get_block", "VERSION"]
@@ -103,7 +104,10 @@ class Block:
     def verilog(self, params: dict) -> str:
         """Lint-clean Verilog of one parameter set (module name :meth:`instance_name`)."""
         from .verilog import convert
-        return convert(self.build(params), name=self.instance_name(params))
+        top, name = self.build(params), self.instance_name(params)
+        if hasattr(top, "convert_verilog"):      # a system that instantiates one module often
+            return top.convert_verilog(name=name)
+        return convert(top, name=name)
 
     @property
     def area(self) -> str:
@@ -220,6 +224,19 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
                  "packet": 8, "delay": 2, "allocator": "separable"},),
         synth_params=(),
         build_opt="-O0",       # 5-8 MB of Verilog: 1.5 instead of 3 minutes to build
+    ),
+    Block(
+        name="railx_mesh",
+        component=RailXMesh,
+        description="RailX 2D-HyperX of side x side nodes of 2 x 2 chip routers: on-package "
+                    "mesh links and optical rails of Table 5's delays",
+        # 3 x 3 nodes, n = 1 (two rails per dimension: side - 1 = 2 rail rings), 36 chips;
+        # Algorithm 1 needs three VCs (one per phase)
+        params=({"side": 3, "n": 1, "vcs": 3, "depth": 8, "data": 48, "packet": 4,
+                 "mesh_delay": 1, "rail_delay": 10, "allocator": "separable"},),
+        synth_params=(),
+        build_opt="-O0",
+        model="models.railx.netsim",
     ),
     Block(
         name="ocstrx",

@@ -34,7 +34,7 @@ DEVICE_LUTS = 83_640  # LFE5U-85F: 41,820 slices x 2 LUT4
 
 # Composite blocks the catalog does not relate to their parts (slot_fabric's parts name it
 # in their ``cosim_in``).
-PARTS = {"mesh": ("router",)}
+PARTS = {"mesh": ("router",), "railx_mesh": ("router",)}
 
 
 def nothing_to_synthesise(name: str) -> str:

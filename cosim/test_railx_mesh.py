@@ -1,0 +1,426 @@
+"""cocotb testbench: a RailX system of router RTL (``rtl/railx/railx_mesh.py``: a 2D-HyperX of
+3 x 3 nodes of 2 x 2 chips, 10-cycle rails) against the cycle-level network simulator running
+the same system built by ``models.railx.netsim.railx`` under Algorithm 1's tables.
+
+- **Wiring**: the RTL writes its links from the paper's rules itself; the bench checks that
+  they are the model's links (same chip pairs, same delays, the mesh on the same ports) and
+  maps the model's rail port numbers onto the RTL's. The routing tables the model compiled
+  (Algorithm 1's VC classes, the in-node order per phase) are loaded into every router
+  through the ``table`` stream, rail ports translated.
+- **Traffic** (``traffic_patterns``): the packets the simulator's own Bernoulli source creates
+  (``synthesize``), below and above saturation (the rails, credit-bound at 8 slots over a
+  10-cycle link each way, saturate first), replayed by the simulator; a source per chip
+  injects them by the simulator's rule (as in ``cosim/test_mesh.py``). Every cycle every
+  chip's injection and ejection must equal the simulator's (same cycle, packet and flit).
+- **Closed loop** (not from the model): every packet leaves at the chip its head names,
+  which is the destination the traffic pattern gives on the paper's chip numbering (a
+  transpose is recomputed here from (X, Y, x, y)); none is lost, duplicated or reordered;
+  nothing leaves on a mesh port at a node's edge; the error flags stay low.
+- **Paths** (``zero_load_paths``): single-flit packets between random chip pairs, sent in
+  batches whose Algorithm 1 paths (``MinimalRouting.route``, the paper-level routing, not the
+  compiled tables) share no node, so none waits: each head must eject exactly
+  2 + sum over its links (delay + 2) cycles after injection (three-stage router, 1-cycle
+  mesh links and 10-cycle rails), i.e. on the path the paper's routing gives.
+- **Coverage**: from the simulator's switch events (equal to the RTL's at every ejection):
+  every Algorithm 1 VC class used on mesh links (0, 1, 2), X-rails on VC 1 and Y-rails on
+  VC 2, and the busiest rail carrying at least 0.25 flits a cycle (credit-bound).
+
+``AIFABRIC_TRANSACTIONS`` (flits) scales the traffic scenarios and the number of path packets
+down for CI.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections import deque
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge
+
+from cosim.codec import decode_flit, encode_entry, encode_flit, encode_head, width_of
+from cosim.stats import CycleMeter, block_params, record_stats
+from models.common.netsim import Simulator, Traffic
+from models.common.netsim.kernel import EV_INJECT, EV_SWITCH
+from models.common.netsim.network import KIND_MESH, KIND_RAIL, LOCAL
+from models.common.netsim.traffic import synthesize
+from models.railx.netsim import DEFAULT_ORDER, railx
+from models.railx.router import table_entries
+from models.railx.routing import MinimalRouting
+from models.railx.system import RailX, hyperx_2d
+
+# (pattern, rate in flits/cycle/chip, cycles of packet creation). Saturation of this system
+# is about 0.24 (uniform) and 0.22 (transpose): the rails are credit-bound.
+SCENARIOS = (("uniform", 0.1, 1500), ("uniform", 0.5, 1000), ("transpose", 0.08, 1000),
+             ("transpose", 0.4, 800))
+PATH_PACKETS = 240
+DRAIN = 8000
+ID_BITS, SEQ_BITS = 24, 8
+M = 2
+
+
+def read_int(handle) -> int:
+    value = handle.value
+    return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
+
+
+class RailXBench:
+    def __init__(self, dut) -> None:
+        from rtl._util import not_elaborated
+        from rtl.railx.railx_mesh import RailXMesh
+        prm = block_params()
+        self.dut = dut
+        self.side, self.nrail = prm["side"], prm["n"]
+        self.V, self.B, self.L = prm["vcs"], prm["depth"], prm["packet"]
+        self.allocator = prm.get("allocator", "separable")
+        rtl = not_elaborated(RailXMesh(**prm))
+        self.rtl_links, self.rtl_edges = rtl.links, rtl.edges
+        self.P, self.DW, self.n = rtl.ports, rtl.dst_width, rtl.chips
+        self.hb = self.DW + self.L.bit_length()
+        assert prm["data"] >= self.hb + ID_BITS + SEQ_BITS, "flits too narrow for the payload"
+        self.topo = hyperx_2d(RailX(M, self.nrail, 2 * self.side), self.side)
+        self.net = railx(self.topo, vcs=self.V, mesh_width=1, rail_width=1, inject=1,
+                         mesh_delay=prm["mesh_delay"], rail_delay=prm["rail_delay"])
+        self.delays = {"mesh": prm["mesh_delay"], "optical": prm["rail_delay"]}
+        self.port_map = self.check_wiring()
+        h = lambda name: getattr(dut, name)  # noqa: E731
+        self.inj_valid = [h(f"inject__{c}__valid") for c in range(self.n)]
+        self.inj_flit = [h(f"inject__{c}__flit") for c in range(self.n)]
+        self.inj_credit = [h(f"inject__{c}__credit") for c in range(self.n)]
+        self.inj_credit_vc = [h(f"inject__{c}__credit_vc") for c in range(self.n)]
+        self.ej_valid = [h(f"eject__{c}__valid") for c in range(self.n)]
+        self.ej_flit = [h(f"eject__{c}__flit") for c in range(self.n)]
+        self.edge_i = [(h(f"edge_i__{e}__valid"), None) for e in range(len(self.rtl_edges))]
+        self.edge_o = [(h(f"edge_o__{e}__valid"), h(f"edge_o__{e}__credit"))
+                       for e in range(len(self.rtl_edges))]
+        self.per_src = 1 << (ID_BITS - width_of(self.n))
+        self.meter = None
+
+    # -- wiring ------------------------------------------------------------------------------
+    def check_wiring(self) -> list[dict]:
+        """The RTL's links are the model's; returns, per chip, model port -> RTL port."""
+        net = self.net
+        assert net.ports == self.P, f"model routers have {net.ports} ports, RTL {self.P}"
+        rtl = {}
+        for a, pa, b, pb, d in self.rtl_links:
+            for u, pu, v, pv in ((a, pa, b, pb), (b, pb, a, pa)):
+                assert (u, pu) not in rtl, f"RTL port {pu} of chip {u} wired twice"
+                rtl[(u, pu)] = (v, pv, d)
+        pmap = [{LOCAL: LOCAL} for _ in range(self.n)]
+        model = set()
+        for c in range(self.n):
+            for p in range(1, net.ports):
+                v = int(net.nbr[c, p])
+                if v < 0:
+                    continue
+                d, kind = int(net.delay[c, p]), int(net.kind[c, p])
+                model.add((c, p))
+                cands = [q for q in range(1, self.P) if rtl.get((c, q), (None,))[0] == v]
+                if kind == KIND_MESH:
+                    assert p in cands, f"chip {c}: the model's mesh port {p} to chip {v} is " \
+                                       f"not the RTL's (RTL ports to it: {cands})"
+                    q = p
+                else:
+                    assert kind == KIND_RAIL and len(cands) == 1, \
+                        f"chip {c}: model rail port {p} to chip {v}; RTL ports to it {cands}"
+                    q = cands[0]
+                assert rtl[(c, q)][2] == d, f"chip {c} port {p}: delay {d}, RTL {rtl[(c, q)][2]}"
+                pmap[c][p] = q
+        assert len(model) == len(rtl), \
+            f"the model has {len(model)} link ends, the RTL {len(rtl)}"
+        for c in range(self.n):       # rail port maps are consistent at both ends
+            for p, q in pmap[c].items():
+                if p == LOCAL:
+                    continue
+                v, pv = int(self.net.nbr[c, p]), int(self.net.nbr_port[c, p])
+                assert rtl[(c, q)][:2] == (v, pmap[v][pv]), f"chip {c} port {p}: ends differ"
+        return pmap
+
+    # -- stimulus --------------------------------------------------------------------------
+    def data(self, pid: int, seq: int, dst: int, length: int) -> int:
+        low = encode_head(dst, length, self.DW, self.L) if seq == 0 else \
+            (pid * 2654435761 + seq * 40503) & ((1 << self.hb) - 1)
+        return low | (pid % (1 << ID_BITS)) << self.hb | seq << (self.hb + ID_BITS)
+
+    def ident(self, data: int) -> tuple[int, int]:
+        return (data >> self.hb & ((1 << ID_BITS) - 1),
+                data >> (self.hb + ID_BITS) & ((1 << SEQ_BITS) - 1))
+
+    def pid(self, tag: int) -> int:
+        src, k = tag >> 32, tag & 0xFFFFFFFF
+        assert k < self.per_src, "too many packets per chip for the payload's packet field"
+        return src * self.per_src + k
+
+    async def reset(self) -> None:
+        dut = self.dut
+        if self.meter is None:
+            Clock(dut.clk, 10, unit="ns").start()
+        for c in range(self.n):
+            self.inj_valid[c].value = 0
+        for (iv, _), (_, oc) in zip(self.edge_i, self.edge_o):   # edge stubs
+            iv.value = 0
+            oc.value = 0
+        dut.table__valid.value = 0
+        dut.clear.value = 0
+        dut.rst.value = 1
+        for _ in range(2):
+            await FallingEdge(dut.clk)
+        dut.rst.value = 0
+        if self.meter is None:
+            self.meter = CycleMeter(10)
+
+    async def load_tables(self) -> int:
+        dut = self.dut
+        rb = width_of(M * self.side * M * self.side)
+        count = 0
+        for r in range(self.n):
+            for row, dst, port, lo, hi in table_entries(self.net, r, ports=self.P,
+                                                        dst_width=self.DW):
+                await FallingEdge(dut.clk)
+                entry = encode_entry(row, dst, self.port_map[r][port], lo, hi, ports=self.P,
+                                     vcs=self.V, dst_width=self.DW)
+                dut.table__payload.value = r | entry << rb
+                dut.table__valid.value = 1
+                count += 1
+        await FallingEdge(dut.clk)
+        dut.table__valid.value = 0
+        return count
+
+    def simulate(self, rows: np.ndarray, cycles: int):
+        """The simulator on the trace: (injected, ejected, switch events)."""
+        traffic = Traffic.make("trace", self.net.coords, self.net.grid, trace=rows)
+        budget = 16 * (int(rows[:, 3].sum()) + 16) if len(rows) else 64
+        sim = Simulator(self.net, traffic, buffer=self.B, check=True, log=budget,
+                        allocator=self.allocator)
+        sim.advance(cycles)
+        ev = sim.events()
+        inj = ev[ev[:, 1] == EV_INJECT]
+        sw = ev[ev[:, 1] == EV_SWITCH]
+        ej = sw[sw[:, 5] == LOCAL]
+        injected = {(int(t), int(r)): (int(v), int(tag), int(f))
+                    for t, r, v, tag, f in zip(inj[:, 0], inj[:, 2], inj[:, 4], inj[:, 7],
+                                               inj[:, 8])}
+        ejected = {(int(t), int(r)): (int(tag), int(f))
+                   for t, r, tag, f in zip(ej[:, 0], ej[:, 2], ej[:, 7], ej[:, 8])}
+        return injected, ejected, sw
+
+    def expected_dst(self, pattern: str, src: int) -> int | None:
+        """Destination of ``src`` under a permutation pattern, from the paper's numbering
+        (None: a pattern drawn at random)."""
+        if pattern != "transpose":
+            return None
+        X, Y, x, y = self.topo.chip_coords(src)
+        gx, gy = X * M + x, Y * M + y              # the chip grid of the 2D-HyperX
+        gx, gy = gy, gx
+        X, x = divmod(gx, M)
+        Y, y = divmod(gy, M)
+        return ((X * self.side + Y) * M + x) * M + y
+
+    async def run_trace(self, rows: np.ndarray, cycles: int, *, check_edges: bool = True):
+        """Drive ``rows`` (cycle, src, dst, flits; sorted by src then cycle), compare every
+        cycle with the simulator, return (ejection cycle per tag, switch events, cycles)."""
+        dut, n, V, B = self.dut, self.n, self.V, self.B
+        injected, ejected, sw = self.simulate(rows, cycles + DRAIN)
+        queues = [deque() for _ in range(n)]
+        for t, src, dst, flits in rows:
+            src = int(src)
+            queues[src].append((int(t), int(dst), int(flits), src << 32 | len(queues[src])))
+        packets = {tag: (t, dst, flits) for q in queues for t, dst, flits, tag in q}
+        credits = [[B] * V for _ in range(n)]
+        writing = [None] * n
+        inj_next = [0] * n
+        open_, seen, done = {}, set(), {}
+        total, flits_out = len(packets), 0
+        for t in range(cycles + DRAIN + 1):
+            await FallingEdge(dut.clk)
+            for c in range(n):
+                got = decode_flit(read_int(self.ej_flit[c]), V) \
+                    if int(self.ej_valid[c].value) else None
+                want = ejected.get((t - 1, c))
+                if want is None:
+                    assert got is None, f"cycle {t - 1}: chip {c} ejected {got}, model nothing"
+                    continue
+                tag, seq = want
+                created, dst, flits = packets[tag]
+                expect = (seq == 0, seq == flits - 1, 0, self.data(self.pid(tag), seq, dst, flits))
+                assert got == expect, (f"cycle {t - 1}: chip {c} ejected {got}, model packet "
+                                       f"{tag >> 32}:{tag & 0xFFFFFFFF} flit {seq} {expect}")
+                # closed loop: the chip the packet was sent to, its flits in order, once
+                pid, s = self.ident(got[3])
+                assert (pid, s) not in seen, f"cycle {t - 1}: packet {pid} flit {s} twice"
+                seen.add((pid, s))
+                assert open_.get(pid, 0) == s, f"cycle {t - 1}: packet {pid} flit {s} " \
+                                               f"out of order"
+                open_[pid] = s + 1
+                assert c == dst, f"cycle {t - 1}: a packet for chip {dst} left at chip {c}"
+                if seq == 0:
+                    assert got[3] & ((1 << self.DW) - 1) == c, \
+                        f"cycle {t - 1}: head for {got[3] & ((1 << self.DW) - 1)} at chip {c}"
+                flits_out += 1
+                if seq == flits - 1:
+                    done[tag] = t - 1
+                    del open_[pid]
+            for c in range(n):
+                if int(self.inj_credit[c].value):
+                    vc = read_int(self.inj_credit_vc[c])
+                    credits[c][vc] += 1
+                    assert credits[c][vc] <= B, f"cycle {t}: chip {c} VC {vc}: over {B} credits"
+            error = read_int(dut.error)
+            assert error == 0, f"cycle {t - 1}: error flags {error:05b}"
+            if check_edges and t % 64 == 0 or len(done) == total and t > cycles:
+                stray = [self.rtl_edges[e] for e, (v, _) in enumerate(self.edge_o)
+                         if int(v.value)]
+                assert not stray, f"cycle {t - 1}: flits left on edge ports {stray}"
+            if len(done) == total and t > cycles:
+                break
+            for c in range(n):
+                flit = None
+                if writing[c] is None and queues[c] and queues[c][0][0] <= t:
+                    _, dst, flits, tag = queues[c][0]
+                    for i in range(V):
+                        v = (inj_next[c] + i) % V
+                        if credits[c][v] >= flits:
+                            queues[c].popleft()
+                            writing[c] = (v, tag, 0)
+                            inj_next[c] = (v + 1) % V
+                            break
+                if writing[c] is not None:
+                    v, tag, seq = writing[c]
+                    _, dst, flits = packets[tag]
+                    flit = encode_flit(seq == 0, seq == flits - 1, v,
+                                       self.data(self.pid(tag), seq, dst, flits), V)
+                    credits[c][v] -= 1
+                    writing[c] = None if seq == flits - 1 else (v, tag, seq + 1)
+                    got = (v, tag, seq)
+                else:
+                    got = None
+                assert got == injected.get((t, c)), (
+                    f"cycle {t}: chip {c} injects {got}, model {injected.get((t, c))} "
+                    f"(VC, tag, flit): the RTL's credits differ")
+                if flit is None:
+                    self.inj_valid[c].value = 0
+                else:
+                    self.inj_flit[c].value = flit
+                    self.inj_valid[c].value = 1
+        assert len(done) == total, f"{total - len(done)} of {total} packets not delivered"
+        assert not open_, f"packets still open {open_}"
+        return done, packets, sw, flits_out, t
+
+
+def scale() -> float:
+    budget = os.environ.get("AIFABRIC_TRANSACTIONS")
+    if not budget:
+        return 1.0
+    full = sum(rate * cycles for _, rate, cycles in SCENARIOS) * 36
+    return min(1.0, int(budget) / full)
+
+
+@cocotb.test()
+async def traffic_patterns(dut):
+    """Uniform and transpose traffic below and above saturation: every injection and every
+    ejection in the same cycle as the simulator's, every packet at its destination, Algorithm
+    1's VC classes and the rails under load reached."""
+    b = RailXBench(dut)
+    seed = int(cocotb.RANDOM_SEED % (1 << 40))
+    dut._log.info("RailX %s: %d chips, P=%d V=%d B=%d, rails %d cycles, seed %d",
+                  b.topo.name, b.n, b.P, b.V, b.B, b.delays["optical"], cocotb.RANDOM_SEED)
+    await b.reset()
+    entries = await b.load_tables()
+    start, flits, results = b.meter.cycles, 0, []
+    used = set()                    # (link kind, VC) of switch traversals
+    busiest = 0.0
+    k_scale = scale()
+    for k, (pattern, rate, cycles) in enumerate(SCENARIOS):
+        cycles = max(150, int(cycles * k_scale))
+        traffic = Traffic.make(pattern, b.net.coords, b.net.grid)
+        rows = synthesize(traffic, rate, b.L, cycles, seed=seed * 10 + k)
+        for _, src, dst, _ in rows:
+            want = b.expected_dst(pattern, int(src))
+            assert dst != src and 0 <= dst < b.n and (want is None or dst == want), \
+                f"{pattern}: chip {src} sends to {dst}, the topology says {want}"
+        wall = time.perf_counter()
+        done, packets, sw, out, t = await b.run_trace(rows, cycles)
+        kinds = b.net.kind[sw[:, 2], sw[:, 5]]
+        for kind, vc in set(zip(kinds.tolist(), sw[:, 6].tolist())):
+            used.add((int(kind), int(vc)))
+        rail = sw[(kinds == KIND_RAIL) & (sw[:, 0] < cycles)]
+        if len(rail):
+            per = np.unique(rail[:, 2] * b.P + rail[:, 5], return_counts=True)[1]
+            busiest = max(busiest, per.max() / cycles)
+        lat = np.array([done[tag] - packets[tag][0] for tag in done]) if done else np.zeros(1)
+        res = {"pattern": pattern, "rate": rate, "seed": seed * 10 + k, "created_cycles": cycles,
+               "packets": len(packets), "flits": out, "cycles": t,
+               "latency_mean": round(float(lat.mean()), 2),
+               "accepted": round(out / (t * b.n), 3),
+               "seconds": round(time.perf_counter() - wall, 2)}
+        dut._log.info("%s", res)
+        results.append(res)
+        flits += out
+        await b.reset()
+    cover = {"mesh_vcs": sorted(v for kd, v in used if kd == KIND_MESH),
+             "rail_vcs": sorted(v for kd, v in used if kd == KIND_RAIL),
+             "busiest_rail": round(busiest, 3)}
+    dut._log.info("coverage %s", cover)
+    assert cover["mesh_vcs"] == list(range(3)), f"Algorithm 1's mesh VC classes: {cover}"
+    assert cover["rail_vcs"] == [1, 2], f"X-rails VC 1, Y-rails VC 2: {cover}"
+    assert busiest >= 0.25, f"the rails never ran under load: {cover}"
+    record_stats("traffic_patterns", transactions=flits, cycles=b.meter.cycles - start,
+                 scenarios=results, table_entries=entries, coverage=cover)
+
+
+@cocotb.test()
+async def zero_load_paths(dut):
+    """Single-flit packets on node-disjoint Algorithm 1 paths: each ejects exactly after the
+    latency of the path the paper's routing gives (the three-stage router per hop plus each
+    link's delay)."""
+    b = RailXBench(dut)
+    rng = random.Random(cocotb.RANDOM_SEED)
+    rt = MinimalRouting(b.topo, vcs="algorithm1", order=DEFAULT_ORDER)
+    await b.reset()
+    await b.load_tables()
+    count = max(36, int(PATH_PACKETS * min(1.0, scale() * 2)))
+    pairs = [tuple(rng.sample(range(b.n), 2)) for _ in range(count)]
+    info = []
+    for s, d in pairs:
+        route = rt.route(s, d)
+        nodes = {b.topo.node_of(s), b.topo.node_of(d)}
+        lat = 2
+        for (link, chip), _ in route:
+            ln = b.topo.links[link]
+            nodes |= {b.topo.node_of(ln.u), b.topo.node_of(ln.v)}
+            lat += b.delays[ln.kind] + 2
+        info.append((s, d, lat, nodes))
+    rows, t = [], 0
+    pending = list(range(len(info)))
+    while pending:                  # batches of packets whose paths share no node
+        taken, busy, left = [], set(), []
+        for i in pending:
+            if busy & info[i][3]:
+                left.append(i)
+            else:
+                taken.append(i)
+                busy |= info[i][3]
+        for i in taken:
+            rows.append((t, info[i][0], info[i][1], 1, info[i][2]))
+        t += max(info[i][2] for i in taken) + 4
+        pending = left
+    rows.sort(key=lambda r: (r[1], r[0]))
+    trace = np.array([r[:4] for r in rows], np.int64)
+    start = b.meter.cycles
+    done, packets, _, out, cycles = await b.run_trace(trace, t, check_edges=True)
+    per_src: dict = {}
+    for created, src, dst, _, lat in rows:       # tags: k-th packet of src, as run_trace
+        tag = src << 32 | per_src.setdefault(src, 0)
+        per_src[src] += 1
+        assert packets[tag][:2] == (created, dst)
+        assert done[tag] - created == lat, (
+            f"chip {src} -> {dst} (injected {created}): ejected after {done[tag] - created} "
+            f"cycles, the paper's path takes {lat}")
+    lats = sorted({r[4] for r in rows})
+    dut._log.info("%d path packets, latencies %s, %d cycles", len(rows), lats, cycles)
+    assert len(lats) >= 5, f"too few distinct path lengths: {lats}"
+    record_stats("zero_load_paths", transactions=out, cycles=b.meter.cycles - start,
+                 packets=len(rows), latencies=lats)
