@@ -377,6 +377,7 @@ def run_netsim(args) -> str:
                 if k not in ("buffer", "length")})
     pt = _netsim_point(hx, 0.6, 2000, args.netsim_cycles // 2)
     out["points"].append(pt)
+    out["targets"] = _netsim_targets(hx)
     net = mesh(8, vcs=2)
     ref = _reference_rate(net, 0.3, args.reference_cycles)
     kern = _netsim_point(net, 0.3, 2000, args.netsim_cycles)["router_cycles_per_s"]
@@ -393,6 +394,20 @@ def run_netsim(args) -> str:
     write_json(BUILD / "bench" / "netsim.json", out)
     r = out["reference"]
     la = out["load_average"]
+    tg = out["targets"]
+    trows = [[t["what"], f"{t['target']:,}", f"{t['measured']:,}", f"{t['factor']:.2f}x",
+              "met" if t["met"] else "not met"] for t in tg["rows"]]
+    e2e = tg["end_to_end"]
+    target_text = (
+        "\n\nTargets (16x16 mesh, 2 VCs, DOR, uniform, 15,000 cycles from an empty network; "
+        "router-cycles per CPU-second of the simulation, the figure an idle machine gives; "
+        "factor = target / measured for rates, measured / target for the run time):\n\n"
+        + md_table(["what", "target", "measured", "factor", ""], trows)
+        + f"\n\nEnd to end, a fresh `python -c` process with warm caches (median of "
+          f"{e2e['runs']}): {e2e['total_s']:.2f} s, of which start-up (interpreter, imports, "
+          f"loading the cached kernel, the traffic) {e2e['startup_s']:.2f} s, building the "
+          f"network {e2e['setup_s']:.2f} s and the simulated cycles {e2e['simulate_s']:.2f} "
+          f"s.")
     return ("## Network simulator (build/bench/netsim.json)\n\n"
             f"Uniform traffic, {args.netsim_cycles:,} measured cycles after 2,000 of warm-up, "
             "one process. Router-cycles count every router every cycle, the idle routers the "
@@ -404,7 +419,65 @@ def run_netsim(args) -> str:
             f"vs {r['reference_router_cycles_per_s'] / 1e3:.1f} k router-cycles/s "
             f"({r['speedup']:,}x, wall).\n\n"
             + md_table(["network", "VCs", "rate", "accepted", "M router-cycles/s (wall)",
-                        "M router-cycles/CPU-s"], rows))
+                        "M router-cycles/CPU-s"], rows) + target_text)
+
+
+# The speed targets of the RailX issue's section 4 (router-cycles per second of simulation
+# time, the fastest established C++ cycle-level simulator's figures on this machine)
+NETSIM_TARGETS = {"light": 35e6, "saturation": 6e6, "railx": 1.5e6, "end_to_end_s": 1.5}
+
+_E2E = """
+import time
+t0 = time.perf_counter()
+from models.common.netsim import mesh, simulate
+t1 = time.perf_counter()
+net = mesh(16, vcs=2)
+t2 = time.perf_counter()
+res = simulate(net, "uniform", 0.06, warmup=0, window=15000, drain=0)
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2, res.seconds)
+"""
+
+
+def _netsim_targets(hx) -> dict:
+    """The section-4 targets: 16x16 mesh at 0.06 and near saturation (0.21), the RailX
+    1,296-chip point, and a whole 15,000-cycle run in a fresh process."""
+    import statistics
+    import subprocess
+    import sys
+
+    from models.common.netsim import mesh, simulate
+    net = mesh(16, vcs=2)
+    simulate(net, "uniform", 0.06, warmup=20, window=20, drain=0)       # compiled, loaded
+    light = simulate(net, "uniform", 0.06, warmup=0, window=15_000, drain=0)
+    sat = simulate(net, "uniform", 0.21, warmup=0, window=15_000, drain=0)
+    rx = simulate(hx, "uniform", 0.6, warmup=2_000, window=3_000, drain=0)
+    runs = []
+    for _ in range(3):
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", _E2E], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parent.parent, check=True)
+        total = time.perf_counter() - start
+        _, setup, _, sim = map(float, proc.stdout.split())
+        # start-up: the interpreter, the imports, loading the cached kernel, the traffic
+        runs.append({"total_s": total, "startup_s": total - setup - sim, "setup_s": setup,
+                     "simulate_s": sim})
+    e2e = {k: round(statistics.median(r[k] for r in runs), 3) for k in runs[0]}
+    e2e["runs"] = len(runs)
+    rows = []
+    for what, key, res in (("16x16 mesh at 0.06 (M router-cycles/CPU-s)", "light", light),
+                           ("16x16 mesh at 0.21, near saturation", "saturation", sat),
+                           ("RailX 2D-HyperX 1,296 chips, k = 2, at 0.6", "railx", rx)):
+        got = res.router_cycles_per_cpu_s
+        rows.append({"what": what, "target": round(NETSIM_TARGETS[key] / 1e6, 2),
+                     "measured": round(got / 1e6, 2),
+                     "factor": round(NETSIM_TARGETS[key] / got, 2),
+                     "met": got >= NETSIM_TARGETS[key]})
+    rows.append({"what": "whole 15,000-cycle 16x16 run, fresh process (s)",
+                 "target": NETSIM_TARGETS["end_to_end_s"], "measured": e2e["total_s"],
+                 "factor": round(e2e["total_s"] / NETSIM_TARGETS["end_to_end_s"], 2),
+                 "met": e2e["total_s"] <= NETSIM_TARGETS["end_to_end_s"]})
+    return {"rows": rows, "end_to_end": e2e}
 
 
 def run_fig14b(args) -> str:
