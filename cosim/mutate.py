@@ -210,11 +210,25 @@ def _ports(json_text: str, module: str):
     return [(p, d["direction"], len(d["bits"])) for p, d in mod["ports"].items()]
 
 
+def unbuildable(spec: Spec, mutants: list[Mutant], workdir: Path) -> list[Mutant]:
+    """The mutants Yosys cannot write out on their own (a mutated wire that feeds a memory's
+    initial contents makes them non-constant, which no Verilog can hold)."""
+    name, _ = _rtlil(spec)
+    bad = []
+    for m in mutants:
+        try:
+            yosys(_PREP.format(il="design.il", top=name) + f"{m.command}\nopt_clean\n"
+                  "write_verilog -noattr one.v\n", workdir)
+        except RuntimeError:
+            bad.append(m)
+    return bad
+
+
 def build(spec: Spec, mutants: list[Mutant], workdir: Path) -> Path:
     """Verilog of every mutant in one design behind ``mutsel`` plus the wrapper with the
     block's name and ports (``mutants.v``); returns its path."""
     name, _ = _rtlil(spec)
-    width = max(1, len(mutants).bit_length())
+    width = max(1, max((m.k for m in mutants), default=1).bit_length())
     cmds = "\n".join(f"{m.command} -ctrl mutsel {width} {m.k}" for m in mutants)
     (workdir / "apply.ys").write_text(cmds + "\n")
     yosys(_PREP.format(il="design.il", top=name) + "script apply.ys\n"

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cosim.mutate import (SPECS, Outcome, build, equivalent, formal_kill, mutants_of,
-                          run_mutant, verilate)
+                          run_mutant, unbuildable, verilate)
 
 from ._cli import BUILD, Parser, UsageError, md_table, run_main, write_json
 
@@ -51,7 +51,19 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
     wd = out / spec.block
     start = time.monotonic()
     mutants = mutants_of(spec, count, seed, wd)
-    verilog = build(spec, mutants, wd)
+    try:
+        verilog = build(spec, mutants, wd)
+    except RuntimeError:
+        # a mutant Yosys cannot write out (e.g. non-constant memory contents): drop it,
+        # say so, and build the rest (the others keep their mutsel numbers)
+        bad = unbuildable(spec, mutants, wd)
+        if not bad:
+            raise
+        for m in bad:
+            log(f"{spec.block}: mutant {m.k} ({m.where}: {m.what}) cannot be written as "
+                f"Verilog; dropped")
+        mutants = [m for m in mutants if m not in bad]
+        verilog = build(spec, mutants, wd)
     secs = verilate(spec, verilog, wd)
     log(f"{spec.block}: {len(mutants)} mutants built into one model ({secs:.0f} s)")
     status, why, base = run_mutant(spec, 0, wd, seed=seed, timeout=1800)
