@@ -206,6 +206,28 @@ def _grow_f(x):
     return y
 
 
+@njit(cache=True, inline="always")
+def _raise_rate(rate, target, f, t_count, b_count, fr, bc_on, r_ai, r_hai, line):
+    """One rate increase of flow f; returns its trace kind (3 fast recovery, 4 additive,
+    5 hyper). Without a byte counter (HPCC's ns-3): ``t_count`` is the timer stage before
+    this increase, < F fast recovery, == F additive, above hyper. With one (Zhu et al.):
+    the timer and byte-counter expirations since the last cut, this one counted; both <= F
+    fast recovery, both > F hyper, else additive."""
+    if bc_on:
+        hi, lo = max(t_count, b_count), min(t_count, b_count)
+        what = 3 if hi <= fr else (5 if lo > fr else 4)
+    else:
+        what = 3 if t_count < fr else (4 if t_count == fr else 5)
+    if what == 4:
+        target[f] += r_ai
+    elif what == 5:
+        target[f] += r_hai
+    if target[f] > line:
+        target[f] = line
+    rate[f] = rate[f] / 2 + target[f] / 2
+    return what
+
+
 @njit(cache=True)
 def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t):
     C, mtu, hdr, dly, cnp_dly = p[0], int(p[1]), int(p[2]), p[3], p[4]
@@ -214,6 +236,8 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
     g, t_alpha, t_dec, t_inc, fr = p[16], p[17], p[18], p[19], int(p[20])
     r_ai, r_hai, min_rate, first_frac, clamp = p[21], p[22], p[23], p[24], p[25] != 0.0
     ack = int(p[26])
+    bc = p[27]                          # byte counter (bytes; 0: none, as HPCC's ns-3)
+    bc_on = bc > 0.0
     line = C
     m = size.shape[0]
     # flows of each host, in flow (= destination) order
@@ -237,6 +261,8 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
     dec_flag = np.zeros(m, np.bool_)
     first = np.ones(m, np.bool_)
     stage = np.zeros(m, np.int64)
+    bc_stage = np.zeros(m, np.int64)
+    bc_bytes = np.zeros(m)
     inc_due = np.zeros(m)
     inc_pending = np.zeros(m, np.bool_)
     next_avail = np.zeros(m)
@@ -341,14 +367,14 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                 nf[free_top + i] = 2 * old - 1 - i
             free = nf
             free_top += old
-        if ntr + 2 >= tr_t.shape[0]:
+        if ntr + 4 >= tr_t.shape[0]:
             tr_t = _grow_f(tr_t)
             tr_v2 = np.empty((tr_t.shape[0], 4))
             tr_v2[:ntr] = tr_v[:ntr]
             tr_v = tr_v2
         while True:
             if meta[1] + 16 >= gt.shape[0] or meta[4] != 0 or free_top < 4 \
-                    or ntr + 2 >= tr_t.shape[0]:
+                    or ntr + 4 >= tr_t.shape[0]:
                 break
             # ---- choose the action: initial sends first, then events
             send_host = -1
@@ -497,6 +523,8 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                                 target[f] = rate[f]
                             rate[f] = max(min_rate, rate[f] * (1 - alpha[f] / 2))
                             stage[f] = 0
+                            bc_stage[f] = 0
+                            bc_bytes[f] = 0.0
                             dec_flag[f] = False
                             inc_due[f] = t + t_inc
                             if not inc_pending[f]:
@@ -522,20 +550,14 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                         inc_pending[f] = True
                         _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
                              inc_due[f], INCREASE, f, 0)
-                        what = 3
-                        if stage[f] < fr:
-                            rate[f] = rate[f] / 2 + target[f] / 2
+                        if bc_on:
+                            stage[f] += 1
+                            what = _raise_rate(rate, target, f, stage[f], bc_stage[f], fr,
+                                               True, r_ai, r_hai, line)
                         else:
-                            if stage[f] == fr:
-                                target[f] += r_ai
-                                what = 4
-                            else:
-                                target[f] += r_hai
-                                what = 5
-                            if target[f] > line:
-                                target[f] = line
-                            rate[f] = rate[f] / 2 + target[f] / 2
-                        stage[f] += 1
+                            what = _raise_rate(rate, target, f, stage[f], 0, fr, False, r_ai,
+                                               r_hai, line)
+                            stage[f] += 1
                         if f == trace_flow:
                             tr_t[ntr] = t
                             tr_v[ntr, 0] = what
@@ -588,6 +610,20 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                         left[f] -= payload
                         s = payload + hdr
                         next_avail[f] = t + s / rate[f]
+                        if bc_on and not first[f] and left[f] > 0:
+                            bc_bytes[f] += s
+                            if bc_bytes[f] >= bc:   # the byte counter expires
+                                bc_bytes[f] -= bc
+                                bc_stage[f] += 1
+                                what = _raise_rate(rate, target, f, stage[f], bc_stage[f], fr,
+                                                   True, r_ai, r_hai, line)
+                                if f == trace_flow:
+                                    tr_t[ntr] = t
+                                    tr_v[ntr, 0] = what
+                                    tr_v[ntr, 1] = rate[f]
+                                    tr_v[ntr, 2] = target[f]
+                                    tr_v[ntr, 3] = alpha[f]
+                                    ntr += 1
                         nic_busy[h] = True
                         done = t + s / C
                         _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, h,

@@ -45,8 +45,15 @@ The rules are those of the simulator the paper used, HPCC's ns-3
   ``increase_timer_s``) raises the rate: at stage ``< fast_recovery`` ``R_C <- (R_C +
   R_T)/2`` (fast recovery); at stage ``== fast_recovery`` ``R_T += r_ai`` (additive); above,
   ``R_T += r_hai`` (hyper); ``R_T`` capped at line rate, then ``R_C <- (R_C + R_T)/2``; the
-  stage counts up (a restarted timer fires one period after the restart). ns-3's DCQCN has
-  no byte counter; neither has this one. A QP's timers stop once it has sent its last byte.
+  stage counts up (a restarted timer fires one period after the restart). HPCC's ns-3 DCQCN
+  has no byte counter, nor have its presets (``byte_counter_bytes = 0``). With
+  ``byte_counter_bytes = B > 0`` the reaction point also has Zhu et al.'s byte counter: from
+  the QP's first CNP on, every B bytes it sends (headers included) the counter expires and
+  raises the rate as the timer does; a cut resets both counts. With the byte counter the
+  increase is chosen as Zhu et al. choose it, from the timer's and the byte counter's
+  expirations since the last cut, the current one counted: both <= F fast recovery, both > F
+  hyper (``R_T += r_hai``), else additive (``R_T += r_ai``). A QP's timers and byte counter
+  stop once it has sent its last byte.
 * **ACKs** (``ack_bytes``, 0: none): the receiver of each data packet returns an ACK of
   ``ack_bytes`` (ns-3: one per packet, L2_ACK_INTERVAL 1, padded to a 60-byte frame in
   ``RdmaHw::ReceiveUdp``) carrying the CNP flag; the
@@ -109,6 +116,7 @@ class RoCE:
     min_rate: float = 1e9             # MIN_RATE 1000 Mb/s
     rate_on_first_cnp: float = 1.0    # ns-3 RdmaHw RateOnFirstCnp default
     clamp_target: bool = False        # CLAMP_TARGET_RATE 0
+    byte_counter_bytes: float = 0.0   # Zhu et al.'s byte counter B (0: none, as HPCC's ns-3)
     delay_s: float | None = None      # per-link propagation; None: rtt_s / 4
     cnp_delay_s: float | None = None  # receiver to sender; None: 2 x delay
 
@@ -127,7 +135,7 @@ class RoCE:
             if not num(name) or getattr(self, name) <= 0:
                 bad(name, "a positive number")
         for name in ("pfc_resume_offset", "pfc_xon", "k_min", "k_max", "cnp_interval_s",
-                     "r_ai", "r_hai"):
+                     "r_ai", "r_hai", "byte_counter_bytes"):
             if not num(name) or getattr(self, name) < 0:
                 bad(name, "a number >= 0")
         for name in ("mtu", "header_bytes", "fast_recovery", "ack_bytes"):
@@ -303,6 +311,9 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
     dec_flag = [False] * m
     first = [True] * m
     stage = [0] * m
+    bc = float(cfg.byte_counter_bytes)
+    bc_stage = [0] * m
+    bc_bytes = [0.0] * m
     inc_due = [0.0] * m
     inc_pending = [False] * m
     next_avail = [0.0] * m
@@ -337,6 +348,24 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
     def note(t, what, f):
         if trace is not None and f == trace_flow:
             trace.append((t, what, 8 * rate[f], 8 * target[f], alpha[f]))
+
+    def increase(t, f, timer_count, byte_count):
+        """One rate increase (see the module docstring): the stage from the counts."""
+        F = cfg.fast_recovery
+        if bc > 0:
+            if max(timer_count, byte_count) <= F:
+                what = "fast_recovery"
+            elif min(timer_count, byte_count) > F:
+                what = "hyper"
+            else:
+                what = "additive"
+        else:
+            what = ("fast_recovery" if timer_count < F else
+                    "additive" if timer_count == F else "hyper")
+        if what != "fast_recovery":
+            target[f] = min(line, target[f] + (r_ai if what == "additive" else r_hai))
+        rate[f] = rate[f] / 2 + target[f] / 2
+        note(t, what, f)
 
     def try_send(t, h):
         if nic_busy[h]:
@@ -375,6 +404,12 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
         left[f] -= payload
         s = payload + hdr
         next_avail[f] = t + s / rate[f]
+        if bc > 0 and not first[f] and left[f] > 0:
+            bc_bytes[f] += s
+            if bc_bytes[f] >= bc:
+                bc_bytes[f] -= bc
+                bc_stage[f] += 1
+                increase(t, f, stage[f], bc_stage[f])
         nic_busy[h] = True
         done = t + s / C
         push(done, TX_DONE, h)
@@ -521,6 +556,8 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
                         target[f] = rate[f]
                     rate[f] = max(min_rate, rate[f] * (1 - alpha[f] / 2))
                     stage[f] = 0
+                    bc_stage[f] = 0
+                    bc_bytes[f] = 0.0
                     dec_flag[f] = False
                     inc_due[f] = t + cfg.increase_timer_s    # the increase timer restarts
                     if not inc_pending[f]:
@@ -537,17 +574,12 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
                 inc_due[f] = t + cfg.increase_timer_s
                 inc_pending[f] = True
                 push(inc_due[f], INCREASE, f)
-                if stage[f] < cfg.fast_recovery:
-                    rate[f] = rate[f] / 2 + target[f] / 2
-                    what = "fast_recovery"
+                if bc > 0:
+                    stage[f] += 1
+                    increase(t, f, stage[f], bc_stage[f])
                 else:
-                    target[f] += r_ai if stage[f] == cfg.fast_recovery else r_hai
-                    if target[f] > line:
-                        target[f] = line
-                    rate[f] = rate[f] / 2 + target[f] / 2
-                    what = "additive" if stage[f] == cfg.fast_recovery else "hyper"
-                stage[f] += 1
-                note(t, what, f)
+                    increase(t, f, stage[f], 0)
+                    stage[f] += 1
     if any(delivered[f] < size[f] for f in range(m)):
         _stalled(max_time_s)
     return RoceResult(completion_s=max(finish) if m else 0.0, finish_s=np.array(finish),
@@ -567,7 +599,8 @@ def _vector(cfg: RoCE) -> np.ndarray:
                      cfg.cnp_interval_s, cfg.g, cfg.alpha_timer_s, cfg.decrease_timer_s,
                      cfg.increase_timer_s, float(cfg.fast_recovery), cfg.r_ai / 8.0,
                      cfg.r_hai / 8.0, cfg.min_rate / 8.0, cfg.rate_on_first_cnp,
-                     float(cfg.clamp_target), float(cfg.ack_bytes)])
+                     float(cfg.clamp_target), float(cfg.ack_bytes),
+                     float(cfg.byte_counter_bytes)])
 
 
 TRACE_KINDS = ("first_cnp", "alpha", "decrease", "fast_recovery", "additive", "hyper")

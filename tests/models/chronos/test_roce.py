@@ -152,6 +152,59 @@ def test_dcqcn_sawtooth_by_hand(sim):
     assert first[1] == "first_cnp" and first[4] == 1.0
 
 
+@pytest.mark.parametrize("sim", [simulate, simulate_reference])
+def test_byte_counter_by_hand(sim):
+    """Zhu et al.'s byte counter with the timer out of reach (1 s): after the cut, every
+    m packets (B = m x 1,050 wire bytes) the rate rises, F times by fast recovery, then
+    additively (the timer's count stays 0 <= F, so never hyper); R_T stays at line rate
+    (the first cut does not clamp it). Between two increases the flow sends exactly m
+    packets: the one that completed the count left at the old rate, the other m - 1 at the
+    new one."""
+    F, m = 2, 20
+    cfg = hpcc_dcqcn(ecn=False, g=1 / 16, alpha_timer_s=1e-6, decrease_timer_s=4e-6,
+                     increase_timer_s=1.0, fast_recovery=F, byte_counter_bytes=PKT * m)
+    d = np.zeros((2, 2), dtype=np.int64)
+    d[0, 1] = 4_000_000
+    r = sim(d, cfg, inject_cnp=[(2e-6, 0)], trace_flow=0)
+    kinds = [w for _, w, _, _, _ in r.trace]
+    cut = kinds.index("decrease")
+    assert kinds.count("decrease") == 1
+    inc = [(t, w, rc) for t, w, rc, rt, _ in r.trace[cut + 1:]
+           if w not in ("alpha", "first_cnp")]
+    assert len(inc) >= 8
+    assert [w for _, w, _ in inc[:8]] == ["fast_recovery"] * F + ["additive"] * (8 - F)
+    assert all(rt == C for _, w, _, rt, _ in r.trace[cut:] if w != "alpha")
+    rc = r.trace[cut][2]
+    assert rc == pytest.approx(C * (1 - (1 - 1 / 16) ** 4 / 2), rel=1e-12)
+    rates = [rc]
+    for _, _, got in inc[:8]:
+        rates.append((rates[-1] + C) / 2)                 # the gap to R_T halves
+        assert got == pytest.approx(rates[-1], rel=1e-12)
+    for k in range(1, 8):
+        gap = PKT * 8 / rates[k - 1] + (m - 1) * PKT * 8 / rates[k]
+        assert inc[k][0] - inc[k - 1][0] == pytest.approx(gap, rel=1e-9), k
+
+
+def test_byte_counter_and_timer_reach_hyper_increase():
+    """With both counters running, hyper increase comes only once the timer too has
+    expired more than F times since the cut (Zhu et al.: both counts above F)."""
+    F = 1
+    cfg = hpcc_dcqcn(ecn=False, g=1 / 16, alpha_timer_s=1e-6, decrease_timer_s=4e-6,
+                     increase_timer_s=5e-6, fast_recovery=F, byte_counter_bytes=PKT * 10)
+    d = np.zeros((2, 2), dtype=np.int64)
+    d[0, 1] = 6_000_000
+    r = simulate(d, cfg, inject_cnp=[(2e-6, 0)], trace_flow=0)
+    cut_t = next(t for t, w, *_ in r.trace if w == "decrease")
+    hyper = [t for t, w, *_ in r.trace if w == "hyper"]
+    assert hyper, "no hyper increase"
+    # the timer restarts at the cut: its (F + 1)-th expiry is (F + 1) periods later
+    assert min(hyper) >= cut_t + (F + 1) * 5e-6 - 1e-12
+    without = simulate(d, hpcc_dcqcn(ecn=False, g=1 / 16, alpha_timer_s=1e-6,
+                                     decrease_timer_s=4e-6, increase_timer_s=5e-6,
+                                     fast_recovery=F), inject_cnp=[(2e-6, 0)])
+    assert r.completion_s < without.completion_s      # the byte counter recovers faster
+
+
 def _random_case(rng):
     n = int(rng.integers(2, 6))
     d = rng.integers(0, 60_000, (n, n))
@@ -168,6 +221,7 @@ def _random_case(rng):
               rate_on_first_cnp=float(rng.choice([1.0, 0.5])),
               ack_bytes=int(rng.choice([0, 60])))
     kw["k_max"] = kw["k_min"] + float(rng.integers(0, 40_000))
+    kw["byte_counter_bytes"] = float(rng.choice([0.0, float(rng.integers(2_000, 30_000))]))
     if rng.integers(0, 2):
         kw.update(pfc="static", pfc_xoff=float(rng.integers(3_000, 15_000)))
         kw["pfc_xon"] = kw["pfc_xoff"] * float(rng.uniform(0.3, 0.9))
@@ -180,6 +234,7 @@ def _random_case(rng):
 def test_engine_equals_reference_event_for_event():
     rng = np.random.default_rng(30)
     seen = {"marks": 0, "pauses": 0, "cnps": 0}
+    counters = set()
     for case in range(8):
         d, cfg = _random_case(rng)
         inject = [(float(rng.uniform(0, 2e-6)), int(rng.integers(0, max(1, np.count_nonzero(d)))))
@@ -190,9 +245,11 @@ def test_engine_equals_reference_event_for_event():
         assert (a.marks, a.cnps, a.pauses, a.peak_buffer) == (b.marks, b.cnps, b.pauses,
                                                               b.peak_buffer)
         assert (a.finish_s == b.finish_s).all() and a.trace == b.trace
+        counters.add(cfg.byte_counter_bytes > 0)
         for k in seen:
             seen[k] += getattr(a, k)
     assert all(v > 0 for v in seen.values()), seen      # the cases exercise ECN and PFC
+    assert counters == {False, True}                     # with and without a byte counter
 
 
 @pytest.mark.parametrize("demand, kw, word", [
