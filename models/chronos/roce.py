@@ -77,7 +77,8 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-__all__ = ["RoCE", "RoceResult", "Stalled", "hpcc_dcqcn", "hpcc_dcqcn_paper", "PRESETS", "simulate",
+__all__ = ["RoCE", "RoceResult", "Stalled", "hpcc_dcqcn", "hpcc_dcqcn_paper", "zhu_reaction_point",
+           "PRESETS", "simulate",
            "simulate_reference"]
 
 # Event kinds (the engine uses the same numbers).
@@ -208,6 +209,25 @@ def hpcc_dcqcn_paper(link_bps: float = 800e9, **kw) -> RoCE:
     base = dict(alpha_timer_s=50e-6, decrease_timer_s=50e-6, increase_timer_s=55e-6)
     base.update(kw)
     return hpcc_dcqcn(link_bps, **base)
+
+
+# Zhu et al.'s own ns-3 (bobzhuyb/ns3-rdma, mix/config.txt, 40 Gb/s): BYTE_COUNTER 300000,
+# FAST_RECOVERY_TIMES 5
+ZHU_BYTE_COUNTER = 300_000.0
+ZHU_FAST_RECOVERY = 5
+ZHU_LINK_BPS = 40e9
+
+
+def zhu_reaction_point(link_bps: float = 800e9, *, scale: bool = True, **kw) -> RoCE:
+    """HPCC's ``dcqcn_paper`` (Zhu et al.'s timers) with the reaction point of Zhu et al.'s
+    own ns-3 (bobzhuyb/ns3-rdma ``mix/config.txt``): the byte counter B = 300,000 bytes and
+    F = 5 fast-recovery steps, set there for 40 Gb/s links. ``scale``: B x link / 40 Gb/s
+    (6 MB at 800 Gb/s: the same time at line rate, as HPCC's ``run.py`` scales its
+    thresholds with the bandwidth); else B as printed."""
+    bc = ZHU_BYTE_COUNTER * (link_bps / ZHU_LINK_BPS if scale else 1.0)
+    base = dict(byte_counter_bytes=bc, fast_recovery=ZHU_FAST_RECOVERY)
+    base.update(kw)
+    return hpcc_dcqcn_paper(link_bps, **base)
 
 
 PRESETS = {"dcqcn": hpcc_dcqcn, "dcqcn_paper": hpcc_dcqcn_paper}
