@@ -207,6 +207,17 @@ def _grow_f(x):
 
 
 @njit(cache=True, inline="always")
+def _trace(tr_t, tr_v, ntr, t, what, rc, rt, alpha):
+    """Record one step of the traced flow (kind, R_C, R_T, alpha); returns the new count."""
+    tr_t[ntr] = t
+    tr_v[ntr, 0] = what
+    tr_v[ntr, 1] = rc
+    tr_v[ntr, 2] = rt
+    tr_v[ntr, 3] = alpha
+    return ntr + 1
+
+
+@njit(cache=True, inline="always")
 def _raise_rate(rate, target, f, t_count, b_count, fr, bc_on, r_ai, r_hai, line):
     """One rate increase of flow f; returns its trace kind (3 fast recovery, 4 additive,
     5 hyper). Without a byte counter (HPCC's ns-3): ``t_count`` is the timer stage before
@@ -490,12 +501,7 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                             target[f] = rate[f]
                             first[f] = False
                             if f == trace_flow:
-                                tr_t[ntr] = t
-                                tr_v[ntr, 0] = 0
-                                tr_v[ntr, 1] = rate[f]
-                                tr_v[ntr, 2] = target[f]
-                                tr_v[ntr, 3] = alpha[f]
-                                ntr += 1
+                                ntr = _trace(tr_t, tr_v, ntr, t, 0, rate[f], target[f], alpha[f])
                 elif kind == ALPHA:
                     f = a
                     if left[f] > 0:
@@ -507,12 +513,7 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                         _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
                              t + t_alpha, ALPHA, f, 0)
                         if f == trace_flow:
-                            tr_t[ntr] = t
-                            tr_v[ntr, 0] = 1
-                            tr_v[ntr, 1] = rate[f]
-                            tr_v[ntr, 2] = target[f]
-                            tr_v[ntr, 3] = alpha[f]
-                            ntr += 1
+                            ntr = _trace(tr_t, tr_v, ntr, t, 1, rate[f], target[f], alpha[f])
                 elif kind == DECREASE:
                     f = a
                     if left[f] > 0:
@@ -532,12 +533,7 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                                 _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, -1,
                                      inc_due[f], INCREASE, f, 0)
                             if f == trace_flow:
-                                tr_t[ntr] = t
-                                tr_v[ntr, 0] = 2
-                                tr_v[ntr, 1] = rate[f]
-                                tr_v[ntr, 2] = target[f]
-                                tr_v[ntr, 3] = alpha[f]
-                                ntr += 1
+                                ntr = _trace(tr_t, tr_v, ntr, t, 2, rate[f], target[f], alpha[f])
                 else:                                   # INCREASE
                     f = a
                     inc_pending[f] = False
@@ -559,12 +555,7 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                                                r_hai, line)
                             stage[f] += 1
                         if f == trace_flow:
-                            tr_t[ntr] = t
-                            tr_v[ntr, 0] = what
-                            tr_v[ntr, 1] = rate[f]
-                            tr_v[ntr, 2] = target[f]
-                            tr_v[ntr, 3] = alpha[f]
-                            ntr += 1
+                            ntr = _trace(tr_t, tr_v, ntr, t, what, rate[f], target[f], alpha[f])
             # ---- a NIC that may send: round-robin over its eligible QPs
             if send_host >= 0:
                 h = send_host
@@ -618,12 +609,8 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                                 what = _raise_rate(rate, target, f, stage[f], bc_stage[f], fr,
                                                    True, r_ai, r_hai, line)
                                 if f == trace_flow:
-                                    tr_t[ntr] = t
-                                    tr_v[ntr, 0] = what
-                                    tr_v[ntr, 1] = rate[f]
-                                    tr_v[ntr, 2] = target[f]
-                                    tr_v[ntr, 3] = alpha[f]
-                                    ntr += 1
+                                    ntr = _trace(tr_t, tr_v, ntr, t, what, rate[f], target[f],
+                                                 alpha[f])
                         nic_busy[h] = True
                         done = t + s / C
                         _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, h,
