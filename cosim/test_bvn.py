@@ -15,6 +15,15 @@ bits when needed) and 100 slot-quantised MoE byte matrices (``quantize`` to a bu
 512 slots, the budgets whose counts fit W bits), interleaved with the zero matrix, the
 all-maximum matrix and bad frames. The CI step budget (``AIFABRIC_TRANSACTIONS``) thins the
 random and MoE matrices only; every quantised matrix is always checked.
+
+One trigger per clock (``cosim.batch``): at each falling edge the harness reads the engine's
+registered outputs, drives the next beat, ``ready`` and ``rst`` (the same random draws in the
+same order as the per-cycle stream components, so the same stimulus cycle for cycle), and
+records the step payload taken as its bit string. The step checks run in numpy every 256
+steps and at the end of each frame (``cosim.batch_bvn.StepBatch``), the stream rules every
+512 cycles (``cosim.batch.StreamLog``); a failure names the cycle it happened in. The
+per-cycle version of this testbench is ``cosim.bench_bvn_legacy`` (timed against this one by
+``make bench``).
 """
 
 from __future__ import annotations
@@ -24,11 +33,16 @@ import time
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
 
-from cosim.codec import LANE_BITS, decode_step, dest_bits, encode_row
+from collections import deque
+
+from cocotb.triggers import FallingEdge
+
+from cosim.batch import (BatchFailure, ProtocolError, StreamLog, bits_reader, reader,
+                         start_clock, writer)
+from cosim.batch_bvn import StepBatch, decode_steps
+from cosim.codec import LANE_BITS, dest_bits, encode_row
 from cosim.stats import CycleMeter, block_params, record_stats
-from cosim.stream import ClockCycle, ProtocolError, StreamMonitor, StreamSink, StreamSource
 from models.chronos.bvn import decompose, quantize
 from models.chronos.experiments import QUANT_BUDGETS
 from models.chronos.moe import moe_traffic_matrix
@@ -153,61 +167,169 @@ class StepChecker:
         self.count += 1
 
 
-class Harness:
-    """The engine's two streams through ``cosim.stream``: a source on ``load`` (random idle
-    cycles), a sink on ``steps`` (random back-pressure) and a protocol monitor on each, all
-    stepped once per clock by one :class:`~cosim.stream.ClockCycle`. Payloads are encoded and
-    decoded with ``cosim.codec`` (the documented layout), not with the RTL's helpers."""
+StepFailure = BatchFailure     # a step check failed: the message names the cycle first
 
-    def __init__(self, dut, rng: np.random.Generator) -> None:
+
+class Harness:
+    """The engine's two streams driven and sampled at one falling edge per clock: a source on
+    ``load`` (random idle cycles), a sink on ``steps`` (random back-pressure) and the stream
+    rules on both (:class:`~cosim.batch.StreamLog`). The draws of the source and the sink are
+    those of ``cosim.stream.StreamSource``/``StreamSink``, in the same order. Payloads are
+    encoded and decoded with ``cosim.codec``'s documented layout, not with the RTL's helpers.
+    """
+
+    def __init__(self, dut, rng: np.random.Generator, *, every: int = 256) -> None:
         self.dut, self.rng = dut, rng
         self.n, self.w = dims(dut)
         self.rows = load_rows()
-        self.source = StreamSource(dut, "load", rng)
-        self.sink = StreamSink(dut, "steps", rng)
-        self.monitors = [StreamMonitor(dut, "load", dut.rst), StreamMonitor(dut, "steps", dut.rst)]
-        self.clock = ClockCycle(dut.clk, [self.source, self.sink, *self.monitors])
+        self.every = every
+        self.count = -1                                   # the cycle being sampled
+        self._edge = FallingEdge(dut.clk)
+        self._load_ready = reader(dut.load__ready)
+        self._steps_valid = reader(dut.steps__valid)
+        self._done = reader(dut.done)
+        self._error = reader(dut.error)
+        self._steps_bits = bits_reader(dut.steps__payload)
+        self._put_load_valid = writer(dut.load__valid)
+        self._put_load_payload = writer(dut.load__payload)
+        self._put_steps_ready = writer(dut.steps__ready)
+        self._put_rst = writer(dut.rst)
+        for pin, r in ((dut.load__ready, self._load_ready), (dut.steps__valid, self._steps_valid)):
+            assert r() == int(pin.value), f"raw read of {pin._name} differs from its value"
+        # the source
+        self.queue: deque[int] = deque()
+        self.sent: list[tuple[int, int]] = []             # (cycle taken, payload)
+        self.current: int | None = None
+        self.gap_p = 0.0
+        self._load_valid = 0
+        self._put_load_valid(0)
+        # the sink
+        self.ready_p, self.burst, self.enabled = 1.0, True, True
+        self._ready = None
+        self._put_steps_ready(0)
+        self.beats: list[tuple[int, str]] = []            # (cycle taken, payload bits)
+        self.batch: StepBatch | None = None               # the frame's step checks
+        self.rst = 0
+        self.steps_valid = self.load_valid = self.load_ready = 0
+        self.logs = [StreamLog("load"), StreamLog("steps")]
         self.meter = CycleMeter(10)
+
+    @property
+    def idle(self) -> bool:
+        return self.current is None and not self.queue
+
+    def done(self) -> int:
+        return self._done()
+
+    def error(self) -> int:
+        return self._error()
+
+    async def step(self, rst: int | None = None) -> None:
+        """One clock: read the registered outputs, drive the inputs the next rising edge
+        takes, record both."""
+        await self._edge
+        self.count = c = self.count + 1
+        self.load_ready = load_ready = self._load_ready()
+        self.steps_valid = steps_valid = self._steps_valid()
+        # the source (StreamSource.drive)
+        if self.current is None and self.queue and not (self.gap_p and
+                                                        self.rng.random() < self.gap_p):
+            self.current = self.queue.popleft()
+            self._put_load_payload(self.current)
+        self.load_valid = load_valid = int(self.current is not None)
+        if load_valid != self._load_valid:
+            self._put_load_valid(load_valid)
+            self._load_valid = load_valid
+        # the sink (StreamSink.drive)
+        if not self.enabled:
+            ready = 0
+        elif self.ready_p >= 1.0:
+            ready = 1
+        elif not self.burst or self._ready is None or self.rng.random() < 0.1:
+            ready = int(self.rng.random() < self.ready_p)
+        else:
+            ready = self._ready
+        if ready != self._ready:
+            self._put_steps_ready(ready)
+            self._ready = ready
+        if rst is not None and rst != self.rst:
+            self._put_rst(rst)
+            self.rst = rst
+        # what the rising edge takes
+        rst = self.rst
+        self.logs[0].record(c, rst, load_valid, load_ready, self.current)
+        if load_valid and load_ready:
+            self.sent.append((c, self.current))
+            self.current = None
+        log = self.logs[1]
+        if steps_valid and (ready or log._wait):
+            bits = self._steps_bits()
+            log.record(c, rst, 1, ready, bits)
+            if ready and not rst:                       # a handshake in reset is no beat
+                self.beats.append((c, bits))
+                if self.batch is not None:
+                    self.batch.add(c, bits)
+        else:
+            log.record(c, rst, steps_valid, ready, self._steps_bits)
 
     async def reset(self) -> None:
         for rst in (1, 1, 0):
-            await self.clock.drive()
-            self.dut.rst.value = rst
-            await self.clock.sample()
+            await self.step(rst)
+
+    def check_streams(self) -> None:
+        for log in self.logs:
+            log.check()
 
     def send(self, beats) -> None:
-        self.source.send(encode_row(values, last) for values, last in beats)
+        self.queue.extend(encode_row(values, last) for values, last in beats)
 
     def steps(self, since: int = 0):
-        return [decode_step(word, self.n, self.w) for _, word in self.sink.beats[since:]]
+        """The steps taken since beat ``since``: (perm, weight, last) each."""
+        words = [bits for _, bits in self.beats[since:]]
+        if not words:
+            return []
+        from cosim.batch import bits_to_array
+        from cosim.codec import step_bits
+        perm, weight, last = decode_steps(bits_to_array(words, step_bits(self.n, self.w)),
+                                          self.n, self.w)
+        return [(p.tolist(), int(wt), bool(lst)) for p, wt, lst in zip(perm, weight, last)]
+
+    def batch_for(self, mat: np.ndarray, expect, label: str) -> StepBatch:
+        return StepBatch(mat, expect, self.n, self.w, label=label, checker=StepChecker,
+                         every=self.every)
 
     async def run_frame(self, beats, *, gap_p: float, ready_p: float, expect_steps: bool,
-                        limit: int):
-        """Send one frame, collect its steps until ``done`` (or an error flag when no step is
-        expected); return (steps, cycle the first beat was taken, cycle of the last step)."""
-        dut, since, sent = self.dut, len(self.sink.beats), len(self.source.sent)
-        self.source.gap_p, self.sink.ready_p = gap_p, ready_p
+                        limit: int, batch: StepBatch | None = None):
+        """Send one frame, take its steps until ``done`` (or an error flag when no step is
+        expected); with ``batch`` each step goes to its checks as it is taken. Returns (steps
+        taken, cycle the first beat was taken, cycle of the last step)."""
+        since, sent = len(self.beats), len(self.sent)
+        self.gap_p, self.ready_p = gap_p, ready_p
+        self.batch = batch
         self.send(beats)
         settled = False
-        for _ in range(limit):
-            await self.clock.step()
-            if not self.source.idle:
-                assert not int(dut.steps__valid.value), "a step appeared during a load"
-                continue
-            if not settled:
-                # The last beat's handshake was sampled this cycle; the engine registers it at
-                # the next rising edge. Until then done/error still show the previous frame
-                # (a one-beat frame would otherwise be judged by its predecessor's flags).
-                settled = True
-                continue
-            valid = int(dut.steps__valid.value)
-            if not valid and (int(dut.done.value) or
-                              (not expect_steps and int(dut.error.value.to_unsigned()))):
-                first = self.source.sent[sent][0]
-                last = self.sink.beats[-1][0] if len(self.sink.beats) > since else None
-                return self.steps(since), first, last
+        try:
+            for _ in range(limit):
+                await self.step()
+                if not self.idle:
+                    assert not self.steps_valid, "a step appeared during a load"
+                    continue
+                if not settled:
+                    # The last beat's handshake was sampled this cycle; the engine registers
+                    # it at the next rising edge. Until then done/error still show the
+                    # previous frame (a one-beat frame would otherwise be judged by its
+                    # predecessor's flags).
+                    settled = True
+                    continue
+                if not self.steps_valid and (self._done() or
+                                             (not expect_steps and self._error())):
+                    first = self.sent[sent][0]
+                    last = self.beats[-1][0] if len(self.beats) > since else None
+                    return len(self.beats) - since, first, last
+        finally:
+            self.batch = None
         raise AssertionError(f"no done after {limit} cycles "
-                             f"({len(self.sink.beats) - since} steps received)")
+                             f"({len(self.beats) - since} steps received)")
 
 
 @cocotb.test()
@@ -217,12 +339,13 @@ async def decompositions(dut):
     rng = np.random.default_rng(cocotb.RANDOM_SEED)
     budget = int(os.environ.get("AIFABRIC_TRANSACTIONS", 0)) or None
     dut._log.info("n=%d w=%d seed=%d", n, w, cocotb.RANDOM_SEED)
-    Clock(dut.clk, 10, unit="ns").start()
+    start_clock(dut.clk)
     h = Harness(dut, rng)
     await h.reset()
 
     steps_total, beats_total = 0, 0
     checked, start = {"random": 0, "moe": 0, "quantised": 0}, time.perf_counter()
+    start_cpu = time.process_time()
     moe_cycles, quantised_cycles = [], []
     for kind, mat, beats, error in frames(rng, n, w, RANDOM_MATRICES, MOE_MATRICES,
                                           QUANTISED_MATRICES, h.rows):
@@ -232,51 +355,50 @@ async def decompositions(dut):
         gap_p = float(rng.choice([0.0, 0.0, 0.3]))
         beats_total += len(beats)
         if error:
-            steps, _, _ = await h.run_frame(beats, gap_p=gap_p, ready_p=ready_p,
+            count, _, _ = await h.run_frame(beats, gap_p=gap_p, ready_p=ready_p,
                                             expect_steps=False, limit=50 + 4 * len(beats))
-            assert not steps, f"{kind} frame: {len(steps)} steps emitted"
-            got = int(dut.error.value.to_unsigned())
+            assert not count, f"{kind} frame: {count} steps emitted"
+            got = h.error()
             assert got == error, f"{kind} frame: error flags {got:03b}, expected {error:03b}"
-            assert not int(dut.done.value), f"{kind} frame: done raised"
+            assert not h.done(), f"{kind} frame: done raised"
             continue
         expect = decompose(mat, "wavefront")
         limit = int(4 * (len(expect) + 10) / ready_p) + 4 * n + 100
+        batch = h.batch_for(mat, expect, f"{kind} matrix")
         try:
-            steps, first, last_cycle = await h.run_frame(beats, gap_p=gap_p, ready_p=ready_p,
-                                                         expect_steps=True, limit=limit)
+            count, first, last_cycle = await h.run_frame(beats, gap_p=gap_p, ready_p=ready_p,
+                                                         expect_steps=True, limit=limit,
+                                                         batch=batch)
+        except StepFailure:
+            raise
         except AssertionError as e:
             raise AssertionError(f"{kind} matrix: {e}") from None
-        assert int(dut.error.value.to_unsigned()) == 0
-        checker = StepChecker(mat)
-        for k, (perm, weight, last) in enumerate(steps):
-            checker.check(perm, weight, last)
-            if k < len(expect):
-                p, wt = expect.perms[k], int(expect.weights[k])
-                assert perm == p.tolist() and weight == wt, (
-                    f"{kind} matrix, step {k}: RTL {perm} x{weight}, model {p.tolist()} x{wt}")
-        assert len(steps) == len(expect), f"{kind}: {len(steps)} steps, model {len(expect)}"
-        assert not checker.resid.any(), "steps do not sum to the loaded matrix"
+        assert h.error() == 0
+        batch.finish(h.count)
+        h.beats.clear()                     # checked: the frame's payloads are not kept
         if kind in checked:
             checked[kind] += 1
-        if kind in ("moe", "quantised") and ready_p == 1.0 and gap_p == 0.0 and steps:
+        if kind in ("moe", "quantised") and ready_p == 1.0 and gap_p == 0.0 and count:
             (moe_cycles if kind == "moe" else quantised_cycles).append(last_cycle - first + 1)
-        steps_total += len(steps)
+        steps_total += count
         done_count = sum(checked.values())
         if done_count % 50 == 0 and kind in checked:
             dut._log.info("%d of %d matrices, %d steps, %.0f s", done_count,
                           RANDOM_MATRICES + MOE_MATRICES + QUANTISED_MATRICES, steps_total,
                           time.perf_counter() - start)
+    h.check_streams()
     elapsed = time.perf_counter() - start
     assert checked["quantised"] == QUANTISED_MATRICES, checked
     if budget is None:
         assert checked == {"random": RANDOM_MATRICES, "moe": MOE_MATRICES,
                            "quantised": QUANTISED_MATRICES}, checked
-    assert h.monitors[0].beats == beats_total and h.monitors[1].beats == steps_total
+    assert h.logs[0].beats == beats_total and h.logs[1].beats == steps_total
     dut._log.info("%d steps of %s matrices checked in %.1f s (%d cycles)",
                   steps_total, checked, elapsed, h.meter.cycles)
     # transactions: handshakes on both streams (load beats and steps), as the monitors saw them
-    record_stats("decompositions", transactions=h.monitors[0].beats + h.monitors[1].beats,
-                 cycles=h.meter.cycles, seconds=elapsed, steps=steps_total, matrices=checked,
+    record_stats("decompositions", transactions=h.logs[0].beats + h.logs[1].beats,
+                 cycles=h.meter.cycles, seconds=elapsed,
+                 cpu_seconds=time.process_time() - start_cpu, steps=steps_total, matrices=checked,
                  moe_cycles=moe_cycles, quantised_cycles=quantised_cycles)
 
 
@@ -287,34 +409,34 @@ async def back_to_back_frames(dut):
     ``done`` rises once per matrix."""
     n, w = dims(dut)
     rng = np.random.default_rng(cocotb.RANDOM_SEED + 2)
-    Clock(dut.clk, 10, unit="ns").start()
+    start_clock(dut.clk)
     h = Harness(dut, rng)
     await h.reset()
     mats = [random_matrix(rng, n, min(w, 6)) for _ in range(BACK_TO_BACK)]
     mats[len(mats) // 2] = np.zeros((n, n), dtype=np.int64)     # no step, still a done
     for mat in mats:
         h.send(beats_of(mat, h.rows))
-    h.source.gap_p, h.sink.ready_p = 0.1, 0.6
+    h.gap_p, h.ready_p = 0.1, 0.6
     expects = [decompose(mat, "wavefront") for mat in mats]
     dones, was_done = 0, False    # done is low after reset (no matrix loaded yet)
     idle_before = False
     overlaps = 0                  # cycles a new frame waits behind an untaken final step
     limit = sum(4 * (len(e) + n + 10) for e in expects) + 1000
     for _ in range(limit):
-        await h.clock.step()
-        done = bool(int(dut.done.value))
+        await h.step()
+        done = bool(h.done())
         dones += done and not was_done
-        if int(dut.load__valid.value) and not int(dut.load__ready.value) \
-                and int(dut.steps__valid.value) and decode_step(
-                    int(dut.steps__payload.value.to_unsigned()), n, w)[2]:
+        if h.load_valid and not h.load_ready and h.steps_valid \
+                and h._steps_bits()[0] == "1":          # ``last``: the payload's top bit
             overlaps += 1
         was_done = done
         # idle at the previous sample too: the last beat's handshake has been registered
-        if idle_before and done and not int(dut.steps__valid.value):
+        if idle_before and done and not h.steps_valid:
             break
-        idle_before = h.source.idle
+        idle_before = h.idle
     else:
         raise AssertionError(f"not finished after {limit} cycles")
+    h.check_streams()
     got, current = [], []
     for step in h.steps():
         current.append(step)
@@ -329,7 +451,7 @@ async def back_to_back_frames(dut):
     assert dones == len(mats), f"done rose {dones} times for {len(mats)} matrices"
     assert overlaps >= 5, f"only {overlaps} cycles with a frame waiting behind a final step"
     record_stats("back_to_back_frames",
-                 transactions=h.monitors[0].beats + h.monitors[1].beats, cycles=h.meter.cycles)
+                 transactions=h.logs[0].beats + h.logs[1].beats, cycles=h.meter.cycles)
 
 
 @cocotb.test()
@@ -338,7 +460,7 @@ async def stall_keeps_every_step(dut):
     emits one step per cycle when the output is always ready."""
     n, w = dims(dut)
     rng = np.random.default_rng(cocotb.RANDOM_SEED + 1)
-    Clock(dut.clk, 10, unit="ns").start()
+    start_clock(dut.clk)
     h = Harness(dut, rng)
     await h.reset()
     mat = rng.integers(1, 1 << min(w, 12), (n, n))
@@ -346,18 +468,19 @@ async def stall_keeps_every_step(dut):
     h.send(beats_of(mat, h.rows))
     stalled_from = None
     while True:  # accept every cycle except a 3n-cycle stall after the third step
-        taken = len(h.sink.beats)
-        stall = taken == 3 and (stalled_from is None or h.clock.count - stalled_from < 3 * n)
+        taken = len(h.beats)
+        stall = taken == 3 and (stalled_from is None or h.count - stalled_from < 3 * n)
         if taken == 3 and stalled_from is None:
-            stalled_from = h.clock.count
-        h.sink.enabled = not stall
-        await h.clock.step()
-        if int(dut.done.value) and not int(dut.steps__valid.value):
+            stalled_from = h.count
+        h.enabled = not stall
+        await h.step()
+        if h.done() and not h.steps_valid:
             break
+    h.check_streams()
     got = h.steps()
     assert [s[0] for s in got] == expect.perms.tolist()
     assert [s[1] for s in got] == expect.weights.tolist()
-    gaps = np.diff([c for c, _ in h.sink.beats])
+    gaps = np.diff([c for c, _ in h.beats])
     assert (gaps[:2] == 1).all() and (gaps[3:] == 1).all(), f"not one step per cycle: {gaps}"
     assert gaps[2] >= 3 * n, f"the stall did not hold the output: {gaps[2]}"
     record_stats("stall_keeps_every_step", transactions=len(got), cycles=h.meter.cycles)
@@ -365,31 +488,81 @@ async def stall_keeps_every_step(dut):
 
 @cocotb.test()
 async def monitor_catches_a_dropped_beat(dut):
-    """The protocol monitor is live: a source that withdraws a beat before it is taken (valid
-    falls while ready is low) fails with the stream, the cycle and the signal named."""
+    """The stream rules are live: a source that withdraws a beat before it is taken (valid
+    falls while ready is low) fails with the stream, the cycle and the signal named, although
+    the rules are checked in a batch many cycles later."""
     n, _ = dims(dut)
-    Clock(dut.clk, 10, unit="ns").start()
+    start_clock(dut.clk)
     h = Harness(dut, np.random.default_rng(0))
     await h.reset()
-    monitor = h.monitors[0]
-    h.sink.ready_p = 0.0
+    h.ready_p = 0.0
     # a full frame of an all-ones matrix: the final step waits, so load.ready stays low after
     mat = np.ones((n, n), dtype=np.int64)
     h.send(beats_of(mat, h.rows))
-    while not (h.source.idle and int(dut.steps__valid.value)):
-        await h.clock.step()
+    while not (h.idle and h.steps_valid):
+        await h.step()
     h.send([([1] * n * h.rows, False)])
-    await h.clock.step()
-    assert int(dut.load__valid.value) and not int(dut.load__ready.value)
-    h.source.current = None            # withdraw the beat: a protocol violation
+    await h.step()
+    assert h.current is not None and not h.sent[-1][0] == h.count, "the beat was taken"
+    h.current = None                   # withdraw the beat: a protocol violation
+    await h.step()
+    withdrawn = h.count
+    for _ in range(5):                 # the batch is checked later, not in this cycle
+        await h.step()
     try:
-        await h.clock.step()
+        h.check_streams()
     except ProtocolError as e:
         message = str(e)
     else:
-        raise AssertionError("the monitor missed valid falling before ready")
+        raise AssertionError("the stream rules missed valid falling before ready")
     assert "stream 'load'" in message and "load__valid" in message and \
-        f"cycle {h.clock.count}" in message, message
-    assert monitor.beats == n // h.rows
-    record_stats("monitor_catches_a_dropped_beat", transactions=monitor.beats,
+        f"cycle {withdrawn}:" in message, message
+    assert h.logs[0].beats == n // h.rows
+    record_stats("monitor_catches_a_dropped_beat", transactions=h.logs[0].beats,
                  cycles=h.meter.cycles)
+
+
+@cocotb.test()
+async def batch_check_names_the_cycle(dut):
+    """A planted wrong model value (step k's weight one more than the model's) fails the
+    batched step check with the per-step message and the cycle step k was taken in, found
+    many cycles after it (k is in the second batch of 256 steps where the matrix has them)."""
+    n, w = dims(dut)
+    rng = np.random.default_rng(cocotb.RANDOM_SEED + 3)
+    start_clock(dut.clk)
+    h = Harness(dut, rng)
+    await h.reset()
+    mat = rng.integers(1, 1 << min(w, 6), (n, n))
+    expect = decompose(mat, "wavefront")
+    k = min(len(expect) - 1, 300)
+    weights = np.asarray(expect.weights).copy()
+    weights[k] += 1
+    wrong = _Expect(expect.perms, weights)
+    batch = h.batch_for(mat, wrong, "planted matrix")
+    try:
+        await h.run_frame(beats_of(mat, h.rows), gap_p=0.0, ready_p=0.9, expect_steps=True,
+                          limit=4 * len(expect) + 4 * n + 1000, batch=batch)
+        batch.finish(h.count)
+    except StepFailure as e:
+        message = str(e)
+    else:
+        raise AssertionError("the planted model value was not caught")
+    cycle = h.beats[k][0]
+    perm, weight = expect.perms[k].tolist(), int(expect.weights[k])
+    message = message.splitlines()[0]    # pytest's explanation of the assert follows
+    assert message == (f"cycle {cycle}: planted matrix, step {k}: RTL {perm} x{weight}, "
+                       f"model {perm} x{weight + 1}"), message
+    assert h.count >= cycle, (h.count, cycle)
+    record_stats("batch_check_names_the_cycle", transactions=len(h.beats),
+                 cycles=h.meter.cycles, planted_step=k, planted_cycle=cycle,
+                 found_at=h.count)
+
+
+class _Expect:
+    """A decomposition with the model's steps and a planted weight."""
+
+    def __init__(self, perms, weights) -> None:
+        self.perms, self.weights = np.asarray(perms), np.asarray(weights)
+
+    def __len__(self) -> int:
+        return len(self.weights)

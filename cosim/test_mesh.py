@@ -2,15 +2,30 @@
 
 The packets are those the simulator's own Bernoulli source creates for a pattern and a rate
 (``synthesize``); the simulator replays them as a trace (``models.railx.mesh.replay``) with
-the same dimension-order tables the RTL loads through its ``table`` stream. A source per chip
-injects them into the RTL by the simulator's rule (a packet waits in an unbounded queue
-until its creation cycle and a local VC with room for all of it, round robin from the VC
-after the last used, one flit a cycle), counting the room from the credits the RTL returns.
-Every cycle, each chip's injection must equal the simulator's (so the RTL's credits are
-right) and each chip's ejected flit must equal the simulator's (same cycle, same packet,
-same flit). Checked on the RTL alone: every packet leaves at its destination chip, its
-flits in sequence, none lost or duplicated, and the error flags stay low. Scenarios:
-uniform and transpose traffic, below and above saturation, then a drain.
+the same dimension-order tables the RTL loads through its ``table`` stream. Checks, per
+cycle: each chip's injection must equal what a source following the simulator's rule would
+inject (a packet waits in an unbounded queue until its creation cycle and a local VC with
+room for all of it, round robin from the VC after the last used, one flit a cycle), the room
+counted from the credits the RTL returns (so the RTL's credits are right: the rule's choice
+equals the simulator's injection, and no VC ever holds more than ``depth`` credits); each
+chip's ejected flit must equal the simulator's (same cycle, same packet, same flit). Checked
+on the RTL alone: every packet leaves at its destination chip, its flits in sequence, none
+lost or duplicated, and the error flags stay low. Scenarios: uniform and transpose traffic,
+below and above saturation, then a drain.
+
+One trigger per clock (``cosim.batch``): the clock runs in the simulator and the cycle loop
+wakes once a cycle, at the falling edge, where it reads the registered outputs (each chip's
+ejection, each injection port's credit, the error flags) straight from the simulator handles
+and records them, then drives the injections of the next rising edge. Those injections are
+the simulator's, formatted before the loop; the source rule is replayed in the batch check on
+the credits the RTL returned, and until the first cycle in which the rule's choice differs
+from the simulator's (a failure, reported with that cycle) the two are the same stimulus.
+The records are checked every ``CHECK_EVERY`` cycles and at the end of a scenario, cycle by
+cycle in the order of the per-cycle testbench (a cycle's ejections chip by chip, then its
+credits, its error flags, its injections), so the first failure raises the per-cycle
+message, which names the cycle, although it is found up to ``CHECK_EVERY`` cycles later.
+The per-cycle version of this testbench is ``cosim.bench_mesh_legacy`` (timed against this
+one by ``make bench``).
 """
 
 from __future__ import annotations
@@ -21,10 +36,10 @@ from collections import deque
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
-from cosim.codec import encode_entry, width_of
+from cosim.batch import bits_reader, bits_writer, reader, start_clock, writer
+from cosim.codec import decode_flit, encode_entry, encode_flit, width_of
 from cosim.noc import ID_BITS, Link, OutputChecker, Payload, read_int
 from cosim.stats import CycleMeter, block_params, record_stats
 from models.common.netsim import Traffic
@@ -35,6 +50,8 @@ from models.railx.mesh import mesh_network, replay, table_entries
 SCENARIOS = (("uniform", 0.15, 1500), ("uniform", 0.8, 1200), ("transpose", 0.1, 1500),
              ("transpose", 0.6, 1200))
 DRAIN = 6000
+CHECK_EVERY = 256      # cycles recorded between two batch checks
+_NEVER = (1 << 62, 0)
 
 
 class MeshBench:
@@ -56,13 +73,14 @@ class MeshBench:
             self.edges.append((Link(dut, "edge_i", e, self.V), Link(dut, "edge_o", e, self.V)))
             e += 1
         self.per_src = 1 << (ID_BITS - width_of(self.n))   # packet numbers per chip
+        self.flit_width = len(self.inject[0].flit)
         self.meter = None
 
     async def reset(self) -> None:
         """Reset (the routing tables, memories, survive it)."""
         dut = self.dut
         if self.meter is None:
-            Clock(dut.clk, 10, unit="ns").start()
+            start_clock(dut.clk)
         for link in self.inject:
             link.send(None)
         for i, o in self.edges:                          # the stubs at the mesh's edge
@@ -95,95 +113,291 @@ class MeshBench:
         assert k < self.per_src, "too many packets per chip for the payload's packet field"
         return src * self.per_src + k
 
-    async def scenario(self, pattern: str, rate: float, cycles: int, seed: int) -> dict:
-        """One run: the packets of ``cycles`` cycles, then a drain. Returns statistics."""
-        dut, n, V, B = self.dut, self.n, self.V, self.B
+    def flit_bits(self, head: bool, tail: bool, vc: int, data: int) -> str:
+        """A flit as the bit string of its link (MSB first)."""
+        return format(encode_flit(head, tail, vc, data, self.V), f"0{self.flit_width}b")
+
+    async def scenario(self, pattern: str, rate: float, cycles: int, seed: int,
+                       plant=None) -> dict:
+        """One run: the packets of ``cycles`` cycles, then a drain. Returns statistics.
+        ``plant(model)`` may change the simulator's record before anything is checked (a
+        planted wrong expected value, to test the checks)."""
+        n = self.n
         traffic = Traffic.make(pattern, self.net.coords, self.net.grid)
         rows = synthesize(traffic, rate, self.L, cycles, seed=seed)
-        model = replay(self.net, rows, buffer=B, cycles=cycles + DRAIN,
+        model = replay(self.net, rows, buffer=self.B, cycles=cycles + DRAIN,
                        allocator=self.allocator)
         queues = [deque() for _ in range(n)]
         for t, src, dst, flits in rows:          # sorted by (src, cycle): k counts per src
             src = int(src)
             queues[src].append((int(t), int(dst), int(flits), src << 32 | len(queues[src])))
         packets = {tag: (t, dst, flits) for q in queues for t, dst, flits, tag in q}
-        credits = [[B] * V for _ in range(n)]
-        writing = [None] * n                # (VC, tag, next flit)
-        inj_next = [0] * n
-        seen: set = set()
-        checkers = [OutputChecker(f"chip {c} ejection", self.payload, interleave=True,
-                                  seen=seen) for c in range(n)]
-        latencies, delivered, flits_out = [], 0, 0
         total = len(packets)
         start_wall = time.perf_counter()          # the cycle loop only, not the model's run
-        for t in range(cycles + DRAIN + 1):
-            await FallingEdge(dut.clk)
-            # outputs of cycle t - 1: ejections and the injection ports' credits
-            for c in range(n):
-                got = self.eject[c].read()
-                want = model.ejected.get((t - 1, c))
-                if want is None:
-                    assert got is None, f"cycle {t - 1}: chip {c} ejected {got}, model nothing"
-                    continue
-                tag, seq = want
-                created, dst, flits = packets[tag]
-                expect = (seq == 0, seq == flits - 1, 0,
-                          self.payload.data(self.pid(tag), seq, dst, flits))
-                assert got == expect, (f"cycle {t - 1}: chip {c} ejected {got}, model packet "
-                                       f"{tag >> 32}:{tag & 0xFFFFFFFF} flit {seq} {expect}")
-                checkers[c].check(t - 1, got)
-                if seq == 0:
-                    assert self.payload.head(got[3])[0] == c, \
-                        f"cycle {t - 1}: a packet for chip {dst} left at chip {c}"
-                flits_out += 1
-                if seq == flits - 1:
-                    delivered += 1
-                    latencies.append(t - 1 - created)
-            for c in range(n):
-                vc = self.inject[c].read_credit()
-                if vc is not None:
-                    credits[c][vc] += 1
-                    assert credits[c][vc] <= B, f"cycle {t}: chip {c} VC {vc}: over {B} credits"
-            error = read_int(dut.error)
-            assert error == 0, f"cycle {t - 1}: error flags {error:05b}"
-            if delivered == total and t > cycles:
+        start_cpu = time.process_time()
+        if plant is not None:
+            plant(model)
+        check = ScenarioCheck(self, model, packets, queues)
+        plan = self.drive_plan(check)
+        last = cycles + DRAIN
+        stop = check.stop(cycles, last)
+        edge = FallingEdge(self.dut.clk)
+        ejects = [(c, reader(link.valid), bits_reader(link.flit))
+                  for c, link in enumerate(self.eject)]
+        credits = [(c, reader(link.credit), reader(link.credit_vc))
+                   for c, link in enumerate(self.inject)]
+        error = reader(self.dut.error)
+        ejected, returned, errors = [], [], []     # (t, chip, bits), (t, chip, VC), (t, flags)
+        put_ejected, put_returned = ejected.append, returned.append
+        first = 0                                  # the first cycle not yet checked
+        for t in range(last + 1):
+            await edge
+            # outputs of cycle t - 1: ejections; credits returned for cycle t; error flags
+            for c, valid, bits in ejects:
+                if valid():
+                    put_ejected((t, c, bits()))
+            for c, credit, vc in credits:
+                if credit():
+                    put_returned((t, c, vc()))
+            flags = error()
+            if flags:
+                errors.append((t, flags))
+            if t == stop:                          # every packet delivered (see stop())
+                check.run(ejected, returned, errors, first, t + 1, inject_until=t)
                 break
-            # injections of cycle t, by the simulator's source rule
-            for c in range(n):
-                flit = None
-                if writing[c] is None and queues[c] and queues[c][0][0] <= t:
-                    _, dst, flits, tag = queues[c][0]
-                    for i in range(V):
-                        v = (inj_next[c] + i) % V
-                        if credits[c][v] >= flits:
-                            queues[c].popleft()
-                            writing[c] = (v, tag, 0)
-                            inj_next[c] = (v + 1) % V
-                            break
-                if writing[c] is not None:
-                    v, tag, seq = writing[c]
-                    _, dst, flits = packets[tag]
-                    flit = (seq == 0, seq == flits - 1, v,
-                            self.payload.data(self.pid(tag), seq, dst, flits))
-                    credits[c][v] -= 1
-                    writing[c] = None if seq == flits - 1 else (v, tag, seq + 1)
-                    got = (v, tag, seq)
-                else:
-                    got = None
-                assert got == model.injected.get((t, c)), (
-                    f"cycle {t}: chip {c} injects {got}, model {model.injected.get((t, c))} "
-                    f"(VC, tag, flit): the RTL's credits differ")
-                self.inject[c].send(flit)
-        assert delivered == total, f"{total - delivered} of {total} packets not delivered"
-        for c, chk in enumerate(checkers):
+            # injections of cycle t
+            for put, value in plan.get(t, ()):
+                put(value)
+            if t + 1 - first >= CHECK_EVERY or t == last:
+                check.run(ejected, returned, errors, first, t + 1, inject_until=t + 1)
+                ejected.clear()
+                returned.clear()
+                errors.clear()
+                first = t + 1
+        assert check.delivered == total, f"{total - check.delivered} of {total} packets not " \
+                                         f"delivered"
+        for c, chk in enumerate(check.checkers):
             assert not chk.open, f"chip {c}: packets still open {chk.open}"
-        lat = np.array(latencies) if latencies else np.zeros(1)
+        flits_out = check.flits_out
+        lat = np.array(check.latencies) if check.latencies else np.zeros(1)
         return {"pattern": pattern, "rate": rate, "seed": seed, "created_cycles": cycles,
                 "packets": total, "flits": flits_out,
                 "cycles": t, "latency_mean": round(float(lat.mean()), 2),
                 "latency_p99": float(np.percentile(lat, 99)),
                 "accepted": round(flits_out / (t * n), 3),
-                "seconds": round(time.perf_counter() - start_wall, 2)}
+                "seconds": round(time.perf_counter() - start_wall, 2),
+                "cpu_seconds": round(time.process_time() - start_cpu, 2)}
+
+    def drive_plan(self, check: "ScenarioCheck") -> dict:
+        """The writes of each cycle, ``{cycle: [(write, value), ...]}``: the simulator's
+        injections as link values (a flit and ``valid`` where it rises, ``valid`` low where a
+        chip stops injecting)."""
+        plan: dict = {}
+        for c, injections in enumerate(check.model_inject):
+            put_valid = writer(self.inject[c].valid)
+            put_flit = bits_writer(self.inject[c].flit)
+            before = None
+            for t, (v, tag, seq) in injections:
+                _, dst, flits = check.packets[tag]
+                ops = plan.setdefault(t, [])
+                if before is not None and before != t - 1:
+                    plan.setdefault(before + 1, []).append((put_valid, 0))
+                ops.append((put_flit, self.flit_bits(seq == 0, seq == flits - 1, v,
+                                                     self.payload.data(self.pid(tag), seq,
+                                                                       dst, flits))))
+                if before != t - 1:
+                    ops.append((put_valid, 1))
+                before = t
+            if before is not None:
+                plan.setdefault(before + 1, []).append((put_valid, 0))
+        return plan
+
+
+class ScenarioCheck:
+    """The per-cycle checks of one scenario, run on the records of many cycles at once.
+
+    Cycle loop iteration ``t`` (the falling edge before rising edge ``t``) records the
+    ejections and error flags of cycle ``t - 1`` and the credits returned for cycle ``t``,
+    then injects cycle ``t``'s flits. :meth:`run` checks iterations ``first .. until - 1``
+    in the per-cycle testbench's order and raises the first failure with its message:
+    a cycle's ejections chip by chip (the simulator's flit, the output rules of
+    :class:`~cosim.noc.OutputChecker`, the destination), then its credits (at most
+    ``depth`` a VC), its error flags, and the source rule's injection chip by chip against
+    the simulator's.
+    """
+
+    def __init__(self, bench: MeshBench, model, packets: dict, queues) -> None:
+        self.bench, self.packets = bench, packets
+        n, V, B = bench.n, bench.V, bench.B
+        # the simulator's ejections in (iteration, chip) order
+        self.model_eject = sorted((t + 1, c, tag, seq)
+                                  for (t, c), (tag, seq) in model.ejected.items())
+        self.model_injected = model.injected
+        self.next_eject = 0
+        # the simulator's injections per chip, by cycle; the source rule's state per chip
+        self.model_inject = [[] for _ in range(n)]
+        for (t, c), what in sorted(model.injected.items()):
+            self.model_inject[c].append((t, what))
+        self.next_inject = [0] * n
+        self.queues = [list(q) for q in queues]
+        self.head = [0] * n                       # the queue's first packet not yet started
+        self.credits = [[B] * V for _ in range(n)]
+        self.writing = [None] * n                 # (VC, tag, next flit)
+        self.inj_next = [0] * n
+        seen: set = set()
+        self.checkers = [OutputChecker(f"chip {c} ejection", bench.payload, interleave=True,
+                                       seen=seen) for c in range(n)]
+        self.latencies, self.delivered, self.flits_out = [], 0, 0
+
+    def stop(self, cycles: int, last: int) -> int:
+        """The iteration the per-cycle loop leaves at: the first after ``cycles`` by which
+        every packet has been delivered. Delivered packets are counted from ejections equal
+        to the simulator's, so up to a failure this is the iteration after the simulator's
+        last ejection; ``last + 1`` (never) where the simulator does not deliver them all."""
+        tails = [t for t, c, tag, seq in self.model_eject if seq == self.packets[tag][2] - 1]
+        if len(tails) < len(self.packets):
+            return last + 1
+        return max(max(tails, default=0), cycles + 1)
+
+    def run(self, ejected, returned, errors, first: int, until: int, *,
+            inject_until: int) -> None:
+        """Check iterations ``first .. until - 1`` (injections up to ``inject_until - 1``);
+        raise the earliest failure, as the per-cycle testbench would have."""
+        failures = []
+        found = self._ejections(ejected, until)
+        if found:
+            failures.append(found)
+        if errors:
+            t, flags = errors[0]
+            try:
+                assert flags == 0, f"cycle {t - 1}: error flags {flags:05b}"
+            except AssertionError as e:
+                failures.append(((t, 2, 0), e))
+        per_chip = [[] for _ in range(self.bench.n)]
+        for t, c, vc in returned:
+            per_chip[c].append((t, vc))
+        for c, arrivals in enumerate(per_chip):
+            found = self._source(c, arrivals, first, until, inject_until)
+            if found:
+                failures.append(found)
+        if failures:
+            raise min(failures, key=lambda f: f[0])[1]
+
+    def _ejections(self, ejected, until: int):
+        """The ejections of iterations up to ``until - 1`` against the simulator's, in
+        (iteration, chip) order; (key, error) of the first failure, else None."""
+        bench, payload, packets, V = self.bench, self.bench.payload, self.packets, self.bench.V
+        want, w = self.model_eject, self.next_eject
+        count, i = len(want), 0
+        try:
+            while True:
+                r = ejected[i] if i < len(ejected) else None
+                m = want[w] if w < count and want[w][0] < until else None
+                if r is None and m is None:
+                    break
+                rk = (r[0], r[1]) if r is not None else _NEVER
+                mk = (m[0], m[1]) if m is not None else _NEVER
+                if rk < mk:
+                    t, c, bits = r
+                    got = decode_flit(int(bits, 2), V)
+                    assert got is None, f"cycle {t - 1}: chip {c} ejected {got}, model nothing"
+                t, c, tag, seq = m
+                w += 1
+                if rk == mk:
+                    got = decode_flit(int(r[2], 2), V)
+                    i += 1
+                else:
+                    got = None
+                created, dst, flits = packets[tag]
+                expect = (seq == 0, seq == flits - 1, 0,
+                          payload.data(bench.pid(tag), seq, dst, flits))
+                assert got == expect, (f"cycle {t - 1}: chip {c} ejected {got}, model packet "
+                                       f"{tag >> 32}:{tag & 0xFFFFFFFF} flit {seq} {expect}")
+                self.checkers[c].check(t - 1, got)
+                if seq == 0:
+                    assert payload.head(got[3])[0] == c, \
+                        f"cycle {t - 1}: a packet for chip {dst} left at chip {c}"
+                self.flits_out += 1
+                if seq == flits - 1:
+                    self.delivered += 1
+                    self.latencies.append(t - 1 - created)
+        except AssertionError as e:
+            return (t, 0, c), e
+        self.next_eject = w
+        return None
+
+    def _source(self, c: int, arrivals, first: int, until: int, inject_until: int):
+        """Chip ``c``'s credits and the source rule over iterations ``first .. until - 1``
+        (decisions up to ``inject_until - 1``), against the simulator's injections; (key,
+        error) of the first failure, else None. Only the cycles where something can change
+        are visited: a credit returned, a flit the simulator injects, a flit of the packet
+        being written, the queue's first packet reaching its creation cycle."""
+        B, V = self.bench.B, self.bench.V
+        credits = self.credits[c]
+        queue, head = self.queues[c], self.head[c]
+        model, m = self.model_inject[c], self.next_inject[c]
+        writing, inj_next = self.writing[c], self.inj_next[c]
+        a, na = 0, len(arrivals)
+        nm, nq = len(model), len(queue)
+        t = first
+        try:
+            while t < until:
+                while a < na and arrivals[a][0] == t:      # credits returned for cycle t
+                    vc = arrivals[a][1]
+                    a += 1
+                    credits[vc] += 1
+                    try:
+                        assert credits[vc] <= B, f"cycle {t}: chip {c} VC {vc}: over {B} credits"
+                    except AssertionError as e:
+                        return (t, 1, c), e
+                if t >= inject_until:
+                    break
+                # injection of cycle t, by the simulator's source rule
+                if writing is None and head < nq and queue[head][0] <= t:
+                    _, dst, flits, tag = queue[head]
+                    for i in range(V):
+                        v = (inj_next + i) % V
+                        if credits[v] >= flits:
+                            head += 1
+                            writing = (v, tag, 0)
+                            inj_next = (v + 1) % V
+                            break
+                if writing is not None:
+                    v, tag, seq = writing
+                    flits = self.packets[tag][2]
+                    credits[v] -= 1
+                    writing = None if seq == flits - 1 else (v, tag, seq + 1)
+                    got = (v, tag, seq)
+                else:
+                    got = None
+                want = None
+                if m < nm and model[m][0] == t:
+                    want = model[m][1]
+                    m += 1
+                assert got == want, (
+                    f"cycle {t}: chip {c} injects {got}, model {want} "
+                    f"(VC, tag, flit): the RTL's credits differ")
+                # the next cycle where the rule's choice or the simulator's can change
+                if writing is not None:
+                    t += 1
+                    continue
+                nxt = until
+                if a < na:
+                    nxt = min(nxt, arrivals[a][0])
+                if m < nm:
+                    nxt = min(nxt, model[m][0])
+                if head < nq:
+                    created, _, flits, _ = queue[head]
+                    if created > t + 1:
+                        nxt = min(nxt, created)
+                    elif any(x >= flits for x in credits):
+                        nxt = t + 1
+                t = max(nxt, t + 1)
+        except AssertionError as e:
+            return (t, 3, c), e
+        self.head[c], self.next_inject[c] = head, m
+        self.writing[c], self.inj_next[c] = writing, inj_next
+        return None
 
 
 @cocotb.test()
@@ -288,3 +502,51 @@ async def edge_and_rail_ports(dut):
         assert credits_back[e] == length, f"edge {edges[e]}: {credits_back[e]} credits back"
     assert read_int(dut.error) == 0
     record_stats("edge_and_rail_ports", transactions=0, cycles=cycle)
+
+
+@cocotb.test()
+async def batch_check_names_the_cycle(dut):
+    """The batched checks are live and name the cycle: a planted wrong expected value (one
+    ejection of the simulator's record changed to the next flit of its packet) fails with
+    the per-cycle message and that ejection's cycle, found at a batch check after it."""
+    rng = np.random.default_rng(cocotb.RANDOM_SEED)
+    b = MeshBench(dut, rng)
+    await b.reset()
+    await b.load_tables()
+    pattern, rate, cycles = "uniform", 0.3, 2 * CHECK_EVERY
+    seed = int(cocotb.RANDOM_SEED % (1 << 40)) * 10 + 7
+    rows = synthesize(Traffic.make(pattern, b.net.coords, b.net.grid), rate, b.L, cycles,
+                      seed=seed)
+    counts, packets = [0] * b.n, {}          # tag -> (destination, flits), as scenario() tags
+    for _, src, dst, flits in rows:
+        packets[int(src) << 32 | counts[int(src)]] = (int(dst), int(flits))
+        counts[int(src)] += 1
+    planted = {}
+
+    def plant(model):
+        # the first ejection of a body flit that is not a tail, past the first batch
+        for (t, c), (tag, seq) in sorted(model.ejected.items()):
+            dst, flits = packets[tag]
+            if t >= CHECK_EVERY and 0 < seq < flits - 1:
+                planted.update(cycle=t, chip=c, tag=tag, seq=seq, dst=dst, flits=flits)
+                model.ejected[(t, c)] = (tag, seq + 1)
+                return
+        raise AssertionError("no body flit ejected after the first batch to plant on")
+
+    begin = b.meter.cycles
+    try:
+        await b.scenario(pattern, rate, cycles, seed, plant=plant)
+    except AssertionError as e:
+        message = str(e).splitlines()[0]   # pytest's explanation of the assert follows
+    else:
+        raise AssertionError("the planted expected value was not caught")
+    found_at = b.meter.cycles - begin - 1          # the loop iteration that raised
+    p = planted
+    tag, seq, dst, flits = p["tag"], p["seq"], p["dst"], p["flits"]
+    got = (False, False, 0, b.payload.data(b.pid(tag), seq, dst, flits))
+    want = (False, seq + 1 == flits - 1, 0, b.payload.data(b.pid(tag), seq + 1, dst, flits))
+    assert message == (f"cycle {p['cycle']}: chip {p['chip']} ejected {got}, model packet "
+                       f"{tag >> 32}:{tag & 0xFFFFFFFF} flit {seq + 1} {want}"), message
+    assert found_at > p["cycle"] + 1, (found_at, p["cycle"])
+    record_stats("batch_check_names_the_cycle", transactions=0, cycles=found_at + 1,
+                 planted_cycle=p["cycle"], found_at=found_at)

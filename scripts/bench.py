@@ -36,7 +36,13 @@ roce (build/bench/roce.json): Chronos §8.1's packet-level RoCE switch, compiled
 the plain-Python reference on 1% of a 16-host MoE all-to-all (same events), and the engine on
 the whole matrix under both HPCC presets.
 
-    python -m scripts.bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd|sipac|roce] [--n 64] [--cycles 20000]
+batch (build/bench/cosim_batch.json): cycles/s of the batched co-simulation testbenches (one
+trigger per clock, checks in numpy every few hundred cycles: cosim.test_bvn on BvN N = 64,
+W = 10, and cosim.test_mesh on the 4 x 4 mesh) with simulation wall and CPU seconds; baseline:
+the per-cycle testbenches they replaced (cosim.bench_bvn_legacy, cosim.bench_mesh_legacy),
+same model, seed and budget, same run, the same transactions checked equal; target >= 5x.
+
+    python -m scripts.bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd|sipac|roce|batch] [--n 64] [--cycles 20000]
 """
 
 from __future__ import annotations
@@ -703,10 +709,136 @@ def run_mesh(args) -> str:
                         "simulator cycles/s", "simulator / co-simulation"], rows_out))
 
 
+BATCH_BVN = {"n": 64, "w": 10}      # the slowest BvN set of the regression
+
+
+def _timed_cosim(block: str, params: dict, module: str, testcase: str, **kw):
+    """One co-simulation: (result, simulation wall seconds, simulation CPU seconds). The CPU
+    time is the user + system time of this process's children over the run (the simulator
+    process; the build is a no-op by then: :func:`run_batch` builds first)."""
+    import resource
+
+    from cosim.runner import run
+
+    def cpu() -> float:
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return ru.ru_utime + ru.ru_stime
+    before = cpu()
+    res = run(block, params, test_module=module, testcase=testcase, **kw)
+    used = cpu() - before
+    if not res.passed:
+        where = ", ".join(f"{k}={v}" for k, v in params.items())
+        raise RuntimeError(f"{module} on {block} ({where}) failed: "
+                           f"{res.first_failure or res.describe()}")
+    return res, res.sim_seconds, used
+
+
+def _batch_pair(label: str, block: str, params: dict, legacy: str, batched: str,
+                testcase: str, figures, **kw) -> dict:
+    """The per-cycle and the batched testbench on the same model, seed and budget, one
+    after the other; ``figures(stats)`` -> (cycles, loop wall seconds, loop CPU seconds,
+    what must be identical)."""
+    out = {"block": block, "params": params, "testcase": testcase}
+    for name, module in (("legacy", legacy), ("batched", batched)):
+        print(f"{label}: {module} ...", flush=True)
+        res, wall, cpu = _timed_cosim(block, params, module, testcase, **kw)
+        stat = next(s for s in res.stats if s["test"] == testcase)
+        cycles, seconds, loop_cpu, same = figures(stat)
+        out[name] = {"module": module, "cycles": cycles, "transactions": stat["transactions"],
+                     "loop_seconds": round(seconds, 2), "loop_cpu_seconds": round(loop_cpu, 2),
+                     "cycles_per_s": round(cycles / seconds, 1),
+                     "cycles_per_cpu_s": round(cycles / loop_cpu, 1),
+                     "sim_wall_s": round(wall, 2), "sim_cpu_s": round(cpu, 2),
+                     "coverage": same}
+        print(f"    {cycles:,} cycles, {cycles / seconds:,.0f} cycles/s, "
+              f"{cycles / loop_cpu:,.0f} cycles/CPU-s; simulation "
+              f"{wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+    if out["legacy"]["coverage"] != out["batched"]["coverage"]:
+        raise RuntimeError(f"{label}: the batched testbench did not run the same transactions "
+                           f"as the per-cycle one (same seed and budget)")
+    for v in (out["legacy"], out["batched"]):
+        del v["coverage"]
+    out["speedup"] = round(out["batched"]["cycles_per_s"] / out["legacy"]["cycles_per_s"], 2)
+    out["speedup_cpu"] = round(out["batched"]["cycles_per_cpu_s"]
+                               / out["legacy"]["cycles_per_cpu_s"], 2)
+    return out
+
+
+def run_batch(args) -> str:
+    """The batched co-simulation testbenches (one trigger per clock, checks in numpy every few
+    hundred cycles) against the per-cycle ones they replace, in the same run, on the same
+    Verilated model, seed and budget: BvN N = 64 (W = 10) and the 4 x 4 router mesh."""
+    from rtl.catalog import BLOCKS
+    seed = args.batch_seed
+    load = [os.getloadavg()[0]]
+    print(f"batch: BvN n={BATCH_BVN['n']}, w={BATCH_BVN['w']}: building...", flush=True)
+    _timed_cosim("bvn", BATCH_BVN, "cosim.test_bvn", "stall_keeps_every_step", seed=seed)
+
+    def bvn_figures(s):
+        same = {k: s[k] for k in ("transactions", "cycles", "steps", "matrices",
+                                  "moe_cycles", "quantised_cycles")}
+        return s["cycles"], s["seconds"], s["cpu_seconds"], same
+    bvn = _batch_pair("batch: BvN", "bvn", BATCH_BVN, "cosim.bench_bvn_legacy",
+                      "cosim.test_bvn", "decompositions", bvn_figures, seed=seed,
+                      transactions=args.batch_bvn_steps)
+    mesh_params = BLOCKS["mesh"].params[0]
+    # the model `--only mesh` builds too (C++ at -O1, under build/bench/cosim)
+    mesh_kw = {"seed": seed, "build_opt": "-O1", "build_root": BUILD / "bench" / "cosim"}
+    print("batch: mesh: building (at -O1)...", flush=True)
+    _timed_cosim("mesh", mesh_params, "cosim.test_mesh", "edge_and_rail_ports", **mesh_kw)
+
+    def mesh_figures(s):
+        sc = s["scenarios"]
+        same = [{k: v for k, v in x.items() if k not in ("seconds", "cpu_seconds")}
+                for x in sc]
+        return (sum(x["cycles"] for x in sc), sum(x["seconds"] for x in sc),
+                sum(x["cpu_seconds"] for x in sc), same)
+    scale = os.environ.get("AIFABRIC_MESH_SCALE")
+    os.environ["AIFABRIC_MESH_SCALE"] = str(args.batch_mesh_scale)
+    try:
+        mesh_out = _batch_pair("batch: mesh", "mesh", mesh_params, "cosim.bench_mesh_legacy",
+                               "cosim.test_mesh", "traffic_patterns", mesh_figures, **mesh_kw)
+    finally:
+        if scale is None:
+            os.environ.pop("AIFABRIC_MESH_SCALE", None)
+        else:
+            os.environ["AIFABRIC_MESH_SCALE"] = scale
+    load.append(os.getloadavg()[0])
+    out = {"name": "cosim_batch", "seed": seed, "bvn_steps": args.batch_bvn_steps,
+           "mesh_scale": args.batch_mesh_scale, "machine": machine(),
+           "load_average_1min": load, "target_speedup": 5.0,
+           "results": {"bvn": bvn, "mesh": mesh_out}}
+    write_json(BUILD / "bench" / "cosim_batch.json", out)
+    rows = []
+    for what, r in ((f"BvN N = {BATCH_BVN['n']}, W = {BATCH_BVN['w']} (decompositions, "
+                     f"{args.batch_bvn_steps:,}-step budget)", bvn),
+                    (f"4 x 4 mesh (traffic_patterns, scale {args.batch_mesh_scale:g})",
+                     mesh_out)):
+        for name in ("legacy", "batched"):
+            v = r[name]
+            rows.append([what if name == "legacy" else "", v["module"], f"{v['cycles']:,}",
+                         f"{v['transactions']:,}", f"{v['cycles_per_s']:,.0f}",
+                         f"{v['cycles_per_cpu_s']:,.0f}", f"{v['sim_wall_s']:.1f}",
+                         f"{v['sim_cpu_s']:.1f}",
+                         f"**{r['speedup']:.1f}x** ({r['speedup_cpu']:.1f}x per CPU-s)"
+                         if name == "batched" else ""])
+    return ("## Batched co-simulation testbenches (build/bench/cosim_batch.json)\n\n"
+            f"Each pair in the same run, one after the other, on the same Verilated model, "
+            f"seed ({seed}) and budget; the same transactions, cycles and statistics checked "
+            f"equal. cycles/s and cycles/CPU-s: the test's own cycle loop (stimulus, checks, "
+            f"model calls included) over its wall and its CPU time (the CPU figure holds on a "
+            f"loaded machine); simulation wall and CPU: the whole simulator process (start-up "
+            f"and imports included). Load average (1 min) {load[0]:.1f} before, "
+            f"{load[1]:.1f} after; target >= 5x.\n\n"
+            + md_table(["design", "testbench", "cycles", "transactions", "cycles/s",
+                        "cycles/CPU-s", "simulation wall (s)", "simulation CPU (s)",
+                        "speed-up"], rows))
+
+
 def main(argv=None) -> int:
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=("wwfa", "bvn", "engine", "netsim", "fig14b", "mesh",
-                                           "hbd", "sipac", "roce"),
+                                           "hbd", "sipac", "roce", "batch"),
                         action="append",
                         help="run only this benchmark (repeatable; default: all)")
     parser.add_argument("--n", type=int, default=64, help="arbiter size (default 64)")
@@ -729,7 +861,17 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, help="processes for the Fig 14(b) sweep")
     parser.add_argument("--hbd-slice", type=int, default=40,
                         help="trace states the per-GPU reference evaluates (default 40)")
+    parser.add_argument("--batch-bvn-steps", type=int, default=12_000,
+                        help="BvN step budget of the batched-vs-per-cycle comparison "
+                             "(default 12000; every quantised matrix is run regardless)")
+    parser.add_argument("--batch-mesh-scale", type=float, default=1.0,
+                        help="scale of the mesh scenarios' packet-creation cycles in that "
+                             "comparison (default 1: the regression's)")
+    parser.add_argument("--batch-seed", type=int, default=1,
+                        help="co-simulation seed of that comparison (default 1)")
     args = parser.parse_args(argv)
+    if args.batch_bvn_steps < 1 or args.batch_mesh_scale <= 0:
+        parser.error("--batch-bvn-steps must be >= 1 and --batch-mesh-scale > 0")
     if args.netsim_cycles < 100 or args.reference_cycles < 10:
         parser.error("--netsim-cycles must be >= 100 and --reference-cycles >= 10")
     from models.chronos.wwfa import _check_n
@@ -746,10 +888,10 @@ def main(argv=None) -> int:
     if args.hbd_slice < 1:
         parser.error("--hbd-slice must be >= 1")
     only = args.only or ["wwfa", "bvn", "engine", "netsim", "fig14b", "mesh", "hbd", "sipac",
-                         "roce"]
+                         "roce", "batch"]
     runners = {"wwfa": run_wwfa, "bvn": run_bvn, "engine": run_engine, "netsim": run_netsim,
                "fig14b": run_fig14b, "mesh": run_mesh, "hbd": run_hbd, "sipac": run_sipac,
-               "roce": run_roce}
+               "roce": run_roce, "batch": run_batch}
     sections = [runners[name](args) for name in only]
     m = machine()
     text = (f"# Benchmarks\n\nMachine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, "

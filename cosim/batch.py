@@ -1,0 +1,208 @@
+"""Batched checking for the long co-simulations: one trigger per clock, outputs recorded per
+cycle, checked every few hundred cycles in numpy.
+
+The per-cycle testbenches (``cosim.stream.ClockCycle``) cross from the simulator into Python
+several times a clock: a falling edge to drive, a read-only phase to sample, the ReadWrite
+phase cocotb adds to apply every write, and the Python clock's two timers. Here:
+
+- the clock runs in the simulator (``Clock(..., impl="gpi")``, :func:`start_clock`);
+- a testbench awaits only the falling edge. There it first reads what the DUT shows, which
+  is what the next rising edge will take as long as those outputs are registered (a Moore
+  output: ``valid``, ``ready``, flags that depend on state, not on this cycle's inputs), then
+  drives the inputs for that edge. Reading before driving is what makes one trigger enough;
+  a DUT output that depended combinationally on an input would need the read-only phase;
+- reads and writes go straight to the simulator handle (:func:`reader`, :func:`writer`:
+  no ``Logic``/``LogicArray`` object per access, a write applied at once instead of queued
+  for a ReadWrite phase); a wide bus is read once, as its bit string;
+- what the checks need is recorded per cycle (:class:`StreamLog` packs a stream's ``rst``,
+  ``valid`` and ``ready`` into one small integer per cycle) and checked in batches, in numpy,
+  every ``every`` cycles and at the end of a test. A failure names the exact cycle it
+  happened in and carries the message the per-cycle check gives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cosim.stream import ProtocolError
+
+__all__ = ["reader", "bits_reader", "writer", "bits_writer", "start_clock", "StreamLog",
+           "ProtocolError", "BatchFailure"]
+
+_NO_DELAY = 3           # cocotb's _GPISetAction.NO_DELAY: the write takes effect at once
+
+
+class BatchFailure(AssertionError):
+    """A check of a batch failed; the message starts with the cycle (``cycle 1234: ...``)."""
+
+
+def _raw(handle):
+    raw = getattr(handle, "_handle", None)
+    return raw if raw is not None and hasattr(raw, "get_signal_val_binstr") else None
+
+
+def reader(handle):
+    """A function returning ``handle``'s value as an int, read straight from the simulator
+    (falls back to ``handle.value`` where the handle has no raw accessor)."""
+    raw = _raw(handle)
+    if raw is None:
+        def read():
+            value = handle.value
+            return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
+        return read
+    if len(handle) <= 32:
+        return raw.get_signal_val_long
+    get = raw.get_signal_val_binstr
+    return lambda: int(get(), 2)
+
+
+def bits_reader(handle):
+    """A function returning ``handle``'s value as its bit string (MSB first, one character a
+    bit): a wide bus read once, decoded later for many cycles at a time."""
+    raw = _raw(handle)
+    if raw is not None:
+        return raw.get_signal_val_binstr
+    return lambda: str(handle.value)
+
+
+def writer(handle):
+    """A function writing an int to ``handle`` at once (no ReadWrite phase); the caller
+    writes only in the falling-edge callback, where the next rising edge takes the value."""
+    raw = _raw(handle)
+    width = len(handle)
+    if raw is None:
+        from cocotb.handle import Immediate
+
+        def write(value):
+            handle.value = Immediate(value)
+        return write
+    if width <= 32:
+        put = raw.set_signal_val_int
+        return lambda value: put(_NO_DELAY, value)
+    put_str = raw.set_signal_val_binstr
+    return lambda value: put_str(_NO_DELAY, format(value, f"0{width}b"))
+
+
+def bits_writer(handle):
+    """A function writing a bit string (MSB first, ``len(handle)`` characters) to ``handle``
+    at once: a wide bus whose values were formatted ahead of the cycle loop."""
+    raw = _raw(handle)
+    if raw is None:
+        from cocotb.handle import Immediate
+        from cocotb.types import LogicArray
+
+        def write(bits):
+            handle.value = Immediate(LogicArray(bits))
+        return write
+    put_str = raw.set_signal_val_binstr
+    return lambda bits: put_str(_NO_DELAY, bits)
+
+
+def start_clock(clk, period_ns: int = 10):
+    """The clock in the simulator (no Python per edge); returns the started Clock."""
+    from cocotb.clock import Clock
+    clock = Clock(clk, period_ns, unit="ns", impl="gpi")
+    clock.start()
+    return clock
+
+
+def bits_to_array(strings: list[str], width: int) -> np.ndarray:
+    """Bit strings (MSB first) -> uint8 array (rows, width), column k = bit k."""
+    if not strings:
+        return np.zeros((0, width), dtype=np.uint8)
+    flat = np.frombuffer("".join(strings).encode("ascii"), dtype=np.uint8)
+    bits = (flat.reshape(len(strings), width) - ord("0"))[:, ::-1]
+    if (bits > 1).any():
+        row = int(np.argwhere((bits > 1).any(axis=1))[0, 0])
+        raise AssertionError(f"an undefined bit (X/Z) in {strings[row]!r}")
+    return bits
+
+
+def field_values(bits: np.ndarray, lo: int, width: int) -> np.ndarray:
+    """Unsigned field ``[lo, lo + width)`` of each row of a bit array, as int64."""
+    weights = np.left_shift(np.int64(1), np.arange(width, dtype=np.int64))
+    return bits[:, lo:lo + width].astype(np.int64) @ weights
+
+
+def _int(payload) -> int:
+    """A payload recorded as an int or as its bit string."""
+    return int(payload, 2) if isinstance(payload, str) else int(payload)
+
+
+class StreamLog:
+    """The stream rules of :class:`cosim.stream.StreamMonitor`, checked in batches.
+
+    ``record(cycle, rst, valid, ready, payload)`` once a cycle (cycles consecutive from the
+    first record): one small integer per cycle, and the payload only where the rules need it
+    (``valid`` high and ``ready`` low, and the cycle after), as an int or as its bit string.
+    ``check()`` tests the cycles recorded since the last check and raises
+    :class:`~cosim.stream.ProtocolError` for the first violation, with the monitor's message
+    (stream, cycle, signal). ``beats`` counts the handshakes checked (up to the failing
+    cycle when one fails, as the per-cycle monitor counts them).
+    """
+
+    def __init__(self, name: str, every: int = 512) -> None:
+        self.name, self.every = name, every
+        self.codes: list[int] = []        # rst | valid << 1 | ready << 2, one per cycle
+        self.payloads: dict[int, int] = {}
+        self.first = None                 # cycle of codes[0]
+        self.prev = None                  # (code, payload) of the cycle before codes[0]
+        self.beats = 0
+        self._wait = False                # the last cycle recorded had valid and not ready
+
+    def record(self, cycle: int, rst: int, valid: int, ready: int, payload=None) -> None:
+        """``payload``: the value, or a function returning it (read only where needed)."""
+        if self.first is None:
+            self.first = cycle
+        self.codes.append(rst | valid << 1 | ready << 2)
+        wait = valid and not ready and not rst
+        if valid and (wait or self._wait) and not rst:
+            self.payloads[cycle] = payload() if callable(payload) else payload
+        self._wait = wait
+        if len(self.codes) >= self.every:
+            self.check()
+
+    def _fail(self, cycle, signal, what):
+        raise ProtocolError(f"stream {self.name!r}, cycle {cycle}: {self.name}__{signal} "
+                            f"{what}")
+
+    def check(self) -> None:
+        """Check every cycle recorded since the last check."""
+        if not self.codes:
+            return
+        codes = np.asarray(self.codes, dtype=np.uint8)
+        rst, valid, ready = codes & 1, codes >> 1 & 1, codes >> 2 & 1
+        # the previous cycle's code (none before the very first record: no beat waited)
+        before = np.empty_like(codes)
+        before[1:] = codes[:-1]
+        before[0] = self.prev[0] if self.prev is not None else 1   # "in reset": nothing waits
+        waited = ((before & 1) == 0) & ((before >> 1 & 1) == 1) & ((before >> 2 & 1) == 0)
+        in_reset = rst == 1
+        bad_reset = in_reset & (valid == 1)
+        fell = ~in_reset & waited & (valid == 0)
+        # payload changes: only where a beat waited and valid stayed high (few cycles)
+        changed = np.zeros_like(fell)
+        for k in np.flatnonzero(~in_reset & waited & (valid == 1)):
+            cycle = self.first + int(k)
+            old = self.payloads.get(cycle - 1) if k else (self.prev[1] if self.prev else None)
+            if self.payloads.get(cycle) != old:
+                changed[k] = True
+        bad = bad_reset | fell | changed
+        beats = ~in_reset & (valid == 1) & (ready == 1)
+        if bad.any():
+            k = int(np.argmax(bad))
+            cycle = self.first + k
+            self.beats += int(beats[:k].sum())    # as the per-cycle monitor: up to the cycle
+            if bad_reset[k]:
+                self._fail(cycle, "valid", "is high during reset")
+            if fell[k]:
+                self._fail(cycle, "valid", "fell before the beat was taken (ready was low)")
+            old = self.payloads.get(cycle - 1) if k else self.prev[1]
+            self._fail(cycle, "payload", f"changed while valid and not ready: "
+                       f"{_int(old):#x} -> {_int(self.payloads[cycle]):#x}")
+        self.beats += int(beats.sum())
+        last = self.first + len(self.codes) - 1
+        self.prev = (int(codes[-1]), self.payloads.get(last))
+        self.first = last + 1
+        self.codes = []
+        self.payloads = {c: p for c, p in self.payloads.items() if c == last}
