@@ -178,7 +178,13 @@ class StreamLog:
         before[0] = self.prev[0] if self.prev is not None else 1   # "in reset": nothing waits
         waited = ((before & 1) == 0) & ((before >> 1 & 1) == 1) & ((before >> 2 & 1) == 0)
         in_reset = rst == 1
-        bad_reset = in_reset & (valid == 1)
+        # valid must be low once a rising edge has taken the reset: in a cycle whose reset was
+        # also driven in the cycle before (the first cycle of a reset still shows the outputs
+        # of before it, as the first cycle recorded does)
+        was_reset = np.empty_like(in_reset)
+        was_reset[1:] = in_reset[:-1]
+        was_reset[0] = bool(self.prev[0] & 1) if self.prev is not None else False
+        bad_reset = in_reset & was_reset & (valid == 1)
         fell = ~in_reset & waited & (valid == 0)
         # payload changes: only where a beat waited and valid stayed high (few cycles)
         changed = np.zeros_like(fell)

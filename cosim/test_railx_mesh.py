@@ -381,7 +381,7 @@ async def zero_load_paths(dut):
     rt = MinimalRouting(b.topo, vcs="algorithm1", order=DEFAULT_ORDER)
     await b.reset()
     await b.load_tables()
-    count = max(36, int(PATH_PACKETS * min(1.0, scale() * 2)))
+    count = max(36, int(PATH_PACKETS * scale()))
     pairs = [tuple(rng.sample(range(b.n), 2)) for _ in range(count)]
     info = []
     for s, d in pairs:

@@ -15,7 +15,7 @@ CASES = [pytest.param(name, params, id=block.instance_name(params))
 # full, bad) but stops drawing random and MoE matrices after this many steps (the 100
 # quantised ones are always run); `make` runs all 400 matrices.
 # The RailX system (36 routers) runs every scenario at about a third of its length (12,000
-# of ~38,000 flits) and 72 path packets of 240.
+# of ~38,000 flits) and 76 path packets of 240.
 CI_TRANSACTIONS = {"bvn_n64_w10": 40_000,
                    "railx_mesh_allocatorseparable_data48_depth8_mesh_delay1_n1_packet4_"
                    "rail_delay10_side3_vcs3": 12_000}

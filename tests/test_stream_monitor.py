@@ -48,3 +48,24 @@ def test_legal_trace_counts_beats():
 def test_each_rule_fires_naming_cycle_and_signal(trace, signal, cycle):
     with pytest.raises(ProtocolError, match=rf"stream 's', cycle {cycle}: s__{signal} "):
         replay(trace)
+
+
+def batched(trace, every=512):
+    """The same trace through the batched checker (:class:`cosim.batch.StreamLog`)."""
+    from cosim.batch import StreamLog
+    log = StreamLog("s", every=every)
+    for cycle, (rst, valid, ready, payload) in enumerate(trace):
+        log.record(cycle, rst, valid, ready, payload)
+    log.check()
+    return log
+
+
+@pytest.mark.parametrize("every", [1, 2, 512])
+def test_batched_reset_rule_starts_at_the_edge_that_takes_the_reset(every):
+    """The first cycle of a reset still shows the outputs from before it (the rising edge that
+    takes the reset comes after it); valid high in the next reset cycle is an error, named
+    with its cycle, however the cycles fall into batches."""
+    batched([(0, 1, 0, 5), (1, 1, 0, 5), (1, 0, 0, 0), (0, 0, 1, 0)], every)
+    batched([(1, 1, 0, 5), (1, 0, 0, 0)], every)               # a run that starts in reset
+    with pytest.raises(ProtocolError, match=r"cycle 2: s__valid is high during reset"):
+        batched([(0, 0, 1, 0), (1, 1, 0, 5), (1, 1, 0, 5)], every)
