@@ -23,3 +23,33 @@ def test_circuit_is_quantised_makespan_plus_reconfiguration_plus_engine_time():
     # the unquantised ablation: the lower bound over the rate, one reconfiguration
     assert c["exact_s"] == pytest.approx(8e6 / 800e9 + 10e-9, rel=1e-12)
     assert c["quant_overhead"] == pytest.approx(512 * 1954 / 1e6 - 1)
+
+
+def test_packet_set_in_two_processes_equals_one(monkeypatch):
+    from models.chronos.roce import hpcc_dcqcn
+    from models.chronos.sec81 import JOBS_ENV, matrices, packet_set
+    mats = matrices(3, 5, 0.0005)                      # three small all-to-alls (~100 KB/host)
+    cfg = hpcc_dcqcn()
+    monkeypatch.setenv(JOBS_ENV, "1")
+    serial = packet_set(mats, cfg, 11, progress=False)
+    monkeypatch.setenv(JOBS_ENV, "2")
+    parallel = packet_set(mats, cfg, 11, progress=False)
+    # each matrix keeps its own ECN seed (seed + k) whichever process runs it
+    assert list(parallel) == list(serial)
+    assert len(set(serial)) == 3                       # three different matrices, not one
+
+
+@pytest.mark.parametrize("text", ["0", "-2", "two", "1.5"])
+def test_jobs_must_be_a_positive_integer(monkeypatch, text):
+    from models.chronos.sec81 import JOBS_ENV, workers
+    monkeypatch.setenv(JOBS_ENV, text)
+    with pytest.raises(ValueError, match=f"{JOBS_ENV} must be a positive integer"):
+        workers(4)
+
+
+def test_workers_never_exceed_the_runs(monkeypatch):
+    from models.chronos.sec81 import JOBS_ENV, workers
+    monkeypatch.setenv(JOBS_ENV, "8")
+    assert workers(3) == 3
+    monkeypatch.delenv(JOBS_ENV)
+    assert 1 <= workers(1) == 1
