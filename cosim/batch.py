@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cosim.stream import ProtocolError
+from aifabric.cosim.stream import ProtocolError
 
 __all__ = ["reader", "bits_reader", "writer", "bits_writer", "start_clock", "StreamLog",
            "ProtocolError", "BatchFailure"]

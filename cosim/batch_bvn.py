@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cosim.batch import BatchFailure, bits_to_array, field_values
-from cosim.codec import dest_bits, step_bits
+from aifabric.cosim.batch import BatchFailure, bits_to_array, field_values
+from aifabric.cosim.codec import dest_bits, step_bits
 
 __all__ = ["StepBatch", "decode_steps"]
 

@@ -19,12 +19,12 @@ import time
 import cocotb
 import numpy as np
 
-from cosim.batch import start_clock
-from cosim.stats import record_stats
-from cosim.test_bvn import Harness, beats_of, dims, moe_matrix
-from models.chronos.bvn import decompose, lower_bound, quantize
-from models.chronos.experiments import QUANT_BUDGETS
-from models.chronos.moe import moe_traffic_matrix
+from aifabric.cosim.batch import start_clock
+from aifabric.cosim.stats import record_stats
+from aifabric.cosim.test_bvn import Harness, beats_of, dims, moe_matrix
+from aifabric.models.chronos.bvn import decompose, lower_bound, quantize
+from aifabric.models.chronos.experiments import QUANT_BUDGETS
+from aifabric.models.chronos.moe import moe_traffic_matrix
 
 
 async def timed_frame(h: Harness, mat: np.ndarray):

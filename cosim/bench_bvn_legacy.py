@@ -33,12 +33,12 @@ import cocotb
 import numpy as np
 from cocotb.clock import Clock
 
-from cosim.codec import LANE_BITS, decode_step, dest_bits, encode_row
-from cosim.stats import CycleMeter, block_params, record_stats
-from cosim.stream import ClockCycle, ProtocolError, StreamMonitor, StreamSink, StreamSource
-from models.chronos.bvn import decompose, quantize
-from models.chronos.experiments import QUANT_BUDGETS
-from models.chronos.moe import moe_traffic_matrix
+from aifabric.cosim.codec import LANE_BITS, decode_step, dest_bits, encode_row
+from aifabric.cosim.stats import CycleMeter, block_params, record_stats
+from aifabric.cosim.stream import ClockCycle, ProtocolError, StreamMonitor, StreamSink, StreamSource
+from aifabric.models.chronos.bvn import decompose, quantize
+from aifabric.models.chronos.experiments import QUANT_BUDGETS
+from aifabric.models.chronos.moe import moe_traffic_matrix
 
 RANDOM_MATRICES = 200
 MOE_MATRICES = 100
@@ -54,7 +54,7 @@ def _seed(test: str) -> int:
     """The seed cocotb gives ``cosim.test_bvn.<test>`` (it hashes a test's module and name into its
     seed), so that this copy draws the same stimulus as the testbench it is timed against."""
     own = int(hashlib.sha1(f"{__name__}.{test}".encode()).hexdigest(), 16)
-    theirs = int(hashlib.sha1(f"cosim.test_bvn.{test}".encode()).hexdigest(), 16)
+    theirs = int(hashlib.sha1(f"aifabric.cosim.test_bvn.{test}".encode()).hexdigest(), 16)
     return cocotb.RANDOM_SEED - own + theirs
 
 

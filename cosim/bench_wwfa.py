@@ -16,8 +16,8 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
-from cosim.stats import CycleMeter, record_stats
-from cosim.test_wwfa import pack, reset
+from aifabric.cosim.stats import CycleMeter, record_stats
+from aifabric.cosim.test_wwfa import pack, reset
 
 
 @cocotb.test()

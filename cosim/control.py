@@ -19,8 +19,8 @@ import cocotb
 import numpy as np
 from cocotb.clock import Clock
 
-from cosim.stats import CycleMeter
-from cosim.stream import ClockCycle, StreamMonitor, StreamSource
+from aifabric.cosim.stats import CycleMeter
+from aifabric.cosim.stream import ClockCycle, StreamMonitor, StreamSource
 
 __all__ = ["ControlBench", "value", "start_clock"]
 

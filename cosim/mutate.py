@@ -45,7 +45,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rtl.catalog import get_block
+from aifabric.rtl.catalog import get_block
 
 __all__ = ["SPECS", "Spec", "Mutant", "Outcome", "mutants_of", "build", "verilate", "run_mutant",
            "formal_kill", "equivalent", "sample", "MUTATE_DIR", "EQUIV_DEPTH"]
@@ -289,7 +289,7 @@ def run_mutant(spec: Spec, k: int, workdir: Path, *, seed: int = 1,
     job = {"bench": spec.bench, "params": spec.params, "k": k, "seed": seed,
            "sim": str(workdir / "sim"), "dir": str(rdir), "transactions": spec.transactions}
     start = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "cosim.mutate", json.dumps(job)], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "aifabric.cosim.mutate", json.dumps(job)], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
@@ -328,7 +328,7 @@ def _child(job: dict) -> None:
     name = get_block(job["bench"]).instance_name(job["params"])
     try:
         get_runner("verilator").test(
-            test_module=f"cosim.test_{job['bench']}", hdl_toplevel=name,
+            test_module=f"aifabric.cosim.test_{job['bench']}", hdl_toplevel=name,
             hdl_toplevel_lang="verilog",
             build_dir=job["sim"], test_dir=rdir, seed=job["seed"], extra_env=env,
             plusargs=[f"+mutsel={job['k']}"], results_xml=str(rdir / "results.xml"),

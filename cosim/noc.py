@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cosim.codec import decode_flit, decode_head, encode_flit, encode_head
+from aifabric.cosim.codec import decode_flit, decode_head, encode_flit, encode_head
 
 __all__ = ["PacketIds", "Payload", "Link", "OutputChecker", "read_int"]
 

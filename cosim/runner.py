@@ -25,14 +25,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rtl.catalog import get_block
+from aifabric import paths as _paths
+
+from aifabric.rtl.catalog import get_block
 
 from .stats import PARAMS_ENV, STATS_ENV, read_stats
 
 __all__ = ["BUILD", "CosimResult", "LintError", "setup_verilator", "lint", "run",
            "build_dir_for", "verilog_of", "run_seed", "SEED_ENV"]
 
-BUILD = Path(__file__).resolve().parent.parent / "build"
+BUILD = _paths.BUILD
 PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
 OPT_FAST = "OPT_FAST=-O1"
 
@@ -302,7 +304,7 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     built = time.perf_counter()
     result.build_seconds = built - start
     try:
-        runner.test(test_module=test_module or f"cosim.test_{block}", hdl_toplevel=name,
+        runner.test(test_module=test_module or f"aifabric.cosim.test_{block}", hdl_toplevel=name,
                     build_dir=bdir, test_dir=bdir, seed=seed, extra_env=env, waves=waves,
                     testcase=testcase, results_xml=str(results_xml),
                     log_file=bdir / "test.log")

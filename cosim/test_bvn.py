@@ -38,14 +38,14 @@ from collections import deque
 
 from cocotb.triggers import FallingEdge
 
-from cosim.batch import (BatchFailure, ProtocolError, StreamLog, bits_reader, reader,
+from aifabric.cosim.batch import (BatchFailure, ProtocolError, StreamLog, bits_reader, reader,
                          start_clock, writer)
-from cosim.batch_bvn import StepBatch, decode_steps
-from cosim.codec import LANE_BITS, dest_bits, encode_row
-from cosim.stats import CycleMeter, block_params, record_stats
-from models.chronos.bvn import decompose, quantize
-from models.chronos.experiments import QUANT_BUDGETS
-from models.chronos.moe import moe_traffic_matrix
+from aifabric.cosim.batch_bvn import StepBatch, decode_steps
+from aifabric.cosim.codec import LANE_BITS, dest_bits, encode_row
+from aifabric.cosim.stats import CycleMeter, block_params, record_stats
+from aifabric.models.chronos.bvn import decompose, quantize
+from aifabric.models.chronos.experiments import QUANT_BUDGETS
+from aifabric.models.chronos.moe import moe_traffic_matrix
 
 RANDOM_MATRICES = 200
 MOE_MATRICES = 100
@@ -288,8 +288,8 @@ class Harness:
         words = [bits for _, bits in self.beats[since:]]
         if not words:
             return []
-        from cosim.batch import bits_to_array
-        from cosim.codec import step_bits
+        from aifabric.cosim.batch import bits_to_array
+        from aifabric.cosim.codec import step_bits
         perm, weight, last = decode_steps(bits_to_array(words, step_bits(self.n, self.w)),
                                           self.n, self.w)
         return [(p.tolist(), int(wt), bool(lst)) for p, wt, lst in zip(perm, weight, last)]

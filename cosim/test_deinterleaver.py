@@ -25,12 +25,12 @@ import time
 
 import cocotb
 
-from cosim.codec import dix_command, field
-from cosim.control import ControlBench, start_clock, value
-from cosim.stats import block_params, record_stats
-from models.flexsipac import allocation, traffic
-from models.flexsipac.topology import SiPAC
-from models.flexsipac.transceiver import Deinterleaver, DIXCommand, cu_splits
+from aifabric.cosim.codec import dix_command, field
+from aifabric.cosim.control import ControlBench, start_clock, value
+from aifabric.cosim.stats import block_params, record_stats
+from aifabric.models.flexsipac import allocation, traffic
+from aifabric.models.flexsipac.topology import SiPAC
+from aifabric.models.flexsipac.transceiver import Deinterleaver, DIXCommand, cu_splits
 
 DEFAULT_TRANSACTIONS = 10_000
 MZI = {0: (0, 0), 1: (0, 1), 2: (1, 0)}          # mode -> (in, sel), as documented

@@ -38,13 +38,13 @@ import cocotb
 import numpy as np
 from cocotb.triggers import FallingEdge
 
-from cosim.batch import bits_reader, bits_writer, reader, start_clock, writer
-from cosim.codec import decode_flit, encode_entry, encode_flit, width_of
-from cosim.noc import ID_BITS, Link, OutputChecker, Payload, read_int
-from cosim.stats import CycleMeter, block_params, record_stats
-from models.common.netsim import Traffic
-from models.common.netsim.traffic import synthesize
-from models.railx.mesh import mesh_network, replay, table_entries
+from aifabric.cosim.batch import bits_reader, bits_writer, reader, start_clock, writer
+from aifabric.cosim.codec import decode_flit, encode_entry, encode_flit, width_of
+from aifabric.cosim.noc import ID_BITS, Link, OutputChecker, Payload, read_int
+from aifabric.cosim.stats import CycleMeter, block_params, record_stats
+from aifabric.models.common.netsim import Traffic
+from aifabric.models.common.netsim.traffic import synthesize
+from aifabric.models.railx.mesh import mesh_network, replay, table_entries
 
 # (pattern, rate in flits/cycle/chip, cycles of packet creation): below and above saturation
 SCENARIOS = (("uniform", 0.15, 1500), ("uniform", 0.8, 1200), ("transpose", 0.1, 1500),
@@ -432,7 +432,7 @@ async def edge_and_rail_ports(dut):
     edge leaves on its ``edge_o`` (whole, in order, one flit a cycle, within the credits the
     edge returns), and packets coming in on an east edge and on a rail port reach their
     destination chips, returning a credit per flit on ``edge_i``."""
-    from rtl.railx.mesh import edge_ports
+    from aifabric.rtl.railx.mesh import edge_ports
     rng = np.random.default_rng(cocotb.RANDOM_SEED)
     b = MeshBench(dut, rng)
     await b.reset()

@@ -42,11 +42,11 @@ import time
 
 import cocotb
 
-from cosim.codec import field, ocs_command
-from cosim.control import ControlBench, start_clock
-from cosim.stats import block_params, record_stats
-from models.infinitehbd import topology
-from models.infinitehbd.ocstrx import (ERRORS, Command, benes_route, benes_size, benes_trace,
+from aifabric.cosim.codec import field, ocs_command
+from aifabric.cosim.control import ControlBench, start_clock
+from aifabric.cosim.stats import block_params, record_stats
+from aifabric.models.infinitehbd import topology
+from aifabric.models.infinitehbd.ocstrx import (ERRORS, Command, benes_route, benes_size, benes_trace,
                                        ring_commands)
 
 DEFAULT_TRANSACTIONS = 10_000

@@ -41,16 +41,16 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
-from cosim.codec import decode_flit, encode_entry, encode_flit, encode_head, width_of
-from cosim.stats import CycleMeter, block_params, record_stats
-from models.common.netsim import Simulator, Traffic
-from models.common.netsim.kernel import EV_INJECT, EV_SWITCH
-from models.common.netsim.network import KIND_MESH, KIND_RAIL, LOCAL
-from models.common.netsim.traffic import synthesize
-from models.railx.netsim import DEFAULT_ORDER, railx
-from models.railx.router import table_entries
-from models.railx.routing import MinimalRouting
-from models.railx.system import RailX, hyperx_2d
+from aifabric.cosim.codec import decode_flit, encode_entry, encode_flit, encode_head, width_of
+from aifabric.cosim.stats import CycleMeter, block_params, record_stats
+from aifabric.models.common.netsim import Simulator, Traffic
+from aifabric.models.common.netsim.kernel import EV_INJECT, EV_SWITCH
+from aifabric.models.common.netsim.network import KIND_MESH, KIND_RAIL, LOCAL
+from aifabric.models.common.netsim.traffic import synthesize
+from aifabric.models.railx.netsim import DEFAULT_ORDER, railx
+from aifabric.models.railx.router import table_entries
+from aifabric.models.railx.routing import MinimalRouting
+from aifabric.models.railx.system import RailX, hyperx_2d
 
 # (pattern, rate in flits/cycle/chip, cycles of packet creation). Saturation of this system
 # is about 0.24 (uniform) and 0.22 (transpose): the rails are credit-bound.
@@ -69,8 +69,8 @@ def read_int(handle) -> int:
 
 class RailXBench:
     def __init__(self, dut) -> None:
-        from rtl._util import not_elaborated
-        from rtl.railx.railx_mesh import RailXMesh
+        from aifabric.rtl._util import not_elaborated
+        from aifabric.rtl.railx.railx_mesh import RailXMesh
         prm = block_params()
         self.dut = dut
         self.side, self.nrail = prm["side"], prm["n"]

@@ -34,11 +34,11 @@ import cocotb
 import numpy as np
 from cocotb.clock import Clock
 
-from cosim.codec import decode_outputs, decode_step, decode_words, encode_step, field
-from cosim.stats import CycleMeter, record_stats
-from cosim.stream import ClockCycle, StreamMonitor, StreamSource
-from models.chronos.bvn import decompose
-from models.chronos.slot_fabric import SlotFabric
+from aifabric.cosim.codec import decode_outputs, decode_step, decode_words, encode_step, field
+from aifabric.cosim.stats import CycleMeter, record_stats
+from aifabric.cosim.stream import ClockCycle, StreamMonitor, StreamSource
+from aifabric.models.chronos.bvn import decompose
+from aifabric.models.chronos.slot_fabric import SlotFabric
 
 DELAY_BITS = 7     # fibre delay field (0..64)
 TIME_BITS = 16     # rtt field

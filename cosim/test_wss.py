@@ -40,12 +40,12 @@ import time
 
 import cocotb
 
-from cosim.codec import wss_command, wss_drive
-from cosim.control import ControlBench, start_clock, value
-from cosim.stats import block_params, record_stats
-from models.flexsipac import allocation, traffic
-from models.flexsipac.topology import SiPAC
-from models.flexsipac.wss import WSSCommand, load_commands
+from aifabric.cosim.codec import wss_command, wss_drive
+from aifabric.cosim.control import ControlBench, start_clock, value
+from aifabric.cosim.stats import block_params, record_stats
+from aifabric.models.flexsipac import allocation, traffic
+from aifabric.models.flexsipac.topology import SiPAC
+from aifabric.models.flexsipac.wss import WSSCommand, load_commands
 
 DEFAULT_TRANSACTIONS = 10_000
 ERROR_BIT = {"OPCODE": 0, "RANGE": 1, "SELF": 2, "DUPLICATE": 3, "BUDGET": 4, "TIMING": 5}

@@ -22,8 +22,8 @@ from cocotb.triggers import ReadOnly, RisingEdge
 from cocotb_bus.monitors import Monitor
 from cocotb_bus.scoreboard import Scoreboard
 
-from cosim.stats import CycleMeter, record_stats
-from models.chronos.wwfa import WavefrontArbiter
+from aifabric.cosim.stats import CycleMeter, record_stats
+from aifabric.models.chronos.wwfa import WavefrontArbiter
 
 DEFAULT_TRANSACTIONS = 10_000
 DENSITIES = (0.0, 0.02, 0.1, 0.25, 0.5, 0.75, 0.95, 1.0)

@@ -14,10 +14,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from models.common.figures import md_table  # noqa: F401  (the scripts' table writer)
-from rtl.catalog import BLOCKS, Block, get_block
+from aifabric import paths as _paths
 
-BUILD = Path(__file__).resolve().parent.parent / "build"
+from aifabric.models.common.figures import md_table  # noqa: F401  (the scripts' table writer)
+from aifabric.rtl.catalog import BLOCKS, Block, get_block
+
+BUILD = _paths.BUILD
 
 
 class UsageError(Exception):

@@ -42,7 +42,7 @@ W = 10, and cosim.test_mesh on the 4 x 4 mesh) with simulation wall and CPU seco
 the per-cycle testbenches they replaced (cosim.bench_bvn_legacy, cosim.bench_mesh_legacy),
 same model, seed and budget, same run, the same transactions checked equal; target >= 5x.
 
-    python -m scripts.bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd|sipac|roce|batch] [--n 64] [--cycles 20000]
+    aifabric bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd|sipac|roce|batch] [--n 64] [--cycles 20000]
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def rate(fn, items, min_seconds: float = 1.0) -> float:
 
 
 def bench_model(n: int) -> dict:
-    from models.chronos.wwfa import WavefrontArbiter, arbitrate_reference
+    from aifabric.models.chronos.wwfa import WavefrontArbiter, arbitrate_reference
     mats = stimulus(n, 200)
     model = WavefrontArbiter(n)
     fast = rate(model.arbitrate, mats)
@@ -107,7 +107,7 @@ def bench_model(n: int) -> dict:
 def bench_pysim(n: int, cycles: int) -> float:
     from amaranth.sim import Simulator
 
-    from rtl.chronos.wwfa import WavefrontArbiter
+    from aifabric.rtl.chronos.wwfa import WavefrontArbiter
     dut = WavefrontArbiter(n=n)
     words = [sum(1 << int(k) for k in np.flatnonzero(m.ravel())) for m in stimulus(n, 64)]
     elapsed = {}
@@ -128,8 +128,8 @@ def bench_pysim(n: int, cycles: int) -> float:
 
 
 def bench_cosim(n: int, cycles: int) -> dict:
-    from cosim.runner import run
-    drive = run("wwfa", {"n": n}, test_module="cosim.bench_wwfa", testcase="drive_only",
+    from aifabric.cosim.runner import run
+    drive = run("wwfa", {"n": n}, test_module="aifabric.cosim.bench_wwfa", testcase="drive_only",
                 transactions=cycles)
     if not drive.passed:
         raise RuntimeError(f"drive-only benchmark failed: {drive.describe()}")
@@ -223,14 +223,14 @@ def synth_fmax(n: int, w: int = ENGINE_W) -> tuple[float | None, str]:
 def run_engine(args) -> str:
     """Clock cycles per decomposition of the BvN engine RTL (Verilator) on MoE matrices; the
     same-run baseline is the golden model ("wavefront" in software, one thread)."""
-    from cosim.runner import run
+    from aifabric.cosim.runner import run
     rows, out = [], {"name": "bvn_engine", "params": {"n": list(args.engine_n), "w": ENGINE_W,
                                                        "matrices": args.engine_matrices},
                      "machine": machine(), "results": []}
     for n in args.engine_n:
         print(f"bvn engine n={n}: {args.engine_matrices} MoE matrices on Verilator "
               f"(builds first)...", flush=True)
-        r = run("bvn", {"n": n, "w": ENGINE_W}, test_module="cosim.bench_bvn",
+        r = run("bvn", {"n": n, "w": ENGINE_W}, test_module="aifabric.cosim.bench_bvn",
                 testcase="moe_cycles", transactions=args.engine_matrices)
         if not r.passed:
             raise RuntimeError(f"engine benchmark n={n} failed: {r.describe()}")
@@ -268,7 +268,7 @@ def run_engine(args) -> str:
               f"quantised MoE matrices per slot budget on Verilator (builds first)...",
               flush=True)
         params = {"n": qn, "w": QUANT_W} | ({"rows": load_rows} if load_rows > 1 else {})
-        r = run("bvn", params, test_module="cosim.bench_bvn", testcase="quantised_moe_cycles",
+        r = run("bvn", params, test_module="aifabric.cosim.bench_bvn", testcase="quantised_moe_cycles",
                 transactions=args.engine_matrices)
         if not r.passed:
             raise RuntimeError(f"quantised engine benchmark {params} failed: {r.describe()}")
@@ -310,7 +310,7 @@ def run_engine(args) -> str:
 def run_bvn(args) -> str:
     """BvN decomposition time per method and N on MoE matrices, one thread; 'exact' and
     'wavefront' are the same-run baselines of 'fast', the paper's Table 2 the reference."""
-    from models.chronos.experiments import TABLE2, table2
+    from aifabric.models.chronos.experiments import TABLE2, table2
     print("bvn: decomposition time on MoE matrices, one thread...", flush=True)
     res = table2(args.bvn_n, count=args.bvn_matrices)
     rows, out = [], {"name": "bvn", "params": {"n": list(args.bvn_n),
@@ -342,7 +342,7 @@ def run_bvn(args) -> str:
                         "permutations f/e/w", "makespan / LB f/e/w"], rows))
 
 def _netsim_point(net, rate: float, warmup: int, window: int) -> dict:
-    from models.common.netsim import simulate
+    from aifabric.models.common.netsim import simulate
     simulate(net, "uniform", rate, warmup=20, window=20, drain=0)        # compiled, loaded
     res = simulate(net, "uniform", rate, warmup=warmup, window=window, drain=0)
     return {"network": net.name, "vcs": net.vcs, "rate": rate, "accepted": res.accepted,
@@ -352,8 +352,8 @@ def _netsim_point(net, rate: float, warmup: int, window: int) -> dict:
 
 
 def _reference_rate(net, rate: float, cycles: int) -> float:
-    from models.common.netsim import Traffic
-    from models.common.netsim.reference import ReferenceNetwork
+    from aifabric.models.common.netsim import Traffic
+    from aifabric.models.common.netsim.reference import ReferenceNetwork
     ref = ReferenceNetwork(net, Traffic.make("uniform", net.coords, net.grid), rate=rate)
     for _ in range(200):                                                 # warm the network
         ref.step()
@@ -366,9 +366,9 @@ def _reference_rate(net, rate: float, cycles: int) -> float:
 def run_netsim(args) -> str:
     """Router-cycles per second of the compiled kernel, single process, against the plain
     Python reference step on the same network in the same run."""
-    from models.common.netsim import mesh
-    from models.common.netsim.sweep import build
-    from models.railx import fig14
+    from aifabric.models.common.netsim import mesh
+    from aifabric.models.common.netsim.sweep import build
+    from aifabric.models.railx import fig14
     rows, out = [], {"points": []}
     load_before = os.getloadavg()
     for k, sat in ((8, 0.38), (16, 0.21)):
@@ -435,7 +435,7 @@ NETSIM_TARGETS = {"light": 35e6, "saturation": 6e6, "railx": 1.5e6, "end_to_end_
 _E2E = """
 import time
 t0 = time.perf_counter()
-from models.common.netsim import mesh, simulate
+from aifabric.models.common.netsim import mesh, simulate
 t1 = time.perf_counter()
 net = mesh(16, vcs=2)
 t2 = time.perf_counter()
@@ -452,7 +452,7 @@ def _netsim_targets(hx) -> dict:
     import subprocess
     import sys
 
-    from models.common.netsim import mesh, simulate
+    from aifabric.models.common.netsim import mesh, simulate
     net = mesh(16, vcs=2)
     simulate(net, "uniform", 0.06, warmup=20, window=20, drain=0)       # compiled, loaded
     light = simulate(net, "uniform", 0.06, warmup=0, window=15_000, drain=0)
@@ -491,7 +491,7 @@ def run_fig14b(args) -> str:
     drain of stable points) on local processes, into a fresh log."""
     import tempfile
 
-    from models.railx import fig14
+    from aifabric.models.railx import fig14
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         points = fig14.run(Path(tmp), quick=False, workers=args.workers, progress=True,
@@ -521,7 +521,7 @@ def run_hbd(args) -> str:
     """InfiniteHBD §6.2: the whole Figs 9-12 set (trace generation, every architecture x
     TP-8/16/32/64 over 348 days x 9,792 GPUs hourly, the waiting times, the i.i.d. sweep),
     timed; baseline: the plain per-GPU Python rules on a slice of the same trace."""
-    from models.infinitehbd import experiments as ex, waste
+    from aifabric.models.infinitehbd import experiments as ex, waste
     start = time.perf_counter()
     ts = ex.trace_study()
     trace_s = time.perf_counter() - start
@@ -580,8 +580,8 @@ def run_sipac(args) -> str:
     static SiPAC: the most relaying) on the compiled engine and on the plain-Python reference
     (same rules, same result), then the whole Fig 7 (4 mappings x 7 fabric-algorithm pairs x
     6 message sizes) on the compiled engine."""
-    from models.flexsipac import experiments as ex, fabrics
-    from models.flexsipac.packetsim import simulate, simulate_reference
+    from aifabric.models.flexsipac import experiments as ex, fabrics
+    from aifabric.models.flexsipac.packetsim import simulate, simulate_reference
     sizes = [64] * 8
     fab = fabrics.build("sipac", sizes, r=8, L=3)
     flows = fabrics.flows_for(fab, sizes, "mesh", 1e6)
@@ -618,8 +618,8 @@ def run_roce(args) -> str:
     reference on the same 16-host MoE all-to-all (scaled to 1% of the volume so the reference
     finishes; identical events checked), then the engine alone on the full matrix (the
     paper's volume) under both HPCC presets."""
-    from models.chronos.experiments import moe_matrices
-    from models.chronos.roce import hpcc_dcqcn, hpcc_dcqcn_paper, simulate, simulate_reference
+    from aifabric.models.chronos.experiments import moe_matrices
+    from aifabric.models.chronos.roce import hpcc_dcqcn, hpcc_dcqcn_paper, simulate, simulate_reference
     d = moe_matrices(16, 1, 7, unit="bytes")[0]
     small = np.round(d * 0.01)
     cfg = hpcc_dcqcn()
@@ -663,11 +663,11 @@ def run_roce(args) -> str:
 
 def run_mesh(args) -> str:
     """The mesh co-simulation's rate against the simulator's on the same packets."""
-    from cosim.runner import run
-    from models.common.netsim import Simulator, Traffic
-    from models.common.netsim.traffic import synthesize
-    from models.railx.mesh import mesh_network
-    from rtl.catalog import BLOCKS
+    from aifabric.cosim.runner import run
+    from aifabric.models.common.netsim import Simulator, Traffic
+    from aifabric.models.common.netsim.traffic import synthesize
+    from aifabric.models.railx.mesh import mesh_network
+    from aifabric.rtl.catalog import BLOCKS
     params = BLOCKS["mesh"].params[0]
     print("mesh: co-simulation on Verilator (builds first, at -O1)...", flush=True)
     # a model built for speed (the regression builds at -O0, which compiles faster)
@@ -718,7 +718,7 @@ def _timed_cosim(block: str, params: dict, module: str, testcase: str, **kw):
     process; the build is a no-op by then: :func:`run_batch` builds first)."""
     import resource
 
-    from cosim.runner import run
+    from aifabric.cosim.runner import run
 
     def cpu() -> float:
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -768,24 +768,24 @@ def run_batch(args) -> str:
     """The batched co-simulation testbenches (one trigger per clock, checks in numpy every few
     hundred cycles) against the per-cycle ones they replace, in the same run, on the same
     Verilated model, seed and budget: BvN N = 64 (W = 10) and the 4 x 4 router mesh."""
-    from rtl.catalog import BLOCKS
+    from aifabric.rtl.catalog import BLOCKS
     seed = args.batch_seed
     load = [os.getloadavg()[0]]
     print(f"batch: BvN n={BATCH_BVN['n']}, w={BATCH_BVN['w']}: building...", flush=True)
-    _timed_cosim("bvn", BATCH_BVN, "cosim.test_bvn", "stall_keeps_every_step", seed=seed)
+    _timed_cosim("bvn", BATCH_BVN, "aifabric.cosim.test_bvn", "stall_keeps_every_step", seed=seed)
 
     def bvn_figures(s):
         same = {k: s[k] for k in ("transactions", "cycles", "steps", "matrices",
                                   "moe_cycles", "quantised_cycles")}
         return s["cycles"], s["seconds"], s["cpu_seconds"], same
-    bvn = _batch_pair("batch: BvN", "bvn", BATCH_BVN, "cosim.bench_bvn_legacy",
-                      "cosim.test_bvn", "decompositions", bvn_figures, seed=seed,
+    bvn = _batch_pair("batch: BvN", "bvn", BATCH_BVN, "aifabric.cosim.bench_bvn_legacy",
+                      "aifabric.cosim.test_bvn", "decompositions", bvn_figures, seed=seed,
                       transactions=args.batch_bvn_steps)
     mesh_params = BLOCKS["mesh"].params[0]
     # the model `--only mesh` builds too (C++ at -O1, under build/bench/cosim)
     mesh_kw = {"seed": seed, "build_opt": "-O1", "build_root": BUILD / "bench" / "cosim"}
     print("batch: mesh: building (at -O1)...", flush=True)
-    _timed_cosim("mesh", mesh_params, "cosim.test_mesh", "edge_and_rail_ports", **mesh_kw)
+    _timed_cosim("mesh", mesh_params, "aifabric.cosim.test_mesh", "edge_and_rail_ports", **mesh_kw)
 
     def mesh_figures(s):
         sc = s["scenarios"]
@@ -796,8 +796,8 @@ def run_batch(args) -> str:
     scale = os.environ.get("AIFABRIC_MESH_SCALE")
     os.environ["AIFABRIC_MESH_SCALE"] = str(args.batch_mesh_scale)
     try:
-        mesh_out = _batch_pair("batch: mesh", "mesh", mesh_params, "cosim.bench_mesh_legacy",
-                               "cosim.test_mesh", "traffic_patterns", mesh_figures, **mesh_kw)
+        mesh_out = _batch_pair("batch: mesh", "mesh", mesh_params, "aifabric.cosim.bench_mesh_legacy",
+                               "aifabric.cosim.test_mesh", "traffic_patterns", mesh_figures, **mesh_kw)
     finally:
         if scale is None:
             os.environ.pop("AIFABRIC_MESH_SCALE", None)
@@ -874,7 +874,7 @@ def main(argv=None) -> int:
         parser.error("--batch-bvn-steps must be >= 1 and --batch-mesh-scale > 0")
     if args.netsim_cycles < 100 or args.reference_cycles < 10:
         parser.error("--netsim-cycles must be >= 100 and --reference-cycles >= 10")
-    from models.chronos.wwfa import _check_n
+    from aifabric.models.chronos.wwfa import _check_n
     try:
         _check_n(args.n)
     except (TypeError, ValueError) as e:

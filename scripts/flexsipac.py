@@ -2,11 +2,11 @@
 (as the hardware emits it: each CU's de-interleaver setting and wavelengths, each WSS's
 configuration, checked jointly), a checked Flex-SiPCO all-reduce, one simulated JCT.
 
-    python -m scripts.flexsipac topology --r 16 --L 2
-    python -m scripts.flexsipac allocate --r 4 --L 2 --w 8 --jobs 8,4,4 [--collective sipco]
+    aifabric flexsipac topology --r 16 --L 2
+    aifabric flexsipac allocate --r 4 --L 2 --w 8 --jobs 8,4,4 [--collective sipco]
         [--exact] [--wss]
-    python -m scripts.flexsipac allreduce --r 4 --L 3 --jobs 32,16,16
-    python -m scripts.flexsipac simulate --r 8 --L 3 --jobs 64,64,64,64,64,64,64,64
+    aifabric flexsipac allreduce --r 4 --L 3 --jobs 32,16,16
+    aifabric flexsipac simulate --r 8 --L 3 --jobs 64,64,64,64,64,64,64,64
         --fabric flex-sipac --algorithm sipco --message 1e6 [--setting netbench|credit]
 
 Bad input prints one line ``error: ...`` and exits with 2.
@@ -29,7 +29,7 @@ def _jobs(text: str) -> list[int]:
 
 def cmd_topology(args) -> None:
     import networkx as nx
-    from models.flexsipac.topology import SiPAC
+    from aifabric.models.flexsipac.topology import SiPAC
     s = SiPAC(args.r, args.L)
     print(f"{s}: N = {s.N:,} CUs, M = {s.M:,} WSSs, {s.L} ports per CU, {s.r - 1} direct "
           f"neighbours per level")
@@ -39,8 +39,8 @@ def cmd_topology(args) -> None:
 
 def cmd_allocate(args) -> None:
     import numpy as np
-    from models.flexsipac import allocation, traffic
-    from models.flexsipac.topology import SiPAC
+    from aifabric.models.flexsipac import allocation, traffic
+    from aifabric.models.flexsipac.topology import SiPAC
     topo = SiPAC(args.r, args.L)
     T = traffic.traffic_matrix(topo, _jobs(args.jobs), args.collective)
     lam = (allocation.exact if args.exact else allocation.heuristic)(topo, T, args.w)
@@ -60,7 +60,7 @@ def cmd_allocate(args) -> None:
         row = {int(y): int(lam[x, y]) for y in np.flatnonzero(lam[x])}
         print(f"  CU {x}: {row}")
     if args.wss:
-        from models.flexsipac import transceiver, wss
+        from aifabric.models.flexsipac import transceiver, wss
         for key, cfg in sorted(a["wss"].items()):
             print(f"WSS level {key[0]} #{key[1]}: " + ", ".join(
                 f"in {i} lambda {lam_id} -> out {o}" for (i, lam_id), o in sorted(cfg.items())))
@@ -80,8 +80,8 @@ def cmd_allocate(args) -> None:
 
 def cmd_allreduce(args) -> None:
     import numpy as np
-    from models.flexsipac import sipco, traffic
-    from models.flexsipac.topology import SiPAC
+    from aifabric.models.flexsipac import sipco, traffic
+    from aifabric.models.flexsipac.topology import SiPAC
     topo = SiPAC(args.r, args.L)
     rng = np.random.default_rng(1)
     for j, job in enumerate(traffic.job_blocks(topo, _jobs(args.jobs))):
@@ -94,7 +94,7 @@ def cmd_allreduce(args) -> None:
 
 
 def cmd_simulate(args) -> None:
-    from models.flexsipac.experiments import run_point
+    from aifabric.models.flexsipac.experiments import run_point
     jct = run_point(args.fabric, args.algorithm, _jobs(args.jobs), [args.message], args.r,
                     args.L, args.setting)
     print(f"{args.fabric} ({args.algorithm}), jobs {args.jobs}, {args.message:g} B, "

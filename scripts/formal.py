@@ -7,10 +7,10 @@ negative control, the block with a planted bug, must fail the same check with a
 counter-example trace. Results: a table on stdout and in build/formal/report.md (and .json);
 each job's directory (log, trace) under build/formal/.
 
-    python -m scripts.formal                      # every block, every property
-    python -m scripts.formal --block wwfa --block router
-    python -m scripts.formal --ci                 # the subset `make test` runs
-    python -m scripts.formal --no-controls        # proofs only
+    aifabric formal                      # every block, every property
+    aifabric formal --block wwfa --block router
+    aifabric formal --ci                 # the subset `make test` runs
+    aifabric formal --no-controls        # proofs only
 
 Exit code 0 when every proof passes and every negative control fails; 1 otherwise.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 
-from cosim.formal import BLOCK_MODULES, properties, run, toolchain_missing
+from aifabric.cosim.formal import BLOCK_MODULES, properties, run, toolchain_missing
 
 from ._cli import BUILD, Parser, UsageError, md_table, run_main, write_json
 

@@ -5,8 +5,8 @@ build/verilog/ only ever holds complete, lint-clean files. Beside each ``<instan
 ``<instance>.core``, its FuseSoC core description (CAPI2): ``fusesoc --cores-root
 build/verilog core list`` lists them, and a design's own core depends on one by its name.
 
-    python -m scripts.generate_verilog                       # every block, default parameters
-    python -m scripts.generate_verilog --block wwfa --param n=32
+    aifabric verilog                       # every block, default parameters
+    aifabric verilog --block wwfa --param n=32
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cosim.runner import LintError, lint, verilog_of
+from aifabric.cosim.runner import LintError, lint, verilog_of
 
 from ._cli import BUILD, Parser, add_block_args, fmt_params, output_dir, run_main, selected
 
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
             name = block.instance_name(params)
             start = time.perf_counter()
             staged = Path(staging) / f"{name}.v"
-            staged.write_text(verilog_of(block, params))
+            staged.write_text(block.header(params) + verilog_of(block, params))
             status = "written"
             if not args.no_lint:
                 try:

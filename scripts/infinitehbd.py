@@ -1,15 +1,15 @@
 """InfiniteHBD from the command line: TP rings and their transceiver settings, GPU waste of
 the HBD architectures over a fault trace, Table 7's bound and Table 6's costs.
 
-    python -m scripts.infinitehbd rings --nodes 12 --R 4 --K 2 --tp 16 --faulty 2,7 [--line]
+    aifabric infinitehbd rings --nodes 12 --R 4 --K 2 --tp 16 --faulty 2,7 [--line]
                                         [--commands]
-    python -m scripts.infinitehbd waste --tp 32 [--halves split|adjacent]
+    aifabric infinitehbd waste --tp 32 [--halves split|adjacent]
                                         [--spatial independent|clustered] [--seed 1]
                                         [--generated | --trace trace.json [--servers 400]
                                          | --trace faults.csv --nodes 2448 --hours 8352]
-    python -m scripts.infinitehbd trace [--trace trace.json [--servers 400]]
-    python -m scripts.infinitehbd table7
-    python -m scripts.infinitehbd table6
+    aifabric infinitehbd trace [--trace trace.json [--servers 400]]
+    aifabric infinitehbd table7
+    aifabric infinitehbd table6
 
 ``rings --commands`` also lists, per transceiver bundle, the OCS transceiver controller
 commands (``rtl/optics/ocstrx.py``: mnemonic and command word) that apply the setting, with
@@ -39,7 +39,7 @@ def _ints(text: str, what: str) -> list[int]:
 
 
 def cmd_rings(args) -> None:
-    from models.infinitehbd.topology import HBD, build_rings, verify
+    from aifabric.models.infinitehbd.topology import HBD, build_rings, verify
     hbd = HBD(args.nodes, args.R, args.K, ring=not args.line)
     faulty = _ints(args.faulty, "faulty") if args.faulty else []
     rings = build_rings(hbd, faulty, args.tp)
@@ -49,7 +49,7 @@ def cmd_rings(args) -> None:
           f"every ring verified on the link graph")
     commands = None
     if args.commands:
-        from models.infinitehbd.ocstrx import ring_commands
+        from aifabric.models.infinitehbd.ocstrx import ring_commands
         commands = ring_commands(hbd, rings, lanes=8, groups=2)
     for i, r in enumerate(rings):
         cfg = " ".join(f"{side}{n}={path}" for (side, n), path in sorted(
@@ -60,7 +60,7 @@ def cmd_rings(args) -> None:
 
 
 def _print_commands(ring, commands) -> None:
-    from cosim.codec import ocs_command
+    from aifabric.cosim.codec import ocs_command
     lanes = 8                    # an 8 x 112G transceiver (§7): two GPUs' SerDes halves
     for key in sorted(ring.config, key=lambda k: (k[1], k[0])):
         side, n = key
@@ -77,14 +77,14 @@ def _print_commands(ring, commands) -> None:
 
 
 def _json_trace(args):
-    from models.infinitehbd import faults
+    from aifabric.models.infinitehbd import faults
     if args.trace:
         return faults.read_trace_json(args.trace, servers=args.servers)
     return faults.production_trace()
 
 
 def cmd_waste(args) -> None:
-    from models.infinitehbd import experiments as ex, faults, waste
+    from aifabric.models.infinitehbd import experiments as ex, faults, waste
     if args.trace and not args.trace.endswith(".json"):
         if args.nodes is None or args.hours is None:
             raise UsageError("--trace needs --nodes and --hours")
@@ -112,7 +112,7 @@ def cmd_waste(args) -> None:
 
 
 def cmd_trace(args) -> None:
-    from models.infinitehbd import faults
+    from aifabric.models.infinitehbd import faults
     t = _json_trace(args)
     st = faults.trace_stats(t)
     print(md_table(["servers", "with faults", "faults", "days", "mean faulty ratio",
@@ -123,7 +123,7 @@ def cmd_trace(args) -> None:
 
 
 def cmd_table7(args) -> None:
-    from models.infinitehbd import bound
+    from aifabric.models.infinitehbd import bound
     t = bound.table7()
     print(md_table(["R", "K = 2", "K = 3", "K = 4"],
                    [[R] + [f"{100 * t[(R, K)]:.4g} %" for K in (2, 3, 4)] for R in (4, 8)]),
@@ -131,7 +131,7 @@ def cmd_table7(args) -> None:
 
 
 def cmd_table6(args) -> None:
-    from models.infinitehbd import cost
+    from aifabric.models.infinitehbd import cost
     print(md_table(["system", "$ / GPU", "W / GPU", "$ / GPU GB/s", "W / GPU GB/s"],
                    [[k, f"{v['cost']:,.2f}", f"{v['watts']:.2f}", f"{v['cost_per_gbps']:.2f}",
                      f"{v['watts_per_gbps']:.2f}"] for k, v in cost.table6().items()]), end="")

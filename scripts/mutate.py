@@ -9,9 +9,9 @@ the block's cocotb testbench at its CI parameters. Survivors then meet the forma
 equivalence check against the original (a miter, BMC from reset). Results: a table on stdout
 and in build/mutate/report.md (and .json), each survivor with its Amaranth source line.
 
-    python -m scripts.mutate                         # every block, 30 mutants each
-    python -m scripts.mutate --block ocstrx --mutants 60 --seed 2
-    python -m scripts.mutate --no-formal --no-equiv  # co-simulation only
+    aifabric mutate                         # every block, 30 mutants each
+    aifabric mutate --block ocstrx --mutants 60 --seed 2
+    aifabric mutate --no-formal --no-equiv  # co-simulation only
 
 Score = killed / (mutants - equivalent). Exit code 0 when every block reaches ``--target``
 (95 %), 1 otherwise (or when a block's unmutated design fails its own testbench).
@@ -25,7 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cosim.mutate import (SPECS, Outcome, build, equivalent, formal_kill, mutants_of,
+from aifabric.cosim.mutate import (SPECS, Outcome, build, equivalent, formal_kill, mutants_of,
                           run_mutant, unbuildable, verilate)
 
 from ._cli import BUILD, Parser, UsageError, md_table, run_main, write_json
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
     if not 0 < args.target <= 1:
         raise UsageError(f"--target must be in (0, 1], not {args.target}")
-    from cosim.formal import toolchain_missing
+    from aifabric.cosim.formal import toolchain_missing
     missing = toolchain_missing()
     if missing:
         raise UsageError(missing)

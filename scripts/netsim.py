@@ -1,11 +1,11 @@
 """Cycle-level network simulation from the command line: one topology, a sweep of injection
 rates (and seeds, and internal bandwidths k), latency-throughput curves.
 
-    python -m scripts.netsim --topology hyperx --m 4 --n 2 --R 18 --k 2 --vcs 18 \\
+    aifabric netsim --topology hyperx --m 4 --n 2 --R 18 --k 2 --vcs 18 \\
         --traffic uniform --rates 0.1:1.0:0.1 --seed 1
-    python -m scripts.netsim --topology mesh --side 8 --vcs 2 --rates 0.05,0.2,0.4
-    python -m scripts.netsim ... --workers 2                    # local processes (default)
-    python -m scripts.netsim ... --scheduler tcp://host:8786    # an existing Dask cluster
+    aifabric netsim --topology mesh --side 8 --vcs 2 --rates 0.05,0.2,0.4
+    aifabric netsim ... --workers 2                    # local processes (default)
+    aifabric netsim ... --scheduler tcp://host:8786    # an existing Dask cluster
 
 A simulation that stops (the deadlock watchdog under --force, a failed invariant) prints one
 line and exits with 1; bad input exits with 2 before anything is written.
@@ -68,17 +68,17 @@ def spec_of(args, k: int | None) -> dict:
 
 FIRST_CALL = ("The first run after installing compiles the simulator (numba, about 20 s); the "
               "compiled code is cached on disk, so later runs start in about a second. 'make' "
-              "compiles it ahead (python -m scripts.warm).")
+              "compiles it ahead (aifabric warm).")
 
 
 def main(argv=None) -> int:
-    from models.common.netsim import DeadlockError, InvariantError, NetworkError, TrafficError
-    from models.common.netsim.plot import latency_curves
-    from models.common.netsim.sweep import point, saturation, simulator, sweep, topologies
-    from models.common.netsim.traffic import PATTERNS
-    from models.railx import netsim as _railx_netsim  # noqa: F401  (registers RailX's)
+    from aifabric.models.common.netsim import DeadlockError, InvariantError, NetworkError, TrafficError
+    from aifabric.models.common.netsim.plot import latency_curves
+    from aifabric.models.common.netsim.sweep import point, saturation, simulator, sweep, topologies
+    from aifabric.models.common.netsim.traffic import PATTERNS
+    from aifabric.models.railx import netsim as _railx_netsim  # noqa: F401  (registers RailX's)
 
-    ap = Parser(prog="python -m scripts.netsim", description=__doc__.split("\n\n")[0],
+    ap = Parser(prog="aifabric netsim", description=__doc__.split("\n\n")[0],
                 epilog=FIRST_CALL)
     ap.add_argument("--topology", choices=topologies(), default="hyperx")
     ap.add_argument("--side", type=int, help="mesh/torus: k x k routers; RailX: nodes per "

@@ -1,17 +1,17 @@
 """Rail-only from the command line: network counts and cost, collective times, the best
 parallelisation of a GPT model, and the traffic summary of a run.
 
-    python -m scripts.railonly table2 [--hb 256]
-    python -m scripts.railonly network --gpus 32768 --radix 64 --hb 256
-    python -m scripts.railonly a2a --x 8 --y 16 --platform dgx-h100 [--bytes 1e6]
-    python -m scripts.railonly search --model gpt-1t --gpus 32768 --batch 4096 [--hb 256]
+    aifabric railonly table2 [--hb 256]
+    aifabric railonly network --gpus 32768 --radix 64 --hb 256
+    aifabric railonly a2a --x 8 --y 16 --platform dgx-h100 [--bytes 1e6]
+    aifabric railonly search --model gpt-1t --gpus 32768 --batch 4096 [--hb 256]
         [--platform dgx-gh200] [--hb-gbps 3600] [--nic-gbps 400] [--network rail-only]
         [--tp any|hb] [--zero 0|1] [--alpha-hb-us 1] [--alpha-nic-us 2] [--algo tree|ring]
         [--max-micro 8] [--recompute selective|full|none] [--placement snake|linear]
         [--efficiency 0.5]
-    python -m scripts.railonly sensitivity      # Figs 8-10 at every knob setting
-    python -m scripts.railonly fig7             # one calibrated efficiency vs the measured runs
-    python -m scripts.railonly traffic --model gpt-1t --gpus 3072 --batch 3072 --t 8 --p 64
+    aifabric railonly sensitivity      # Figs 8-10 at every knob setting
+    aifabric railonly fig7             # one calibrated efficiency vs the measured runs
+    aifabric railonly traffic --model gpt-1t --gpus 3072 --batch 3072 --t 8 --p 64
 
 Bad input prints one line ``error: ...`` and exits with 2.
 """
@@ -24,7 +24,7 @@ GBPS = 1e9 / 8
 
 
 def _models():
-    from models.railonly import collectives, iteration, network, specs, traffic
+    from aifabric.models.railonly import collectives, iteration, network, specs, traffic
     return collectives, iteration, network, specs, traffic
 
 
@@ -101,7 +101,7 @@ def iteration_defaults() -> str:
 
 
 def cmd_sensitivity(args) -> None:
-    from models.railonly import experiments as ex
+    from aifabric.models.railonly import experiments as ex
     bands = ex.sweep_bands()
     print(f"defaults: {iteration_defaults()}")
     for rec in ex.sweep_records(bands):
@@ -111,7 +111,7 @@ def cmd_sensitivity(args) -> None:
 
 
 def cmd_fig7(args) -> None:
-    from models.railonly import experiments as ex
+    from aifabric.models.railonly import experiments as ex
     _, iteration, _, _, _ = _models()
     rows = ex.fig7()
     print(f"one compute efficiency {rows[0]['efficiency']:.3f} of peak, fitted on GPT-1T "

@@ -10,7 +10,7 @@ plus the figures as PNG. ``--readme FILE`` also rewrites the block between
 which `make test` checks the README block). Exits 1 when a record contradicts its declared
 expectation (the report is still written, the contradictions in bold).
 
-    python -m scripts.reproduce [--out DIR] [--quick] [--readme README.md] [--results FILE]
+    aifabric reproduce [--out DIR] [--quick] [--readme README.md] [--results FILE]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from models.common.records import PAPERS, Record
+from aifabric.models.common.records import PAPERS, Record
 
 from ._cli import BUILD, Parser, UsageError, atomic_write, md_table, run_main, write_json
 
@@ -29,9 +29,9 @@ from ._cli import BUILD, Parser, UsageError, atomic_write, md_table, run_main, w
 def load_system(key: str):
     """The models/<key> package, or None while it does not exist yet."""
     try:
-        return importlib.import_module(f"models.{key}")
+        return importlib.import_module(f"aifabric.models.{key}")
     except ModuleNotFoundError as e:
-        if e.name == f"models.{key}":
+        if e.name == f"aifabric.models.{key}":
             return None
         raise
 
@@ -61,7 +61,7 @@ def collect(systems: dict[str, object], out_dir: Path, quick: bool = False):
         got = list(_call(reproduce, quick))
         for r in got:
             if not isinstance(r, Record) or r.paper != key:
-                raise UsageError(f"models.{key}.reproduce() returned {r!r}, not a Record of "
+                raise UsageError(f"aifabric.models.{key}.reproduce() returned {r!r}, not a Record of "
                                  f"paper {key!r}")
         records += got
         if hasattr(module, "figures"):

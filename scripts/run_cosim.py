@@ -3,8 +3,8 @@ built with Verilator and checked by its cocotb testbench against the golden mode
 
 Prints a summary table and writes it to build/summary.md (and build/summary.json).
 
-    python -m scripts.run_cosim                  # everything
-    python -m scripts.run_cosim --block wwfa --param n=32 --seed 7 --waves
+    aifabric cosim                  # everything
+    aifabric cosim --block wwfa --param n=32 --seed 7 --waves
 
 The seed is ``--seed``, else ``$SEED``, else one drawn for the run; it is printed first and
 again beside a failure (``SEED=<seed> make cosim`` repeats the stimulus).
@@ -16,8 +16,8 @@ import json
 import time
 from pathlib import Path
 
-from cosim.runner import run, run_seed
-from rtl.catalog import BLOCKS
+from aifabric.cosim.runner import run, run_seed
+from aifabric.rtl.catalog import BLOCKS
 
 from ._cli import (BUILD, Parser, UsageError, add_block_args, atomic_write, fmt_params,
                    md_table, run_main, selected, write_json)

@@ -7,8 +7,8 @@ figure the block would reach inside a larger design. Results: build/synth/report
 which keep the newest result of every instance ever synthesized (runs for different blocks add
 up).
 
-    python -m scripts.synth                          # every block at its synth parameter sets
-    python -m scripts.synth --block wwfa --param n=64
+    aifabric synth                          # every block at its synth parameter sets
+    aifabric synth --block wwfa --param n=64
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from rtl.catalog import BLOCKS
+from aifabric.rtl.catalog import BLOCKS
 
 from ._cli import (BUILD, Parser, UsageError, add_block_args, atomic_write, fmt_params, md_table,
                    run_main, selected, write_json)
@@ -61,7 +61,7 @@ def synthesize(block, params: dict, out: Path, seed: int = 1) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     # Synthesize the Verilog users get (build/verilog), not a second netlist: the same text
     # that was linted and co-simulated.
-    from cosim.runner import verilog_of
+    from aifabric.cosim.runner import verilog_of
     (out / f"{name}.v").write_text(verilog_of(block, params))
     t0 = time.perf_counter()
     # YoWASP tools see the working directory only, so every path is relative to `out`.

@@ -5,8 +5,8 @@ numba compiles a function on its first call and caches the machine code on disk
 later one (in any process) loads it in well under a second. ``make`` runs this script, so a
 user's first simulation does not pay that cost.
 
-    python -m scripts.warm             # every engine; prints what each took
-    python -m scripts.warm --list      # the engines it warms
+    aifabric warm             # every engine; prints what each took
+    aifabric warm --list      # the engines it warms
 """
 
 from __future__ import annotations
@@ -19,34 +19,34 @@ from ._cli import Parser, UsageError, run_main
 
 
 def _netsim():
-    from models.common.netsim import mesh
-    from models.common.netsim.sim import simulate
+    from aifabric.models.common.netsim import mesh
+    from aifabric.models.common.netsim.sim import simulate
     simulate(mesh(2), "uniform", 0.1, warmup=10, window=20, drain=50)
 
 
 def _bvn():
-    from models.chronos.bvn import decompose
+    from aifabric.models.chronos.bvn import decompose
     d = np.array([[0, 2, 1], [1, 0, 2], [2, 1, 0]], dtype=np.int64)
     for method in ("exact", "wavefront", "fast"):
         decompose(d, method)
 
 
 def _packet():
-    from models.chronos.packet import dcqcn_completion, fluid_completion
+    from aifabric.models.chronos.packet import dcqcn_completion, fluid_completion
     d = np.array([[0, 10_000], [0, 0]], dtype=np.int64)
     fluid_completion(d, 1e11)
     dcqcn_completion(d, 1e11)
 
 
 def _roce():
-    from models.chronos.roce import hpcc_dcqcn, simulate
+    from aifabric.models.chronos.roce import hpcc_dcqcn, simulate
     d = np.zeros((2, 2), dtype=np.int64)
     d[0, 1] = 10_000
     simulate(d, hpcc_dcqcn())
 
 
 def _packetsim():
-    from models.flexsipac.packetsim import Flow, Link, simulate, simulate_window
+    from aifabric.models.flexsipac.packetsim import Flow, Link, simulate, simulate_window
     links = {("a", "b"): Link(1e9, 1e-6)}
     flows = [Flow(0, 0, ("a", "b"), 9_000)]
     simulate(links, flows, packet=9000)

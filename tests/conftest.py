@@ -24,7 +24,7 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if os.environ.get(_SESSION_SEED):
         return                                  # an xdist worker: the controller's seed
-    from cosim.runner import run_seed
+    from aifabric.cosim.runner import run_seed
     try:
         seed = run_seed(config.getoption("--cosim-seed"))
     except ValueError as e:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from cosim.runner import CosimResult, first_failure
-from models.chronos.stack import stack_from_genstack
-from models.common.netsim.traffic import TrafficError, load_trace
-from models.infinitehbd.faults import read_trace_csv, read_trace_json
-from scripts import netsim, run_cosim, synth, warm
-from scripts._cli import atomic_write, run_main, write_json
+from aifabric.cosim.runner import CosimResult, first_failure
+from aifabric.models.chronos.stack import stack_from_genstack
+from aifabric.models.common.netsim.traffic import TrafficError, load_trace
+from aifabric.models.infinitehbd.faults import read_trace_csv, read_trace_json
+from aifabric.scripts import netsim, run_cosim, synth, warm
+from aifabric.scripts._cli import atomic_write, run_main, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 BINARY = bytes(range(256)) * 4          # no text encoding decodes this as UTF-8
@@ -53,7 +53,7 @@ def test_reports_get_the_mode_the_umask_allows(tmp_path, mask, mode):
 def test_out_under_a_regular_file_is_one_line_exit_2(tmp_path):
     (tmp_path / "file").write_text("")
     out = tmp_path / "file" / "verilog"
-    p = subprocess.run([sys.executable, "-m", "scripts.generate_verilog", "--block", "wwfa",
+    p = subprocess.run([sys.executable, "-m", "aifabric.scripts.generate_verilog", "--block", "wwfa",
                         "--out", str(out), "--no-lint"], cwd=ROOT, capture_output=True,
                        text=True)
     assert p.returncode == 2, p.stderr
@@ -206,4 +206,4 @@ def test_warm_compiles_the_named_engines_and_refuses_unknown_ones(capsys):
 def test_make_all_warms_the_caches():
     rule = next(ln for ln in (ROOT / "Makefile").read_text().splitlines()
                 if ln.startswith("all:"))
-    assert "scripts.warm" in rule
+    assert "$(AIFABRIC) warm" in rule

@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from amaranth.lib import data
 
-from cosim import codec
-from rtl.chronos.bvn import load_layout, pack_row, pack_step, step_layout, unpack_step
-from rtl.chronos.slot_layout import out_layout, word_layout
+from aifabric.cosim import codec
+from aifabric.rtl.chronos.bvn import load_layout, pack_row, pack_step, step_layout, unpack_step
+from aifabric.rtl.chronos.slot_layout import out_layout, word_layout
 
 
 @st.composite
@@ -68,7 +68,7 @@ def test_slot_word_layouts_agree():
 
 @given(st.integers(1, 8), st.integers(8, 128), st.booleans(), st.booleans(), st.data())
 def test_router_flits_agree(vcs, width, head, tail, draw):
-    from rtl.railx.router import flit_layout
+    from aifabric.rtl.railx.router import flit_layout
     vc = draw.draw(st.integers(0, vcs - 1))
     payload = draw.draw(st.integers(0, (1 << width) - 1))
     layout = data.Layout.cast(flit_layout(vcs, width))
@@ -80,7 +80,7 @@ def test_router_flits_agree(vcs, width, head, tail, draw):
 
 @given(st.integers(1, 16), st.integers(1, 64), st.data())
 def test_router_head_and_table_entries_agree(dst_width, packet, draw):
-    from rtl.railx.router import head_layout, table_layout
+    from aifabric.rtl.railx.router import head_layout, table_layout
     dst = draw.draw(st.integers(0, (1 << dst_width) - 1))
     length = draw.draw(st.integers(0, packet))
     const = data.Layout.cast(head_layout(dst_width, packet)).const({"dst": dst,

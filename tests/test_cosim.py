@@ -4,8 +4,8 @@ of the registry, each in its own build directory (so ``pytest -n auto`` runs the
 
 import pytest
 
-from cosim.runner import run
-from rtl.catalog import BLOCKS
+from aifabric.cosim.runner import run
+from aifabric.rtl.catalog import BLOCKS
 
 CASES = [pytest.param(name, params, id=block.instance_name(params))
          for name, block in BLOCKS.items() if not block.cosim_in

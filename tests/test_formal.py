@@ -2,7 +2,7 @@
 negative control (the block with a planted bug fails the same check, with a trace).
 
 The whole set (larger parameters, the deeper checks) runs in ``make formal``
-(``python -m scripts.formal``)."""
+(``aifabric formal``)."""
 
 import fcntl
 import subprocess
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cosim.formal import properties, run, toolchain_missing
+from aifabric.cosim.formal import properties, run, toolchain_missing
 
 # its own directory under build/formal/: a `make formal` running meanwhile does not collide
 OUT = Path(__file__).resolve().parent.parent / "build" / "formal" / "test"
@@ -36,7 +36,7 @@ def test_toolchain_is_installed():
 
 
 def test_every_block_has_a_ci_proof():
-    from cosim.formal import BLOCK_MODULES
+    from aifabric.cosim.formal import BLOCK_MODULES
     assert {p.block for p in CI} == set(BLOCK_MODULES)
 
 
@@ -58,9 +58,9 @@ def test_every_planted_bug_still_applies():
     block edited so that a planted bug no longer applies fails here, not in `make formal`."""
     import importlib
 
-    from cosim.formal import BLOCK_MODULES
+    from aifabric.cosim.formal import BLOCK_MODULES
     for name in BLOCK_MODULES:
-        harness = importlib.import_module(f"cosim.formal.{name}")
+        harness = importlib.import_module(f"aifabric.cosim.formal.{name}")
         source = Path(importlib.import_module(harness.MODULE).__file__).read_text()
         for old, new in harness.MUTANTS.values():
             assert source.count(old) == 1, (name, old)
@@ -68,8 +68,8 @@ def test_every_planted_bug_still_applies():
 
 
 def test_formal_script_refuses_an_unknown_block():
-    from scripts._cli import UsageError
-    from scripts.formal import main
+    from aifabric.scripts._cli import UsageError
+    from aifabric.scripts.formal import main
     with pytest.raises(UsageError, match="no formal harness for block 'nope'"):
         main(["--block", "nope"])
     with pytest.raises(UsageError, match="--property 'nope'"):

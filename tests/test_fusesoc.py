@@ -11,9 +11,9 @@ import pytest
 from fusesoc.capi2.coreparser import Core2Parser
 from fusesoc.core import Core
 
-from cosim.runner import setup_verilator
-from rtl.catalog import BLOCKS
-from scripts import generate_verilog
+from aifabric.cosim.runner import setup_verilator
+from aifabric.rtl.catalog import BLOCKS
+from aifabric.scripts import generate_verilog
 
 CASES = [pytest.param(block, params, id=block.instance_name(params))
          for block in BLOCKS.values() for params in block.params]

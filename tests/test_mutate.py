@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cosim.mutate import (Outcome, Spec, build, equivalent, formal_kill, mutants_of,
+from aifabric.cosim.mutate import (Outcome, Spec, build, equivalent, formal_kill, mutants_of,
                           run_mutant, verilate)
-from scripts.mutate import score
+from aifabric.scripts.mutate import score
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = Spec("wwfa", "wwfa", {"n": 4}, "rtl/chronos/wwfa.py", formal="wwfa")
@@ -73,7 +73,7 @@ def test_score_counts_equivalent_mutants_out():
                                        (["--mutants", "0"], "--mutants"),
                                        (["--target", "2"], "--target")])
 def test_bad_input_is_one_line_exit_2(argv, word):
-    proc = subprocess.run([sys.executable, "-m", "scripts.mutate", *argv], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "aifabric.scripts.mutate", *argv], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()

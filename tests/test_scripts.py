@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from models.common.records import PAPERS, Record
+from aifabric.models.common.records import PAPERS, Record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,7 +24,7 @@ def script(*args, cwd=ROOT):
 ])
 def test_bad_parameter_one_line_exit_2(tmp_path, value, kind, shown):
     out = tmp_path / "verilog"
-    proc = script("scripts.generate_verilog", "--block", "wwfa", "--param", f"n={value}",
+    proc = script("aifabric.scripts.generate_verilog", "--block", "wwfa", "--param", f"n={value}",
                   "--out", str(out))
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
@@ -43,7 +43,7 @@ def test_reproduce_refuses_a_bad_readme_before_running(tmp_path, content, messag
     readme = tmp_path / "README.md"
     if content is not None:
         readme.write_text(content)
-    proc = script("scripts.reproduce", "--quick", "--out", str(tmp_path / "out"), "--readme",
+    proc = script("aifabric.scripts.reproduce", "--quick", "--out", str(tmp_path / "out"), "--readme",
                   str(readme))
     assert proc.returncode == 2 and proc.stderr.startswith(message), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
@@ -60,7 +60,7 @@ def test_reproduce_refuses_a_bad_readme_before_running(tmp_path, content, messag
     (["--frobnicate"], "error: unrecognized arguments: --frobnicate"),
 ])
 def test_usage_errors(tmp_path, args, message):
-    for name in ("scripts.generate_verilog", "scripts.run_cosim", "scripts.synth"):
+    for name in ("aifabric.scripts.generate_verilog", "aifabric.scripts.run_cosim", "aifabric.scripts.synth"):
         proc = script(name, *args, *(["--out", str(tmp_path)] if "verilog" in name else []))
         assert proc.returncode == 2, (name, proc.stderr)
         assert proc.stderr.startswith(message), (name, proc.stderr)
@@ -69,7 +69,7 @@ def test_usage_errors(tmp_path, args, message):
 
 
 def test_generate_one_parameter_set(tmp_path):
-    proc = script("scripts.generate_verilog", "--block", "wwfa", "--param", "n=3",
+    proc = script("aifabric.scripts.generate_verilog", "--block", "wwfa", "--param", "n=3",
                   "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     # no staging left behind; the FuseSoC core beside the Verilog
@@ -79,12 +79,12 @@ def test_generate_one_parameter_set(tmp_path):
 
 def test_one_parameter_changed_from_the_defaults(tmp_path):
     """--param changes the named values of the block's first default set."""
-    proc = script("scripts.generate_verilog", "--block", "router", "--param", "depth=4",
+    proc = script("aifabric.scripts.generate_verilog", "--block", "router", "--param", "depth=4",
                   "--out", str(tmp_path))
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("error: router: Parameter 'depth' must hold a whole packet "
                                    "under virtual cut-through: depth 4 < packet 8")
-    proc = script("scripts.generate_verilog", "--block", "router", "--param", "depth=8",
+    proc = script("aifabric.scripts.generate_verilog", "--block", "router", "--param", "depth=8",
                   "--param", "vcs=3", "--no-lint", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [
@@ -110,7 +110,7 @@ def check_records(records: list[dict], papers=None) -> list[str]:
     expectation (in either direction), a paper value other than the pinned printed one, a
     tolerance looser than the one rule, a record without a row or (for ``papers``, default
     all) a row without a record."""
-    from models.common.records import printed_tolerance
+    from aifabric.models.common.records import printed_tolerance
     table = paper_values()
     wrong = []
     seen = set()
@@ -156,7 +156,7 @@ def test_reproduce_report_from_the_real_packages(tmp_path, paper):
     expected to differ still differs, a missing one is missing), its paper value is the
     pinned printed one, its tolerance the one rule; the quick run holds the same records,
     declared alike, as the committed full run; the report comes from them."""
-    proc = script("scripts.reproduce", "--quick", "--paper", paper, "--out", str(tmp_path))
+    proc = script("aifabric.scripts.reproduce", "--quick", "--paper", paper, "--out", str(tmp_path))
     assert (tmp_path / "report.json").is_file(), proc.stderr
     records = json.loads((tmp_path / "report.json").read_text())
     assert records and {r["paper"] for r in records} == {paper}
@@ -173,7 +173,7 @@ def test_reproduce_report_from_the_real_packages(tmp_path, paper):
     matched = sum(r["status"] == "match" for r in sim)
     assert f"simulated headline numbers: **{matched} of {len(sim)} match**" in md
     # the quick run and the committed full run hold the same records, declared alike
-    from scripts.reproduce import load_results
+    from aifabric.scripts.reproduce import load_results
     full = {(r.paper, r.id): r for r in load_results() if r.paper == paper}
     assert set(full) == set(by_id), sorted(set(full) ^ set(by_id))
     for key, r in by_id.items():
@@ -186,7 +186,7 @@ def test_record_kinds_of_the_committed_run():
     """The kinds the rules give (checked on the committed full run): parts-list arithmetic is
     not reproduction, formulas on the paper's inputs are definitions, 'no more than' is a
     bound; the papers' simulated headline experiments are marked simulated."""
-    from scripts.reproduce import load_results
+    from aifabric.scripts.reproduce import load_results
     rs = {(r.paper, r.id): r for r in load_results()}
     kind = {k: r.kind for k, r in rs.items()}
     assert kind["railx", "eq1.R128_m5.chips"] == "definition"
@@ -207,7 +207,7 @@ def test_readme_block_is_generated_from_the_committed_full_run():
     """The README's reproduction block is exactly what scripts/reproduce.py makes of
     results/reproduce.json (an edited README or a hand-edited count fails), and that file's
     records keep their declarations and pinned paper values."""
-    from scripts.reproduce import (RESULTS, by_paper_counts, load_results, readme_block,
+    from aifabric.scripts.reproduce import (RESULTS, by_paper_counts, load_results, readme_block,
                                    readme_section)
     records = load_results()
     data = json.loads(RESULTS.read_text())
@@ -222,7 +222,7 @@ def test_a_flipped_record_fails_its_declaration():
     """A record given a reason declares a difference: when its model value lands within the
     tolerance it contradicts the declaration (it used to drop the reason and pass as a
     reproduction); one declared to match fails when it differs; the check sees both."""
-    from models.common.records import record
+    from aifabric.models.common.records import record
     flipped = record("chronos", "x", "m", "ms", 13, 13.1, why="fluid model", simulated=True)
     assert flipped.status == "match" and flipped.expect == "differ" and not flipped.ok
     assert flipped.why == "fluid model"                     # kept, not dropped
@@ -240,7 +240,7 @@ def test_a_flipped_record_fails_its_declaration():
 
 def test_one_tolerance_rule():
     """1 % or half a unit of the last printed digit, whichever is larger."""
-    from models.common.records import printed_tolerance, record
+    from aifabric.models.common.records import printed_tolerance, record
     assert printed_tolerance(13, "13") == pytest.approx(0.5 / 13)
     assert printed_tolerance(22.04, "22.04") == 0.01
     assert printed_tolerance(0.8, "0.8") == pytest.approx(0.05 / 0.8)
@@ -259,7 +259,7 @@ def test_one_tolerance_rule():
 
 
 def test_report_separates_values_bounds_and_definitions(tmp_path):
-    from scripts.reproduce import collect, render
+    from aifabric.scripts.reproduce import collect, render
 
     class Fake:
         @staticmethod
@@ -342,7 +342,7 @@ def test_record_validation():
 def test_engine_fmax_measured_or_extrapolated(tmp_path, monkeypatch):
     """The engine bench uses a placed-and-routed Fmax where the report has one, and otherwise
     a power law through the measured points, saying which; N that did not fit is ignored."""
-    from scripts import bench
+    from aifabric.scripts import bench
     monkeypatch.setattr(bench, "BUILD", tmp_path)
     assert bench.synth_fmax(64) == (None, "")
     (tmp_path / "synth").mkdir()
@@ -363,7 +363,7 @@ def test_engine_fmax_measured_or_extrapolated(tmp_path, monkeypatch):
 def test_reproduce_one_paper_merges_into_the_results(tmp_path, monkeypatch, capsys):
     """--paper reruns one package and keeps the other papers' records from --results; the
     README block is regenerated from the merged records; misuse is one line, exit 2."""
-    from scripts import reproduce
+    from aifabric.scripts import reproduce
     kept = Record("x.kept", "railx", "m", "u", 1.0, 1.0)
     stale = Record("old", "chronos", "m", "u", 5.0, 5.0)
     fresh = Record("new", "chronos", "m", "u", 5.0, 9.0, why="a reason", simulated=True)
@@ -398,6 +398,6 @@ def test_reproduce_one_paper_merges_into_the_results(tmp_path, monkeypatch, caps
              "--paper with --results: no such file"),
             (["--quick", "--results", str(results)], "--results keeps the full run's"),
             (["--paper", "nature"], "argument --paper: invalid choice")):
-        proc = script("scripts.reproduce", *args, "--out", str(tmp_path / "o2"))
+        proc = script("aifabric.scripts.reproduce", *args, "--out", str(tmp_path / "o2"))
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1

@@ -3,7 +3,7 @@ the monitor only reads ``.value`` of its signals)."""
 
 import pytest
 
-from cosim.stream import ProtocolError, StreamMonitor
+from aifabric.cosim.stream import ProtocolError, StreamMonitor
 
 
 class Value(int):
@@ -52,7 +52,7 @@ def test_each_rule_fires_naming_cycle_and_signal(trace, signal, cycle):
 
 def batched(trace, every=512):
     """The same trace through the batched checker (:class:`cosim.batch.StreamLog`)."""
-    from cosim.batch import StreamLog
+    from aifabric.cosim.batch import StreamLog
     log = StreamLog("s", every=every)
     for cycle, (rst, valid, ready, payload) in enumerate(trace):
         log.record(cycle, rst, valid, ready, payload)

@@ -22,7 +22,7 @@ from amaranth.hdl import Assume, Cat, Module, Mux, Signal
 
 from . import Harness, Property, any_seq, block_module, elaborate, named
 
-MODULE = "rtl.chronos.bvn"
+MODULE = "aifabric.rtl.chronos.bvn"
 
 
 def build(params, mutant_spec=None):

@@ -18,11 +18,11 @@ import itertools
 
 from amaranth.hdl import Cat, Const, Module, Signal
 
-from models.flexsipac.transceiver import counts, realisable
+from aifabric.models.flexsipac.transceiver import counts, realisable
 
 from . import Harness, Property, any_seq, block_module, elaborate
 
-MODULE = "rtl.optics.deinterleaver"
+MODULE = "aifabric.rtl.optics.deinterleaver"
 
 
 def build(params, mutant_spec=None):

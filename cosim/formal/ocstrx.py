@@ -25,11 +25,11 @@ block's ``settle``, ``debounce`` and ``window``.
 
 from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal
 
-from models.infinitehbd.ocstrx import _layout
+from aifabric.models.infinitehbd.ocstrx import _layout
 
 from . import Harness, Property, any_seq, block_module, elaborate, named
 
-MODULE = "rtl.optics.ocstrx"
+MODULE = "aifabric.rtl.optics.ocstrx"
 SETTLING, CHECKING, UP, FAULT = 1, 2, 3, 4
 
 

@@ -28,7 +28,7 @@ from amaranth.hdl import Assume, Cat, Module, Signal
 
 from . import Harness, Property, any_seq, block_module, elaborate, named
 
-MODULE = "rtl.railx.router"
+MODULE = "aifabric.rtl.railx.router"
 
 
 def build(params, mutant_spec=None):

@@ -16,7 +16,7 @@ from amaranth.hdl import Assume, Module, Mux, Signal
 
 from . import Harness, Property, any_const, any_seq, block_module, elaborate
 
-MODULE = "rtl.chronos.slot_endpoint"
+MODULE = "aifabric.rtl.chronos.slot_endpoint"
 TB = 16
 
 

@@ -22,7 +22,7 @@ from amaranth.hdl import Assume, Cat, Module, Signal
 
 from . import Harness, Property, any_const, any_seq, block_module, elaborate
 
-MODULE = "rtl.chronos.slot_switch"
+MODULE = "aifabric.rtl.chronos.slot_switch"
 TB = 16
 
 

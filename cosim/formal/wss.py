@@ -19,7 +19,7 @@ from amaranth.hdl import Cat, Module, Signal
 
 from . import Harness, Property, any_seq, block_module, elaborate
 
-MODULE = "rtl.optics.wss"
+MODULE = "aifabric.rtl.optics.wss"
 
 
 def build(params, mutant_spec=None):

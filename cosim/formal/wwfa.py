@@ -13,7 +13,7 @@ from amaranth.hdl import Module, Signal
 
 from . import Harness, Property, any_const, any_seq, block_module, elaborate, named
 
-MODULE = "rtl.chronos.wwfa"
+MODULE = "aifabric.rtl.chronos.wwfa"
 
 
 def build(params, mutant_spec=None):

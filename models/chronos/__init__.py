@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.common.records import Record
+from aifabric.models.common.records import Record
 
 from .bvn import Schedule, decompose
 from .wwfa import WavefrontArbiter

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.common.records import Record
+from aifabric.models.common.records import Record
 
 from . import timeslot as ts
 from .bvn import decompose, lower_bound, permutation_bound, quantize

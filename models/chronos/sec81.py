@@ -277,7 +277,7 @@ def ci95(x) -> float:
 def records(u: dict, t: dict) -> list:
     """§8.1's six records (untuned: HPCC's ``dcqcn`` preset; tuned) and the packet/circuit
     ratio, all simulated values on the packet-level switch."""
-    from models.common.records import record
+    from aifabric.models.common.records import record
     circ = u["circuit_s"]
     pk = u["packet"][MAIN_PRESET]
     imp = 100 * (1 - circ / pk)
@@ -346,7 +346,7 @@ def records(u: dict, t: dict) -> list:
 def table(u: dict, t: dict, sweep: dict | None = None) -> str:
     """Markdown: the comparison (presets, tuned, paper), the circuit ablation, the tuned
     parameters and the volume sweep."""
-    from models.common.figures import md_table
+    from aifabric.models.common.figures import md_table
     ex = _ex()
     circ = u["circuit_s"]
 
@@ -397,7 +397,7 @@ def table(u: dict, t: dict, sweep: dict | None = None) -> str:
 def plot_fig6(u: dict, t: dict, path):
     """Fig 6: per test matrix (sorted by the circuit's time) packet (presets, tuned) and
     circuit completion, with the fluid bound."""
-    from models.common.figures import pyplot, save
+    from aifabric.models.common.figures import pyplot, save
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4))
     order = np.argsort(u["circuit_s"])
@@ -422,7 +422,7 @@ def plot_fig6(u: dict, t: dict, path):
 
 
 def plot_volume(sweep: dict, path):
-    from models.common.figures import pyplot, save
+    from aifabric.models.common.figures import pyplot, save
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     mb = np.array(sweep["bytes_per_host"]) / 1e6
@@ -439,7 +439,7 @@ def plot_volume(sweep: dict, path):
 
 
 def plot_budget(t: dict, path):
-    from models.common.figures import pyplot, save
+    from aifabric.models.common.figures import pyplot, save
     plt = pyplot()
     tp = t["tuning"]
     hist = np.array(tp.history)

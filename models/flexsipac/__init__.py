@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from models.common.records import Record
+from aifabric.models.common.records import Record
 
 from .topology import SiPAC
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from models.common.figures import md_table, pyplot, save
-from models.common.records import Record, record
+from aifabric.models.common.figures import md_table, pyplot, save
+from aifabric.models.common.records import Record, record
 
 from . import allocation, sipco, topology, traffic
 
@@ -321,7 +321,7 @@ def run_point(fabric_name: str, algorithm: str, sizes, messages, r: int, L: int,
     lossless output queues, ECN at 4,000 B, 1 us on every link); ``"credit"`` -- the
     ablation: credit-based back-pressure into 1 MB receive buffers, no transport, 100 ns
     links and a 300 ns switch."""
-    from models.common import dctcp
+    from aifabric.models.common import dctcp
 
     from . import fabrics
     from .packetsim import Flow, simulate, simulate_window

@@ -261,7 +261,7 @@ def simulate_window(links: dict, flows: list, setting=None, *,
     link's. Above ``packet_budget`` packets a run's segments grow (total bytes / budget),
     and the queue, the ECN threshold and the windows grow with them (the same counts of
     segments): the 100 MB points then cost what the 1 MB ones do."""
-    from models.common import dctcp
+    from aifabric.models.common import dctcp
     s = setting or dctcp.NETBENCH_SIPAC
     ids, paths, steps = _compile(links, flows, 1.0)
     total = sum(f.size for f in flows)

@@ -28,9 +28,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from models.railonly.iteration import DEFAULT, _FIELDS, iteration_time, memory
-from models.common.records import Record, record
-from models.railonly.specs import GBPS, GPT, Platform
+from aifabric.models.railonly.iteration import DEFAULT, _FIELDS, iteration_time, memory
+from aifabric.models.common.records import Record, record
+from aifabric.models.railonly.specs import GBPS, GPT, Platform
 
 __all__ = ["Llama", "LLAMA_405B", "HBD_PLATFORM", "SETTING", "TABLE2_GPUS", "TABLE2",
            "strategies", "best", "table2", "ablation", "records", "table_md"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from models.common.records import Record
+from aifabric.models.common.records import Record
 
 from .network import rail_only, rail_optimized, table2
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from models.common.figures import md_table, pyplot, save
-from models.common.records import Record, record
+from aifabric.models.common.figures import md_table, pyplot, save
+from aifabric.models.common.records import Record, record
 
 from . import collectives, faults, iteration, network, traffic
 from .specs import GPT, KORTHIKANTI, MEGATRON, MODELS, PLATFORMS

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.common.clos import Clos, min_tier_clos
+from aifabric.models.common.clos import Clos, min_tier_clos
 
 __all__ = ["Prices", "Network", "rail_optimized", "rail_only", "savings", "table2",
            "TABLE2_GPUS", "TABLE2_RADIX", "TABLE2_HB", "hb_sizes_matching"]

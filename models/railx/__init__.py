@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from models.common.records import Record
+from aifabric.models.common.records import Record
+from aifabric.paths import BUILD
 
 from .rings import rail_links, rail_rings
 from .routing import AdaptiveRouting, MinimalRouting, channel_dependency_graph, route
@@ -55,7 +56,7 @@ def reproduce(quick: bool = False) -> list[Record]:
     return records
 
 
-NETSIM_DIR = Path(__file__).resolve().parents[2] / "build" / "netsim"
+NETSIM_DIR = BUILD / "netsim"
 
 
 def _fig14(quick: bool) -> dict:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from models.common.clos import min_tier_clos
+from aifabric.models.common.clos import min_tier_clos
 
 __all__ = ["Parts", "Prices", "CostRow", "fat_tree", "tapered_fat_tree", "hammingmesh",
            "torus_3d", "rail_only_2d", "railx_mesh", "railx_bisection_ratio", "table6", "PORTS"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.common.records import Record
+from aifabric.models.common.records import Record
 
 from . import availability as av
 from .allocation import dynamic_cp_ep

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from models.common.records import Record, record
+from aifabric.models.common.records import Record, record
 
 from . import netsim  # noqa: F401  (registers the RailX topologies with the simulator)
 
@@ -67,7 +67,7 @@ def run(out_dir: Path, quick: bool = False, workers: int | None = None,
     (past saturation), short windows. Full (``curves="record"``): the HyperX at k = 2 at
     every rate, the other k and topologies at their saturation rates; ``curves="all"``:
     every curve at every rate. ``only_b``: Fig 14(b)'s curves only."""
-    from models.common.netsim.sweep import point, sweep
+    from aifabric.models.common.netsim.sweep import point, sweep
     if curves not in ("record", "all"):
         raise ValueError(f"curves must be 'record' or 'all', not {curves!r}")
     cfg = QUICK if quick else FULL
@@ -168,7 +168,7 @@ def records(curves: dict, bound: dict | None = None) -> list[Record]:
 
 
 def _plot(curves: dict, keys: list, labels: list, title: str, path: Path) -> Path:
-    from models.common.netsim.plot import latency_curves
+    from aifabric.models.common.netsim.plot import latency_curves
     return latency_curves({label: curves[key] for key, label in zip(keys, labels)}, path, title)
 
 

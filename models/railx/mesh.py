@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.common.netsim import Network, Simulator, Traffic, mesh
-from models.common.netsim.kernel import EV_INJECT, EV_SWITCH
-from models.common.netsim.network import LOCAL, NetworkError
+from aifabric.models.common.netsim import Network, Simulator, Traffic, mesh
+from aifabric.models.common.netsim.kernel import EV_INJECT, EV_SWITCH
+from aifabric.models.common.netsim.network import LOCAL, NetworkError
 
 from .router import table_entries
 

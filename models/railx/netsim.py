@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from models.common.netsim.network import (EAST, FIRST_RAIL, KIND_MESH, KIND_RAIL, LOCAL, NORTH,
+from aifabric.models.common.netsim.network import (EAST, FIRST_RAIL, KIND_MESH, KIND_RAIL, LOCAL, NORTH,
                                           SOUTH, WEST, Network, NetworkError, channel_load_bound,
                                           check_deadlock_free, check_int, check_link, connect,
                                           new_links)
-from models.common.netsim.registry import register_routing, register_topology
+from aifabric.models.common.netsim.registry import register_routing, register_topology
 
 from .routing import ORDERS, XY, MinimalRouting, check_order
 from .system import RailX, Topology, dragonfly, hyperx_2d, torus_2d

@@ -8,8 +8,8 @@ simulated network's routing tables into the entries the RTL's run-time routing t
 
 from __future__ import annotations
 
-from models.common.netsim.network import Network
-from models.common.netsim.reference import Flit, Packet, RouterModel
+from aifabric.models.common.netsim.network import Network
+from aifabric.models.common.netsim.reference import Flit, Packet, RouterModel
 
 __all__ = ["RouterModel", "Flit", "Packet", "table_entries", "check_table"]
 

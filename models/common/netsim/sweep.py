@@ -81,7 +81,7 @@ def point(spec: dict, traffic: str, rate: float, seed: int = 1, **measure) -> di
             "seed": int(seed), "model": model, "provider": prov, **{**MEASURE, **measure}}
 
 
-_CORE = "models.common.netsim.network"
+_CORE = "aifabric.models.common.netsim.network"
 
 
 @functools.lru_cache(maxsize=8)

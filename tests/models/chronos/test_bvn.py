@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from models.chronos.bvn import (METHODS, decompose, lower_bound, permutation_bound, quantize,
+from aifabric.models.chronos.bvn import (METHODS, decompose, lower_bound, permutation_bound, quantize,
                                wavefront_reference)
-from models.chronos.moe import moe_traffic_matrix
+from aifabric.models.chronos.moe import moe_traffic_matrix
 
 
 def served(schedule, n):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models.chronos.moe import expert_popularity, moe_traffic_matrix
+from aifabric.models.chronos.moe import expert_popularity, moe_traffic_matrix
 
 
 def test_seeded_and_reproducible():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models.chronos.packet import (DCQCN, circuit_completion, dcqcn_completion,
+from aifabric.models.chronos.packet import (DCQCN, circuit_completion, dcqcn_completion,
                                    fluid_completion)
 
 C = 800e9          # bit/s

@@ -4,8 +4,8 @@ compiled engine against the plain-Python reference event for event."""
 import numpy as np
 import pytest
 
-from models.chronos.packet import fluid_completion
-from models.chronos.roce import RoCE, hpcc_dcqcn, hpcc_dcqcn_paper, simulate, simulate_reference
+from aifabric.models.chronos.packet import fluid_completion
+from aifabric.models.chronos.roce import RoCE, hpcc_dcqcn, hpcc_dcqcn_paper, simulate, simulate_reference
 
 C = 800e9                  # bit/s
 D = 250e-9                 # per-link delay: rtt 1 us / 4

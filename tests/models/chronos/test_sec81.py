@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models.chronos.sec81 import circuit
+from aifabric.models.chronos.sec81 import circuit
 
 
 def test_circuit_is_quantised_makespan_plus_reconfiguration_plus_engine_time():
@@ -26,8 +26,8 @@ def test_circuit_is_quantised_makespan_plus_reconfiguration_plus_engine_time():
 
 
 def test_packet_set_in_two_processes_equals_one(monkeypatch):
-    from models.chronos.roce import hpcc_dcqcn
-    from models.chronos.sec81 import JOBS_ENV, matrices, packet_set
+    from aifabric.models.chronos.roce import hpcc_dcqcn
+    from aifabric.models.chronos.sec81 import JOBS_ENV, matrices, packet_set
     mats = matrices(3, 5, 0.0005)                      # three small all-to-alls (~100 KB/host)
     cfg = hpcc_dcqcn()
     monkeypatch.setenv(JOBS_ENV, "1")
@@ -41,14 +41,14 @@ def test_packet_set_in_two_processes_equals_one(monkeypatch):
 
 @pytest.mark.parametrize("text", ["0", "-2", "two", "1.5"])
 def test_jobs_must_be_a_positive_integer(monkeypatch, text):
-    from models.chronos.sec81 import JOBS_ENV, workers
+    from aifabric.models.chronos.sec81 import JOBS_ENV, workers
     monkeypatch.setenv(JOBS_ENV, text)
     with pytest.raises(ValueError, match=f"{JOBS_ENV} must be a positive integer"):
         workers(4)
 
 
 def test_workers_never_exceed_the_runs(monkeypatch):
-    from models.chronos.sec81 import JOBS_ENV, workers
+    from aifabric.models.chronos.sec81 import JOBS_ENV, workers
     monkeypatch.setenv(JOBS_ENV, "8")
     assert workers(3) == 3
     monkeypatch.delenv(JOBS_ENV)

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models.chronos.slot_fabric import Fibre, SlotFabric
-from models.chronos.slot_switch import (TAG_MOD, StackLoader, malformed, slot_permutation,
+from aifabric.models.chronos.slot_fabric import Fibre, SlotFabric
+from aifabric.models.chronos.slot_switch import (TAG_MOD, StackLoader, malformed, slot_permutation,
                                         slot_permutations)
 
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from models.chronos.stack import (Collective, ParallelSpec, Slot, check_stack, compose_local,
+from aifabric.models.chronos.stack import (Collective, ParallelSpec, Slot, check_stack, compose_local,
                                   generate_stack, stack_from_genstack, switch_local,
                                   training_iteration)
 
@@ -209,7 +209,7 @@ def test_stack_unique_permutations():
 
 
 def test_stack_switch_local_per_slot():
-    from models.chronos.stack import stack_switch_local
+    from aifabric.models.chronos.stack import stack_switch_local
     spec = ParallelSpec.of(16, tp=4, dp=4)
     cols = [Collective("all_reduce", "tp", 64), Collective("all_gather", "dp", 64)]
     stack = generate_stack(spec, cols)

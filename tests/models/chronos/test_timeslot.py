@@ -2,7 +2,7 @@
 
 import pytest
 
-from models.chronos import timeslot as ts
+from aifabric.models.chronos import timeslot as ts
 
 
 def test_slot_and_efficiency_by_hand():

@@ -4,8 +4,8 @@ parameters are the six the paper names, and bad budgets are refused."""
 import numpy as np
 import pytest
 
-from models.chronos.packet import DCQCN, dcqcn_completion
-from models.chronos.tuning import TUNED, params_from, tune_dcqcn
+from aifabric.models.chronos.packet import DCQCN, dcqcn_completion
+from aifabric.models.chronos.tuning import TUNED, params_from, tune_dcqcn
 
 LINK = 800e9
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from models.chronos.wwfa import WavefrontArbiter, arbitrate_reference
+from aifabric.models.chronos.wwfa import WavefrontArbiter, arbitrate_reference
 
 
 def matrix(n, cells):

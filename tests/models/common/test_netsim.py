@@ -6,12 +6,12 @@ RailX's networks on this simulator are tested in tests/models/railx/test_netsim_
 import numpy as np
 import pytest
 
-from models.common.netsim import (DeadlockError, InvariantError, NetworkError, Simulator,
+from aifabric.models.common.netsim import (DeadlockError, InvariantError, NetworkError, Simulator,
                                   Traffic, TrafficError, load_trace, mesh, simulate, torus)
-from models.common.netsim import kernel as K
-from models.common.netsim.network import channel_load_bound, check_deadlock_free
-from models.common.netsim.reference import ReferenceNetwork
-from models.common.netsim.traffic import uniform, uniform_py
+from aifabric.models.common.netsim import kernel as K
+from aifabric.models.common.netsim.network import channel_load_bound, check_deadlock_free
+from aifabric.models.common.netsim.reference import ReferenceNetwork
+from aifabric.models.common.netsim.traffic import uniform, uniform_py
 
 
 def reference_events(net, traffic, cycles, **kw):
@@ -291,7 +291,7 @@ def test_bad_parameters(kw, message):
 def test_synthesized_trace_replays_the_pattern_run(pattern, width):
     """``synthesize`` lists the packets the simulator's own source creates: replayed as a
     trace they give the pattern run's events, cycle for cycle, up to the cycle it stops."""
-    from models.common.netsim.traffic import synthesize
+    from aifabric.models.common.netsim.traffic import synthesize
     net = mesh(4, vcs=2, width=width, inject=width)
     tr = Traffic.make(pattern, net.coords, net.grid, hot=(5,), hot_frac=0.4)
     cycles = 300

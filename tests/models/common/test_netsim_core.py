@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.common.netsim import NetworkError, Simulator, Traffic, mesh, simulate
-from models.common.netsim import kernel as K
-from models.common.netsim import sweep as S
+from aifabric.models.common.netsim import NetworkError, Simulator, Traffic, mesh, simulate
+from aifabric.models.common.netsim import kernel as K
+from aifabric.models.common.netsim import sweep as S
 
 ROOT = Path(__file__).resolve().parents[3]
 CORE = ROOT / "models" / "common" / "netsim"
@@ -41,26 +41,26 @@ def run_fresh(code: str) -> str:
 
 def test_a_mesh_sweep_point_loads_no_system_package():
     code = ("import sys, json\n"
-            "from models.common.netsim import sweep as S\n"
+            "from aifabric.models.common.netsim import sweep as S\n"
             "p = S.point({'topology': 'mesh', 'k': 3, 'vcs': 2, 'allocator': 'wavefront'}, "
             "'uniform', 0.2, warmup=50, window=100, drain=200)\n"
             "row = S.run_point(p)\n"
             "print(json.dumps([row['accepted'] > 0, p['provider'], sorted(m for m in "
-            "sys.modules if m.split('.')[:2] in [['models', s] for s in " + repr(SYSTEMS) +
-            "])]))\n")
+            "sys.modules if m.split('.')[:3] in [['aifabric', 'models', s] for s in "
+            + repr(SYSTEMS) + "])]))\n")
     ok, provider, loaded = json.loads(run_fresh(code))
-    assert ok and provider == "models.common.netsim.network" and loaded == []
+    assert ok and provider == "aifabric.models.common.netsim.network" and loaded == []
 
 
 def test_a_fresh_worker_imports_the_provider_of_a_registered_topology():
     """A RailX point built in a process that imported only the core: the point's provider is
     imported first, so the registry knows 'hyperx'."""
-    import models.railx.netsim  # noqa: F401  (registers hyperx in this process)
+    import aifabric.models.railx.netsim  # noqa: F401  (registers hyperx in this process)
     p = S.point({"topology": "hyperx", "m": 2, "n": 1, "R": 8, "k": 1, "vcs": 3}, "uniform",
                 0.5, warmup=100, window=300, drain=500)
-    assert p["provider"] == "models.railx.netsim"
+    assert p["provider"] == "aifabric.models.railx.netsim"
     assert p["model"].startswith(S.MODEL_VERSION + "+")
-    code = ("import json\nfrom models.common.netsim import sweep as S\n"
+    code = ("import json\nfrom aifabric.models.common.netsim import sweep as S\n"
             f"row = S.run_point(json.loads({json.dumps(json.dumps(p))}))\n"
             "print(json.dumps([row['chips'], row['delivered_packets']]))\n")
     chips, delivered = json.loads(run_fresh(code))

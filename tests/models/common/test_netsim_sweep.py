@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from models.common.netsim import sweep as S
+from aifabric.models.common.netsim import sweep as S
 
 ROOT = Path(__file__).resolve().parents[3]
 SPEC = {"topology": "mesh", "k": 4, "vcs": 2}
@@ -63,7 +63,7 @@ def test_saturation_of_a_curve():
 
 
 def netsim(*args, out):
-    return subprocess.run([sys.executable, "-m", "scripts.netsim", "--quiet", "--out",
+    return subprocess.run([sys.executable, "-m", "aifabric.scripts.netsim", "--quiet", "--out",
                            str(out), *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=600)
 
@@ -121,7 +121,7 @@ def test_command_line_bad_trace_and_forced_deadlock(tmp_path):
 def test_curve_plot_when_every_point_is_saturated(tmp_path):
     # short quick runs can leave every point past saturation: no line to draw on a log
     # axis, but the figure must still be written (it once raised inside matplotlib)
-    from models.common.netsim.plot import latency_curves
+    from aifabric.models.common.netsim.plot import latency_curves
     sat = [{"accepted": a, "saturated": True, "latency_mean": None, "max_throughput": 0.5}
            for a in (0.3, 0.31)]
     ok = [{"accepted": 0.1, "saturated": False, "latency_mean": 20.0, "max_throughput": 1.0},

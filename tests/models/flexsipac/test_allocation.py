@@ -6,8 +6,8 @@ import itertools
 import numpy as np
 import pytest
 
-from models.flexsipac import allocation as al, traffic
-from models.flexsipac.topology import SiPAC
+from aifabric.models.flexsipac import allocation as al, traffic
+from aifabric.models.flexsipac.topology import SiPAC
 
 
 def brute_force(topo, t, w):

@@ -4,10 +4,10 @@ chain cannot give. (The chain is co-simulated under cocotb: cosim/test_deinterle
 
 import pytest
 
-from cosim.codec import dix_command
-from cosim.pysim import run_sync
-from models.flexsipac.transceiver import Deinterleaver, DIXCommand
-from rtl.optics.deinterleaver import DeinterleaverController
+from aifabric.cosim.codec import dix_command
+from aifabric.cosim.pysim import run_sync
+from aifabric.models.flexsipac.transceiver import Deinterleaver, DIXCommand
+from aifabric.rtl.optics.deinterleaver import DeinterleaverController
 
 
 def _run(form, splits, cycles=12):

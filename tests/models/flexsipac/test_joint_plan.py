@@ -4,9 +4,9 @@ checked jointly against the WSSs and each CU's de-interleaver cascade (§3.B).""
 import numpy as np
 import pytest
 
-from models.flexsipac import allocation as al, experiments as ex, fabrics, traffic, transceiver
-from models.flexsipac.topology import SiPAC
-from models.flexsipac.transceiver import counts, joint_report, realisable, trace
+from aifabric.models.flexsipac import allocation as al, experiments as ex, fabrics, traffic, transceiver
+from aifabric.models.flexsipac.topology import SiPAC
+from aifabric.models.flexsipac.transceiver import counts, joint_report, realisable, trace
 
 
 def test_reviewers_finding_count_only_colouring_serves_no_cu():

@@ -6,8 +6,8 @@ import random
 import numpy as np
 import pytest
 
-from models.flexsipac import fabrics
-from models.flexsipac.packetsim import Flow, Link, simulate, simulate_reference
+from aifabric.models.flexsipac import fabrics
+from aifabric.models.flexsipac.packetsim import Flow, Link, simulate, simulate_reference
 
 BOTH = (simulate, simulate_reference)
 
@@ -142,5 +142,5 @@ def test_torus_routes_by_hand_and_without_dependency_cycles():
 
 
 def test_tpuv4_large_messages_complete():
-    from models.flexsipac.experiments import run_point
+    from aifabric.models.flexsipac.experiments import run_point
     assert np.isfinite(run_point("tpuv4", "mesh", [16] * 4, [1e8], 4, 3))

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from models.flexsipac import sipco, traffic
-from models.flexsipac.topology import SiPAC
+from aifabric.models.flexsipac import sipco, traffic
+from aifabric.models.flexsipac.topology import SiPAC
 
 
 @pytest.mark.parametrize("r,L,sizes", [(4, 2, [16]), (4, 2, [8, 4, 4]), (4, 2, [12, 4]),

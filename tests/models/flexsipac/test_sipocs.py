@@ -5,7 +5,7 @@ experiments' job sizes, degree bounds and per-OCS matchings, routes, bad input."
 import numpy as np
 import pytest
 
-from models.flexsipac import fabrics, sipocs
+from aifabric.models.flexsipac import fabrics, sipocs
 
 
 def uniform(s):

@@ -6,8 +6,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from models.flexsipac import topology, traffic
-from models.flexsipac.topology import SiPAC
+from aifabric.models.flexsipac import topology, traffic
+from aifabric.models.flexsipac.topology import SiPAC
 
 
 @pytest.mark.parametrize("r,L", [(2, 1), (2, 2), (3, 2), (4, 2), (2, 3), (3, 3), (4, 3)])

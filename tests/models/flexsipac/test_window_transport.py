@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from models.common.dctcp import NETBENCH_SIPAC, Setting
-from models.flexsipac.packetsim import Flow, Link, simulate_window
+from aifabric.models.common.dctcp import NETBENCH_SIPAC, Setting
+from aifabric.models.flexsipac.packetsim import Flow, Link, simulate_window
 
 BIG = Setting("open window", init_window=1e6, ssthresh=1e6, ecn_k=1e12, queue=1e12,
               link_delay=1e-6, handshake=False)
@@ -81,7 +81,7 @@ def test_compiled_engine_equals_the_plain_python_reference():
     # every completion time and the mark count agree exactly
     import numpy as np
 
-    from models.common.dctcp import run_reference
+    from aifabric.models.common.dctcp import run_reference
     rng = np.random.default_rng(3)
     links = {(x, "sw"): Link(100e9) for x in range(4)}
     links[("sw", 9)] = Link(30e9)

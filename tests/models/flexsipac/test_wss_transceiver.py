@@ -4,11 +4,11 @@ traced by hand, and the allocation's configurations and splits put through them.
 
 import pytest
 
-from models.flexsipac import allocation, fabrics, traffic
-from models.flexsipac.topology import SiPAC
-from models.flexsipac.transceiver import (Deinterleaver, DIXCommand, counts, realisable,
+from aifabric.models.flexsipac import allocation, fabrics, traffic
+from aifabric.models.flexsipac.topology import SiPAC
+from aifabric.models.flexsipac.transceiver import (Deinterleaver, DIXCommand, counts, realisable,
                                           setting_for, split_report, trace)
-from models.flexsipac.wss import (WSS, WSSCommand, check_assignment_configs, first_conflict,
+from aifabric.models.flexsipac.wss import (WSS, WSSCommand, check_assignment_configs, first_conflict,
                                   load_commands)
 
 N = None

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models.infinitehbd import bound, cost, faults
+from aifabric.models.infinitehbd import bound, cost, faults
 
 
 def test_conversion_formulas():

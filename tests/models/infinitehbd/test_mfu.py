@@ -4,8 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from models.infinitehbd import mfu
-from models.railonly.iteration import efficiency_of
+from aifabric.models.infinitehbd import mfu
+from aifabric.models.railonly.iteration import efficiency_of
 
 
 def test_llama_block_is_mha_plus_swiglu():

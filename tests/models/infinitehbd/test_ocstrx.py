@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from models.infinitehbd import topology
-from models.infinitehbd.ocstrx import (ERRORS, LOOP_PATH, Command, OCSTrx, benes_route,
+from aifabric.models.infinitehbd import topology
+from aifabric.models.infinitehbd.ocstrx import (ERRORS, LOOP_PATH, Command, OCSTrx, benes_route,
                                        benes_size, benes_trace, ring_backups, trx_commands)
 
 
@@ -236,7 +236,7 @@ def test_ring_builder_configurations_come_up_in_the_model():
 def test_one_wiring_table_for_graph_commands_and_cost(K):
     """Each external path (side, d <= K) is served by exactly one (bundle, path); the link
     graph, the controller commands and the part counts all use that table."""
-    from models.infinitehbd import cost
+    from aifabric.models.infinitehbd import cost
     table = topology.wiring(K)
     ends = [e for paths in table.bundles for e in paths if e is not None]
     assert sorted(ends) == sorted((s, d) for s in "WE" for d in range(1, K + 1))

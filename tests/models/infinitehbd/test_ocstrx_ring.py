@@ -7,9 +7,9 @@ bundle failover time, with no group left in FAULT. Then each of the three defect
 
 import pytest
 
-from models.infinitehbd import ocstrx, topology
-from models.infinitehbd.ocstrx import LOOP_PATH, Command, OCSTrx, ring_commands
-from models.infinitehbd.ringlight import FAULT, UP, RingPlant
+from aifabric.models.infinitehbd import ocstrx, topology
+from aifabric.models.infinitehbd.ocstrx import LOOP_PATH, Command, OCSTrx, ring_commands
+from aifabric.models.infinitehbd.ringlight import FAULT, UP, RingPlant
 
 S, D, W = 20, 3, 100                    # settle, debounce, window (cycles)
 BOUND = 2 * D + S + 1                   # documented: first dark sample -> UP on the backup

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from models.infinitehbd import orchestration as o
+from aifabric.models.infinitehbd import orchestration as o
 
 
 def test_deployment_hand_worked():
@@ -84,8 +84,8 @@ def test_bad_input(kw, message):
 
 def test_iteration_bytes_agree_with_the_shared_traffic_model():
     # the per-GPU volumes are those of railonly's traffic matrices, averaged over the GPUs
-    from models.railonly.specs import GPT
-    from models.railonly.traffic import megatron_traffic
+    from aifabric.models.railonly.specs import GPT
+    from aifabric.models.railonly.traffic import megatron_traffic
     model = GPT("tiny", 4, 64, 4, seq=32)
     mats = megatron_traffic(model, 24, 12, t=2, p=2, micro=1)        # d = 6
     got = o.iteration_bytes(model, 2, 2, 6, 12)

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from models.infinitehbd.topology import (HBD, LOOP, Ring, build_rings, components,
+from aifabric.models.infinitehbd.topology import (HBD, LOOP, Ring, build_rings, components,
                                          ring_segments, usable_rings, verify)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.infinitehbd import faults, waste
+from aifabric.models.infinitehbd import faults, waste
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -65,7 +65,7 @@ def test_errors_name_file_and_event(tmp_path, events, message):
 
 def test_cli_bad_json_one_line_exit_2(tmp_path):
     p = write(tmp_path, [ev("A", 1, "start"), ev("A", 0.5, "end")], "bad.json")
-    r = subprocess.run([sys.executable, "-m", "scripts.infinitehbd", "waste", "--tp", "32",
+    r = subprocess.run([sys.executable, "-m", "aifabric.scripts.infinitehbd", "waste", "--tp", "32",
                         "--trace", str(p)], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert r.stderr.startswith(f"error: {p}: event 1: event_time 0.5 is before")
@@ -166,7 +166,7 @@ def test_cli_trace_statistics_of_a_json_trace(tmp_path):
     # two servers of four: A faulty 1 d of 2, B never -> mean ratio 1/8 of the time
     p = write(tmp_path, [ev("A", 0.0, "start"), ev("A", 1.0, "end"),
                          ev("B", 2.0, "start", "Fan"), ev("B", 2.0, "end", "Fan")])
-    r = subprocess.run([sys.executable, "-m", "scripts.infinitehbd", "trace", "--trace", str(p),
+    r = subprocess.run([sys.executable, "-m", "aifabric.scripts.infinitehbd", "trace", "--trace", str(p),
                         "--servers", "4"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "| 4 | 2 | 1 | 2.0 | 12.50 % |" in r.stdout and "| 24.0 h |" in r.stdout

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models.infinitehbd import waste
+from aifabric.models.infinitehbd import waste
 
 R = 4
 

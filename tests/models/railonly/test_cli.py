@@ -1,4 +1,4 @@
-"""scripts.railonly as users run it: results on stdout, bad input one line and exit 2."""
+"""aifabric.scripts.railonly as users run it: results on stdout, bad input one line and exit 2."""
 
 import subprocess
 import sys
@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "scripts.railonly", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "aifabric.scripts.railonly", *args], cwd=ROOT,
                           capture_output=True, text=True)
 
 

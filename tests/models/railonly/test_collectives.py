@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from models.railonly import collectives as co
+from aifabric.models.railonly import collectives as co
 
 GRIDS = [(1, 3), (3, 1), (2, 2), (4, 3), (3, 4), (8, 2)]
 

@@ -3,9 +3,9 @@ all-to-all schedules, the Figs 8-10 bands and the Rail-only vs Rail-optimized co
 
 import pytest
 
-from models.railonly import experiments as ex
-from models.railonly import iteration as it
-from models.railonly.specs import PLATFORMS
+from aifabric.models.railonly import experiments as ex
+from aifabric.models.railonly import iteration as it
+from aifabric.models.railonly.specs import PLATFORMS
 
 
 def test_cost_range_ends_are_65536_gpu_rows():

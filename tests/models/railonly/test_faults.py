@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models.railonly import faults
+from aifabric.models.railonly import faults
 
 
 def test_policies_hand_worked():

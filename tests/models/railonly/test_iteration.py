@@ -4,8 +4,8 @@ the strategy search's constraints; the one calibration behind Fig 7."""
 import numpy as np
 import pytest
 
-from models.railonly import iteration as it
-from models.railonly.specs import GPT, KORTHIKANTI, MODELS, PLATFORMS, Platform
+from aifabric.models.railonly import iteration as it
+from aifabric.models.railonly.specs import GPT, KORTHIKANTI, MODELS, PLATFORMS, Platform
 
 TINY = GPT("tiny", layers=4, hidden=64, heads=4, seq=8, vocab=16)
 NO_LAT = it.Knobs(alpha_hb=0.0, alpha_nic=0.0)
@@ -128,7 +128,7 @@ def test_rail_only_forwards_cross_rail_pipeline_sends():
 def test_closed_form_forwarding_matches_the_explicit_layout():
     import itertools
     import numpy as np
-    from models.railonly import placement as pl
+    from aifabric.models.railonly import placement as pl
     for t_h, t_l, p_h, p_l, d_l, v in itertools.product((1, 2), (1, 2), (1, 2, 3), (1, 2, 3),
                                                         (1, 2), (1, 2)):
         s = it.Strategy(t_h * t_l, p_h * p_l, 2 * d_l, 1, v, t_h, p_h, 2)

@@ -5,9 +5,9 @@ import random
 import networkx as nx
 import pytest
 
-from models.common.clos import clos_capacity, clos_graph, min_tier_clos
-from models.railonly import network
-from models.railonly.experiments import TABLE2_PRINTED
+from aifabric.models.common.clos import clos_capacity, clos_graph, min_tier_clos
+from aifabric.models.railonly import network
+from aifabric.models.railonly.experiments import TABLE2_PRINTED
 
 
 @pytest.mark.parametrize("hosts,radix,per_tier", [

@@ -2,7 +2,7 @@
 
 import pytest
 
-from models.railx.allocation import best_split, dynamic_cp_ep, fig16, split_time
+from aifabric.models.railx.allocation import best_split, dynamic_cp_ep, fig16, split_time
 
 
 def test_best_split_by_hand():

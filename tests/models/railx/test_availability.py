@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models.railx import availability as av
+from aifabric.models.railx import availability as av
 
 
 @st.composite

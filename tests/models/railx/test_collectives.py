@@ -2,7 +2,7 @@
 
 import pytest
 
-from models.railx import collectives as c
+from aifabric.models.railx import collectives as c
 
 
 def test_ring_by_hand():

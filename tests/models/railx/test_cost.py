@@ -3,8 +3,8 @@ table's precision), and the part counts of every row exactly."""
 
 import pytest
 
-from models.railx.cost import Prices, fat_tree, hammingmesh, table6, torus_3d
-from models.railx.experiments import TABLE6_PAPER
+from aifabric.models.railx.cost import Prices, fat_tree, hammingmesh, table6, torus_3d
+from aifabric.models.railx.experiments import TABLE6_PAPER
 
 
 def rows():
@@ -65,8 +65,8 @@ def test_bad_inputs():
 def test_railx_bisection_ratio_on_a_built_hyperx():
     """The one-direction bisection of a maximum 2D-HyperX over half the injection (the
     convention of the other rows) is (r+1)/(4mr): half of Table 2's 2n/m over 4n."""
-    from models.railx.cost import railx_bisection_ratio
-    from models.railx.system import RailX, hyperx_2d
+    from aifabric.models.railx.cost import railx_bisection_ratio
+    from aifabric.models.railx.system import RailX, hyperx_2d
     for m, n in ((1, 7), (1, 9)):                  # P = r + 1 = 8, 10 nodes: balanced halves
         t = hyperx_2d(RailX(m, n, 2 * (m * n + 1)))
         half = {(X, Y) for X in range(t.nodes[0] // 2) for Y in range(t.nodes[1])}

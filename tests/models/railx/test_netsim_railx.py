@@ -5,14 +5,14 @@ classes are needed, the links follow eq 5, and the registry resolves them by nam
 import numpy as np
 import pytest
 
-from models.common.netsim import NetworkError, Simulator, Traffic, simulate
-from models.common.netsim import kernel as K
-from models.common.netsim.network import (KIND_MESH, KIND_RAIL, channel_load_bound,
+from aifabric.models.common.netsim import NetworkError, Simulator, Traffic, simulate
+from aifabric.models.common.netsim import kernel as K
+from aifabric.models.common.netsim.network import (KIND_MESH, KIND_RAIL, channel_load_bound,
                                           check_deadlock_free)
-from models.common.netsim.reference import ReferenceNetwork
-from models.common.netsim.sweep import build
-from models.railx import MinimalRouting, RailX, dragonfly, hyperx_2d, torus_2d
-from models.railx.netsim import DEFAULT_ORDER, order_search, railx
+from aifabric.models.common.netsim.reference import ReferenceNetwork
+from aifabric.models.common.netsim.sweep import build
+from aifabric.models.railx import MinimalRouting, RailX, dragonfly, hyperx_2d, torus_2d
+from aifabric.models.railx.netsim import DEFAULT_ORDER, order_search, railx
 
 
 CASES = [
@@ -134,7 +134,7 @@ def test_registry_builds_railx_specs_by_name():
 
 
 def test_a_dimension_split_railx_topology_simulates_deadlock_free():
-    from models.railx import Dim, split
+    from aifabric.models.railx import Dim, split
     topo = split(RailX(2, 2, 12), [Dim("torus", 2, 2), Dim("alltoall", 3, 2)],
                  [Dim("torus", 3, 2)])
     net = railx(topo, vcs=None)

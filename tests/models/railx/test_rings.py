@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from models.railx.rings import check_rings, rail_links, rail_rings, walecki
+from aifabric.models.railx.rings import check_rings, rail_links, rail_rings, walecki
 
 VALID_TO_65 = [k for k in range(3, 66) if k not in (4, 6)]
 

@@ -3,10 +3,10 @@ the simulator's route, and entries the RTL would refuse raise a ValueError namin
 
 import pytest
 
-from models.common.netsim import mesh
-from models.railx import RailX, hyperx_2d
-from models.railx.netsim import railx
-from models.railx.router import check_table, table_entries
+from aifabric.models.common.netsim import mesh
+from aifabric.models.railx import RailX, hyperx_2d
+from aifabric.models.railx.netsim import railx
+from aifabric.models.railx.router import check_table, table_entries
 
 
 @pytest.mark.parametrize("make", [lambda: mesh(4, vcs=2),

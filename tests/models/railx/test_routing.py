@@ -5,9 +5,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from models.railx.routing import (AdaptiveRouting, MinimalRouting, channel_dependency_graph,
+from aifabric.models.railx.routing import (AdaptiveRouting, MinimalRouting, channel_dependency_graph,
                                   route, vc_collapsed)
-from models.railx.system import Dim, RailX, dragonfly, hyperx_2d, split, torus_2d
+from aifabric.models.railx.system import Dim, RailX, dragonfly, hyperx_2d, split, torus_2d
 
 
 def walk(topo, r, src, dst):

@@ -7,7 +7,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from models.railx.system import (Dim, RailX, dragonfly, hyperx_2d, split, table2,
+from aifabric.models.railx.system import (Dim, RailX, dragonfly, hyperx_2d, split, table2,
                                  torus_2d)
 
 

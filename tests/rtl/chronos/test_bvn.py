@@ -5,10 +5,10 @@ cycle, and parameter validation. Large N runs on Verilator (cosim/test_bvn.py)."
 import numpy as np
 import pytest
 
-from cosim.codec import decode_step, encode_row
-from cosim.pysim import run_sync
-from models.chronos.bvn import decompose
-from rtl.chronos.bvn import BvnEngine
+from aifabric.cosim.codec import decode_step, encode_row
+from aifabric.cosim.pysim import run_sync
+from aifabric.models.chronos.bvn import decompose
+from aifabric.rtl.chronos.bvn import BvnEngine
 
 
 def simulate(n, w, frames, *, ready_p=1.0, seed=0, max_cycles=20_000, rows=1):

@@ -8,12 +8,12 @@ import pytest
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
-from cosim.codec import encode_row
-from cosim.pysim import run_sync
-from models.chronos.bvn import decompose
-from rtl.chronos.bvn import BvnEngine
-from rtl.chronos.slot_layout import TAG_BITS, word_layout
-from rtl.chronos.slot_switch import SlotSwitch
+from aifabric.cosim.codec import encode_row
+from aifabric.cosim.pysim import run_sync
+from aifabric.models.chronos.bvn import decompose
+from aifabric.rtl.chronos.bvn import BvnEngine
+from aifabric.rtl.chronos.slot_layout import TAG_BITS, word_layout
+from aifabric.rtl.chronos.slot_switch import SlotSwitch
 
 N, W, D = 4, 8, 8
 PERIOD, GUARD = 6, 2

@@ -5,8 +5,8 @@ configuration is bad."""
 
 import pytest
 
-from cosim.pysim import run_sync
-from rtl.chronos.slot_endpoint import SlotEndpoint
+from aifabric.cosim.pysim import run_sync
+from aifabric.rtl.chronos.slot_endpoint import SlotEndpoint
 
 
 def run(period, guard, echo_after, cycles, *, drop=(), bad_from=None):

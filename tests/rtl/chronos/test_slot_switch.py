@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosim.codec import encode_step
-from cosim.pysim import run_sync
-from models.chronos.slot_switch import StackLoader as ModelLoader
-from rtl._util import not_elaborated
-from rtl.chronos.slot_switch import Crossbar, SlotMaster, SlotSwitch, StackLoader
+from aifabric.cosim.codec import encode_step
+from aifabric.cosim.pysim import run_sync
+from aifabric.models.chronos.slot_switch import StackLoader as ModelLoader
+from aifabric.rtl._util import not_elaborated
+from aifabric.rtl.chronos.slot_switch import Crossbar, SlotMaster, SlotSwitch, StackLoader
 
 
 @st.composite

@@ -6,10 +6,10 @@ import pytest
 from amaranth.hdl import ClockDomain
 from amaranth.lib import wiring
 
-from cosim.pysim import run_sync
-from models.chronos.wwfa import WavefrontArbiter as Model
-from rtl._util import not_elaborated
-from rtl.chronos.wwfa import WavefrontArbiter
+from aifabric.cosim.pysim import run_sync
+from aifabric.models.chronos.wwfa import WavefrontArbiter as Model
+from aifabric.rtl._util import not_elaborated
+from aifabric.rtl.chronos.wwfa import WavefrontArbiter
 
 
 def to_int(m):

@@ -3,12 +3,12 @@ encoded from the documented layouts by ``cosim.codec``), and their parameter che
 
 import pytest
 
-from cosim.codec import dix_command, field, ocs_command, wss_command
-from cosim.pysim import run_sync
-from rtl.catalog import get_block
-from rtl.optics.deinterleaver import DeinterleaverController
-from rtl.optics.ocstrx import OCSTrxController
-from rtl.optics.wss import WSSController
+from aifabric.cosim.codec import dix_command, field, ocs_command, wss_command
+from aifabric.cosim.pysim import run_sync
+from aifabric.rtl.catalog import get_block
+from aifabric.rtl.optics.deinterleaver import DeinterleaverController
+from aifabric.rtl.optics.ocstrx import OCSTrxController
+from aifabric.rtl.optics.wss import WSSController
 
 
 def drive(dut, words, cycles, probe, inputs=None):

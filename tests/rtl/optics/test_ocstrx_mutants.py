@@ -14,8 +14,8 @@ exactly 1 + S + W cycles after it on a dark one, ``ready`` again after that."""
 from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
-from cosim.codec import field, ocs_command
-from rtl.optics.ocstrx import OCSTrxController
+from aifabric.cosim.codec import field, ocs_command
+from aifabric.rtl.optics.ocstrx import OCSTrxController
 
 SETTLING, CHECKING, UP, FAULT = 1, 2, 3, 4
 # the paper's timing (catalog synth parameters of the block)
@@ -30,13 +30,13 @@ def component(cut=False):
     if not cut:
         return OCSTrxController(**REAL)
     import types
-    import rtl.optics.ocstrx as original
+    import aifabric.rtl.optics.ocstrx as original
     from pathlib import Path
     source = Path(original.__file__).read_text()
     for old, new in CUT:
         assert source.count(old) == 1, old
         source = source.replace(old, new)
-    module = types.ModuleType("rtl.optics.ocstrx_cut")
+    module = types.ModuleType("aifabric.rtl.optics.ocstrx_cut")
     module.__package__ = original.__package__
     module.__file__ = original.__file__
     exec(compile(source, original.__file__, "exec"), module.__dict__)

@@ -6,12 +6,12 @@ controller models on every other node, driven by the light between them."""
 import itertools
 import random
 
-from cosim.codec import field, ocs_command
-from cosim.pysim import run_sync
-from models.infinitehbd import topology
-from models.infinitehbd.ocstrx import Command, OCSTrx, benes_route, ring_commands
-from models.infinitehbd.ringlight import RingPlant
-from rtl.optics.ocstrx import BenesCheck, OCSTrxController
+from aifabric.cosim.codec import field, ocs_command
+from aifabric.cosim.pysim import run_sync
+from aifabric.models.infinitehbd import topology
+from aifabric.models.infinitehbd.ocstrx import Command, OCSTrx, benes_route, ring_commands
+from aifabric.models.infinitehbd.ringlight import RingPlant
+from aifabric.rtl.optics.ocstrx import BenesCheck, OCSTrxController
 
 SETTLING, CHECKING, UP, FAULT = 1, 2, 3, 4
 

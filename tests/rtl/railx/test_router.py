@@ -7,9 +7,9 @@ import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 
-from cosim.pysim import run_sync
-from rtl._util import not_elaborated
-from rtl.railx.router import Router, _after, round_robin
+from aifabric.cosim.pysim import run_sync
+from aifabric.rtl._util import not_elaborated
+from aifabric.rtl.railx.router import Router, _after, round_robin
 
 GOOD = dict(ports=5, vcs=2, depth=16, data=64, dst_width=11, packet=8)
 

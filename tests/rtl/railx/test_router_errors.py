@@ -5,8 +5,8 @@ co-simulation's random stimulus only ever provokes the full-VC cause."""
 
 import pytest
 
-from cosim.pysim import run_sync
-from rtl.railx.router import ERROR_BITS, Router
+from aifabric.cosim.pysim import run_sync
+from aifabric.rtl.railx.router import ERROR_BITS, Router
 
 # V = 3 on 2-bit VC fields: VC number 3 is encodable and out of range
 PARAMS = dict(ports=5, vcs=3, depth=4, data=16, dst_width=4, packet=4)

@@ -1,0 +1,28 @@
+"""aifabric: hardware description and co-simulation kit for circuit-switched AI-training fabrics.
+
+One import namespace over the repository's folders (the wheel's ``package-dir`` mapping):
+
+- :mod:`aifabric.rtl`: the Amaranth blocks and their catalog (``rtl/``);
+- :mod:`aifabric.models`: the golden models of the five systems (``models/``);
+- :mod:`aifabric.cosim`: the cocotb testbenches and the Verilator runner (``cosim/``);
+- :mod:`aifabric.scripts`: what the ``aifabric`` command runs (``scripts/``);
+- :mod:`aifabric.cli`: the ``aifabric`` command.
+"""
+
+from __future__ import annotations
+
+__all__ = ["__version__"]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("aifabric")
+    except PackageNotFoundError:         # a source tree that was never installed
+        import re
+        from pathlib import Path
+        text = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+        return re.search(r'^version\s*=\s*"([^"]+)"', text, re.M).group(1)
+
+
+__version__ = _version()

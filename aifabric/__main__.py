@@ -1,0 +1,3 @@
+from aifabric.cli import main
+
+main()
