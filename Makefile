@@ -22,7 +22,7 @@ WAVES ?= 0
 SEED  ?=
 JOBS  ?= auto
 
-.PHONY: all verilog cosim test synth bench reproduce netsim formal mutate clean distclean venv
+.PHONY: all verilog cosim test synth bench reproduce netsim formal mutate docs clean distclean venv
 
 all: verilog cosim ; $(AIFABRIC) warm
 
@@ -65,6 +65,10 @@ mutate: $(STAMP)
 
 reproduce: $(STAMP)
 	$(AIFABRIC) reproduce --readme README.md --results results/reproduce.json $(ARGS)
+
+# The documentation site (Sphinx, warnings as errors): build/docs/index.html
+docs: $(STAMP)
+	$(PY) -m sphinx -W --keep-going -q -b html docs build/docs
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

@@ -1,0 +1,52 @@
+"""The documentation site (``make docs``): Sphinx builds it with warnings as errors, the block
+reference is generated from the registry, and every Python example on its pages runs."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aifabric.rtl.catalog import BLOCKS
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+FENCE = re.compile(r"^```python\n(.*?)^```", re.M | re.S)
+
+
+def test_the_site_builds_with_warnings_as_errors(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
+                          "html", str(DOCS), str(tmp_path / "html")], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    ref = (tmp_path / "html" / "block_reference.html").read_text()
+    text = re.sub(r"<[^>]+>", " ", ref)
+    for name in BLOCKS:                                      # one section per block
+        assert f'id="{name.replace("_", "-")}"' in ref, name
+    # ports from the signatures, parameter ranges from the constructors
+    assert re.search(r"requests\s+in\s+16", text) and re.search(r"n\s+2 \.\. 128\s+4", text)
+    for page in ("tutorial", "commands", "models", "reproduction", "api", "changelog"):
+        assert (tmp_path / "html" / f"{page}.html").is_file(), page
+
+
+PAGES = sorted(p for p in [ROOT / "README.md", *DOCS.glob("*.md")] if FENCE.search(p.read_text()))
+
+
+def test_pages_with_examples_are_found():
+    assert {p.name for p in PAGES} >= {"README.md", "tutorial.md", "models.md"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_every_python_example_runs(page, tmp_path, monkeypatch):
+    """The page's ```python blocks in order, in one namespace (a later block may use an
+    earlier one's names), from a scratch directory."""
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": f"docs_{page.stem}"}
+    for k, m in enumerate(FENCE.finditer(page.read_text())):
+        line = page.read_text()[:m.start()].count("\n") + 2
+        try:
+            exec(compile(m.group(1), f"{page.name}:{line}", "exec"), namespace)
+        except Exception as e:          # name the example, not only the exception
+            raise AssertionError(f"{page.name}, example {k + 1} (line {line}): "
+                                 f"{type(e).__name__}: {e}") from e
