@@ -109,21 +109,33 @@ def main(argv=None) -> int:
                         ("allreduce", "Flex-SiPCO executed and checked"),
                         ("simulate", "one packet-level JCT")):
         p = sub.add_parser(name, help=help_)
-        p.add_argument("--r", type=int, required=True)
-        p.add_argument("--L", type=int, required=True)
+        p.add_argument("--r", type=int, required=True,
+                       help="Radix: computing units per SiPAC group (an integer >= 2).")
+        p.add_argument("--L", type=int, required=True,
+                       help="Levels of the BCube (N = r^L computing units).")
         if name != "topology":
-            p.add_argument("--jobs", required=True)
+            p.add_argument("--jobs", required=True,
+                           help="Job sizes in computing units, a comma list (e.g. 8,4,4).")
         if name == "allocate":
-            p.add_argument("--w", type=int, required=True)
-            p.add_argument("--collective", default="sipco")
-            p.add_argument("--exact", action="store_true")
-            p.add_argument("--wss", action="store_true")
+            p.add_argument("--w", type=int, required=True,
+                           help="Wavelengths per fibre.")
+            p.add_argument("--collective", default="sipco",
+                           help="The collective the allocation serves: sipco (Flex-SiPCO, "
+                                "the default) or another name the allocator accepts.")
+            p.add_argument("--exact", action="store_true",
+                           help="Search for the exact allocation instead of the greedy one.")
+            p.add_argument("--wss", action="store_true",
+                           help="Also print every WSS configuration the allocation needs.")
         if name == "simulate":
-            p.add_argument("--fabric", default="flex-sipac")
-            p.add_argument("--algorithm", default="sipco")
-            p.add_argument("--message", type=float, default=1e6)
+            p.add_argument("--fabric", default="flex-sipac",
+                           help="The fabric simulated (default flex-sipac).")
+            p.add_argument("--algorithm", default="sipco",
+                           help="The all-reduce algorithm (default sipco).")
+            p.add_argument("--message", type=float, default=1e6,
+                           help="All-reduce message size in bytes (default 1e6).")
             p.add_argument("--setting", default="netbench",
-                           help="netbench (the authors' DCTCP setting) or credit (ablation)")
+                           help="The transport: netbench (the authors' DCTCP setting, the "
+                                "default) or credit (an ablation).")
     args = parser.parse_args(argv)
     if getattr(args, "message", 1) <= 0:
         raise UsageError(f"--message must be > 0, not {args.message!r}")

@@ -141,28 +141,39 @@ def main(argv=None) -> int:
     parser = Parser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("rings", help="TP rings and transceiver settings")
-    p.add_argument("--nodes", type=int, required=True)
-    p.add_argument("--R", type=int, default=4)
-    p.add_argument("--K", type=int, default=2)
-    p.add_argument("--tp", type=int, required=True)
-    p.add_argument("--faulty", default="")
-    p.add_argument("--line", action="store_true")
+    p.add_argument("--nodes", type=int, required=True, help="Nodes in the HBD.")
+    p.add_argument("--R", type=int, default=4, help="GPUs per node (default 4).")
+    p.add_argument("--K", type=int, default=2,
+                   help="Hops a transceiver bundle reaches: a K-hop ring (default 2).")
+    p.add_argument("--tp", type=int, required=True, help="GPUs per TP group (ring).")
+    p.add_argument("--faulty", default="",
+                   help="Faulty nodes, a comma list of node indices (default none).")
+    p.add_argument("--line", action="store_true",
+                   help="Nodes on a line instead of a ring (no wrap-around links).")
     p.add_argument("--commands", action="store_true",
-                   help="the OCS transceiver controller commands of every setting")
+                   help="Also list the OCS transceiver controller commands of every "
+                        "setting.")
     p = sub.add_parser("waste", help="GPU waste of every architecture over a trace")
-    p.add_argument("--tp", type=int, required=True)
-    p.add_argument("--trace", help="a .json trace (release format) or a CSV")
-    p.add_argument("--servers", type=int, default=400, help="servers of a JSON trace")
-    p.add_argument("--nodes", type=int, help="4-GPU nodes of a CSV trace")
-    p.add_argument("--hours", type=float, help="length of a CSV trace")
-    p.add_argument("--halves", choices=("split", "adjacent"), default="split")
-    p.add_argument("--spatial", choices=("independent", "clustered"), default="independent")
-    p.add_argument("--seed", type=int, default=1, help="placement seed")
+    p.add_argument("--tp", type=int, required=True, help="GPUs per TP group.")
+    p.add_argument("--trace", help="A fault trace: a .json file in the release's format or a "
+                                    "CSV (node,start_h,end_h); default the released one.")
+    p.add_argument("--servers", type=int, default=400,
+                   help="Servers of a JSON trace (default 400, the release's).")
+    p.add_argument("--nodes", type=int, help="4-GPU nodes of a CSV trace.")
+    p.add_argument("--hours", type=float, help="Length of a CSV trace in hours.")
+    p.add_argument("--halves", choices=("split", "adjacent"), default="split",
+                   help="Where the two 4-GPU halves of an 8-GPU server sit on the line "
+                        "(default split).")
+    p.add_argument("--spatial", choices=("independent", "clustered"), default="independent",
+                   help="Which server sits next to which (default independent).")
+    p.add_argument("--seed", type=int, default=1, help="Seed of the placement (default 1).")
     p.add_argument("--generated", action="store_true",
-                   help="the generator calibrated to the released trace")
+                   help="Use the generator calibrated to the released trace.")
     p = sub.add_parser("trace", help="statistics of a JSON trace (default: the released one)")
-    p.add_argument("--trace")
-    p.add_argument("--servers", type=int, default=400)
+    p.add_argument("--trace", help="A .json trace in the release's format (default the "
+                                    "released one).")
+    p.add_argument("--servers", type=int, default=400,
+                   help="Servers of the trace (default 400, the release's).")
     sub.add_parser("table7", help="Appendix C's waste bound")
     sub.add_parser("table6", help="interconnect cost and power from Table 8's parts")
     args = parser.parse_args(argv)

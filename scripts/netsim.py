@@ -80,7 +80,8 @@ def main(argv=None) -> int:
 
     ap = Parser(prog="aifabric netsim", description=__doc__.split("\n\n")[0],
                 epilog=FIRST_CALL)
-    ap.add_argument("--topology", choices=topologies(), default="hyperx")
+    ap.add_argument("--topology", choices=topologies(), default="hyperx",
+                    help="The network: a registered topology (default hyperx, RailX's).")
     ap.add_argument("--side", type=int, help="mesh/torus: k x k routers; RailX: nodes per "
                                             "row/column (default: the largest that fits)")
     ap.add_argument("--m", type=int, default=4, help="RailX: m x m chips per node")
@@ -101,14 +102,19 @@ def main(argv=None) -> int:
     ap.add_argument("--allocator", choices=("separable", "wavefront"), default="separable",
                     help="switch allocator: separable round robin, or the wrapped wave-front "
                          "arbiter over ports")
-    ap.add_argument("--traffic", choices=PATTERNS, default="uniform")
+    ap.add_argument("--traffic", choices=PATTERNS, default="uniform",
+                    help="The traffic pattern (default uniform).")
     ap.add_argument("--trace", help="CSV trace (cycle,src,dst,flits) for --traffic trace")
     ap.add_argument("--rates", default="0.1:1.0:0.1", help="flits/cycle/chip: a:b:step or list")
     ap.add_argument("--seeds", default="1", help="seeds (comma list); --seed is one")
     ap.add_argument("--seed", type=int, help="one seed")
-    ap.add_argument("--warmup", type=int, default=5000)
-    ap.add_argument("--window", type=int, default=10000)
-    ap.add_argument("--drain", type=int, default=20000)
+    ap.add_argument("--warmup", type=int, default=5000,
+                    help="Cycles before the measurement window (default 5000).")
+    ap.add_argument("--window", type=int, default=10000,
+                    help="Cycles of the measurement window (default 10000).")
+    ap.add_argument("--drain", type=int, default=20000,
+                    help="Cycles allowed after the window for measured packets to arrive "
+                         "(default 20000).")
     ap.add_argument("--workers", type=int, help="local processes (default: cores)")
     ap.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
     ap.add_argument("--force", action="store_true",

@@ -1,0 +1,64 @@
+"""The ``aifabric`` command: every subcommand reachable, every option explained."""
+
+import argparse
+import importlib
+
+import pytest
+
+from aifabric.cli import COMMANDS, main
+from aifabric.scripts import _cli
+
+
+class _Captured(Exception):
+    pass
+
+
+def _parser_of(command: str, monkeypatch) -> argparse.ArgumentParser:
+    """The parser a command's main() builds (stopped at parse_args)."""
+    seen = []
+
+    def capture(self, args=None, namespace=None):
+        seen.append(self)
+        raise _Captured
+
+    monkeypatch.setattr(_cli.Parser, "parse_args", capture)
+    module = importlib.import_module(f"aifabric.scripts.{COMMANDS[command][0]}")
+    with pytest.raises(_Captured):
+        module.main([])
+    return seen[0]
+
+
+def _options(parser, where=""):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, f"{where} {name}")
+        elif action.option_strings and not isinstance(action, argparse._HelpAction):
+            yield f"{where} {action.option_strings[-1]}".strip(), action
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "blocks"])
+def test_every_option_has_help(command, monkeypatch):
+    missing = [name for name, action in _options(_parser_of(command, monkeypatch))
+               if not (action.help or "").strip()]
+    assert missing == [], f"aifabric {command}: options without help: {missing}"
+
+
+def test_unknown_command_is_one_line_and_exit_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["nope"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown command 'nope'" in err
+
+
+def test_blocks_json_lists_ranges_and_defaults(capsys):
+    import json
+    with pytest.raises(SystemExit) as e:
+        main(["blocks", "--json"])
+    assert e.value.code == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    n = next(p for p in rows["wwfa"]["parameters"] if p["name"] == "n")
+    assert (n["low"], n["high"], n["default"]) == (2, 128, 4)
+    rows_p = next(p for p in rows["bvn"]["parameters"] if p["name"] == "rows")
+    assert rows_p["default"] == 1 and rows_p["high"] == 8      # rows <= n at n = 8
