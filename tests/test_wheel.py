@@ -62,6 +62,8 @@ def test_the_wheel_installs_one_namespace_only(installed):
     assert "aifabric/rtl/catalog.py" in names
     assert "aifabric/scripts/_cli.py" in names
     assert "aifabric/models/infinitehbd/data/fault_trace.json" in names
+    assert {"aifabric/rtl/generators.core", "aifabric/rtl/chronos/wwfa.core",
+            "aifabric/rtl/fusesoc_generator.py"} <= set(names)          # FuseSoC library
 
 
 def test_the_users_rtl_package_and_aifabric_import_side_by_side(installed):

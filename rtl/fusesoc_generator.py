@@ -1,0 +1,159 @@
+"""FuseSoC generator: elaborate one aifabric block with the caller's parameters.
+
+FuseSoC runs this file (the ``aifabric_verilog`` generator of ``rtl/generators.core``) with the
+path of a YAML file holding the ``parameters`` of a core's ``generate`` section::
+
+    generate:
+      arbiter:
+        generator: aifabric_verilog
+        parameters: {block: wwfa, n: 32, module: arbiter32}
+
+``block`` names a block of the registry (``aifabric blocks`` lists them with their
+parameters and ranges), ``module`` the Verilog module (default: the block's name), and every
+other key is a block parameter; parameters left out take the block's first default set. It
+writes ``<module>.v`` (lint-clean; its header names the package version, the source revision
+and the parameters) and the core that hands that file to FuseSoC. A bad parameter is one line
+naming it on standard error and exit code 2.
+
+The generator runs ``python3`` from ``PATH``, so aifabric must be importable there: activate
+the environment aifabric is installed in (``source .venv/bin/activate``) before ``fusesoc``.
+
+The cores themselves (``rtl/generators.core`` and one ``rtl/<area>/<block>.core`` per block)
+are written by ``aifabric verilog --cores`` from the registry; a test keeps them current.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+if __name__ == "__main__":        # run as a file: keep this folder's modules off the path
+    _here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
+
+GENERATOR = "aifabric_verilog"
+GENERATOR_CORE = "aifabric:fusesoc:generators"
+
+__all__ = ["GENERATOR", "GENERATOR_CORE", "generator_core", "block_core", "generate",
+           "write_cores"]
+
+
+def _yaml(value) -> str:
+    return json.dumps(value)            # JSON scalars are YAML scalars
+
+
+def generator_core(version: str) -> str:
+    """``rtl/generators.core``: the core that registers the generator."""
+    return (f"CAPI=2:\n"
+            f"# Written by `aifabric verilog --cores`; the version is the package's.\n"
+            f"name: {GENERATOR_CORE}:{version}\n"
+            f"description: \"aifabric: generate any block's Verilog with your parameters\"\n"
+            f"generators:\n"
+            f"  {GENERATOR}:\n"
+            f"    interpreter: python3\n"
+            f"    command: fusesoc_generator.py\n"
+            f"    description: \"Elaborate an aifabric block (Amaranth) to Verilog\"\n"
+            f"    usage: |\n"
+            f"      Parameters: block (a block of the registry: aifabric blocks), module (the\n"
+            f"      Verilog module's name; default the block's name) and the block's own\n"
+            f"      parameters (e.g. n: 32); any left out take the block's first default set.\n"
+            f"      Writes <module>.v, whose header names the version, the parameters and the\n"
+            f"      source revision. Needs python3 with aifabric importable on PATH (source\n"
+            f"      .venv/bin/activate).\n")
+
+
+def block_core(block, version: str) -> str:
+    """``rtl/<area>/<block>.core``: the block at its first default parameter set through the
+    generator. Targets: ``default`` (the Verilog for any flow; Yosys set up for the ECP5
+    ``make synth`` uses) and ``lint`` (Verilator ``-Wall``)."""
+    params = block.params[0]
+    lines = ["CAPI=2:",
+             "# Written by `aifabric verilog --cores` from the block registry.",
+             f"name: aifabric:{block.area}:{block.name}:{version}",
+             f"description: {_yaml(block.description)}",
+             "filesets:",
+             "  generator:",
+             f"    depend: [\"{GENERATOR_CORE}\"]",
+             "generate:",
+             "  verilog:",
+             f"    generator: {GENERATOR}",
+             "    parameters:",
+             f"      block: {block.name}"]
+    lines += [f"      {k}: {_yaml(params[k])}" for k in block.param_names if k in params]
+    common = ["    filesets: [generator]", "    generate: [verilog]",
+              f"    toplevel: {block.name}"]
+    lines += ["targets:", "  default:", *common,
+              "    tools:", "      yosys:", "        arch: ecp5",
+              "  lint:", *common,
+              "    flow: lint", "    flow_options:", "      tool: verilator",
+              "      verilator_options: [-Wall]"]
+    return "\n".join(lines) + "\n"
+
+
+def core_text(vlnv: str, module: str) -> str:
+    """The core the generator hands back: its Verilog file."""
+    return (f"CAPI=2:\n"
+            f"name: {vlnv}\n"
+            f"filesets:\n"
+            f"  rtl:\n"
+            f"    files:\n"
+            f"      - {module}.v\n"
+            f"    file_type: verilogSource\n"
+            f"targets:\n"
+            f"  default:\n"
+            f"    filesets: [rtl]\n")
+
+
+def generate(config: dict, vlnv: str, out: Path) -> Path:
+    """Write ``<module>.v`` and the generated core into ``out``; return the Verilog path."""
+    from aifabric.rtl.catalog import get_block
+
+    config = dict(config or {})
+    if "block" not in config:
+        raise ValueError("parameter 'block' is required (a block of the registry: "
+                         "aifabric blocks)")
+    block = get_block(str(config.pop("block")))
+    module = str(config.pop("module", block.name))
+    unknown = sorted(set(config) - set(block.param_names))
+    if unknown:
+        raise ValueError(f"{block.name}: unknown parameter {unknown[0]!r}; parameters are "
+                         f"{', '.join(block.param_names)}")
+    params = {**block.params[0], **config}
+    block.validate(params)                       # TypeError/ValueError name the parameter
+    verilog = out / f"{module}.v"
+    verilog.write_text(block.header(params) + block.verilog(params, name=module))
+    (out / (vlnv.split(":")[2] + ".core")).write_text(core_text(vlnv, module))
+    return verilog
+
+
+def write_cores(root: Path | None = None) -> list[Path]:
+    """(Re)write ``generators.core`` and every block's core under ``root`` (default: this
+    package's folder); return the paths written or already current."""
+    from aifabric.rtl.catalog import BLOCKS, VERSION
+    root = Path(root or Path(__file__).resolve().parent)
+    files = {root / "generators.core": generator_core(VERSION)}
+    for block in BLOCKS.values():
+        files[root / block.area / f"{block.name}.core"] = block_core(block, VERSION)
+    for path, text in files.items():
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+    return list(files)
+
+
+def main(argv=None) -> int:
+    import yaml
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: fusesoc_generator.py INPUT.yml (FuseSoC's generator input)",
+              file=sys.stderr)
+        return 2
+    try:
+        data = yaml.safe_load(Path(argv[0]).read_text())
+        generate(data.get("parameters"), data["vlnv"], Path.cwd())
+    except (TypeError, ValueError, KeyError, OSError, yaml.YAMLError) as e:
+        print(f"error: {GENERATOR}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
