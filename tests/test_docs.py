@@ -26,18 +26,19 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         assert f'id="{name.replace("_", "-")}"' in ref, name
     # ports from the signatures, parameter ranges from the constructors
     assert re.search(r"requests\s+in\s+16", text) and re.search(r"n\s+2 \.\. 128\s+4", text)
-    for page in ("tutorial", "commands", "models", "reproduction", "api", "changelog"):
+    for page in ("tutorial", "commands", "models", "models/chronos", "models/netsim",
+                 "reproduction", "api", "changelog"):
         assert (tmp_path / "html" / f"{page}.html").is_file(), page
 
 
-PAGES = sorted(p for p in [ROOT / "README.md", *DOCS.glob("*.md")] if FENCE.search(p.read_text()))
+PAGES = sorted(p for p in [ROOT / "README.md", *DOCS.rglob("*.md")] if FENCE.search(p.read_text()))
 
 
 def test_pages_with_examples_are_found():
-    assert {p.name for p in PAGES} >= {"README.md", "tutorial.md", "models.md"}
+    assert {p.name for p in PAGES} >= {"README.md", "tutorial.md", "chronos.md", "railonly.md"}
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_every_python_example_runs(page, tmp_path, monkeypatch):
     """The page's ```python blocks in order, in one namespace (a later block may use an
     earlier one's names), from a scratch directory."""
