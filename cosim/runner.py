@@ -285,6 +285,9 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
         fst = fst_build_args()
         args += fst or []
         result.waveform = bdir / ("dump.fst" if fst is not None else "dump.vcd")
+        from aifabric.rtl.waves import gtkw_text      # ports grouped by interface
+        _write_if_changed(bdir / "dump.gtkw", gtkw_text(spec, params, module=name,
+                                                        dumpfile=result.waveform.name))
     start = time.perf_counter()
     makeflags = os.environ["MAKEFLAGS"]
     opt = build_opt or spec.build_opt

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from aifabric.cosim.runner import LintError, lint, verilog_of
 from aifabric.rtl.verilog import slang_lint
+from aifabric.rtl.waves import gtkw_text
 
 from ._cli import BUILD, Parser, add_block_args, fmt_params, output_dir, run_main, selected
 
@@ -65,7 +66,9 @@ def main(argv=None) -> int:
                     print(e, file=sys.stderr)
                     failed += 1
                     continue
+            (Path(staging) / f"{name}.gtkw").write_text(gtkw_text(block, params, module=name))
             shutil.move(staged, args.out / staged.name)
+            shutil.move(Path(staging) / f"{name}.gtkw", args.out / f"{name}.gtkw")
             print(f"{block.name:8} {fmt_params(params):12} -> {args.out / staged.name} "
                   f"[{status}, {time.perf_counter() - start:.1f} s]")
     if failed:

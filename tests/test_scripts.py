@@ -73,7 +73,7 @@ def test_generate_one_parameter_set(tmp_path):
                   "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     # no staging left behind (FuseSoC users get the block's generator core instead)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["wwfa_n3.v"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wwfa_n3.gtkw", "wwfa_n3.v"]
     assert "module wwfa_n3(" in (tmp_path / "wwfa_n3.v").read_text()
 
 
@@ -88,6 +88,7 @@ def test_one_parameter_changed_from_the_defaults(tmp_path):
                   "--param", "vcs=3", "--no-lint", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "router_allocatorseparable_data64_depth8_dst_width11_packet8_ports5_vcs3.gtkw",
         "router_allocatorseparable_data64_depth8_dst_width11_packet8_ports5_vcs3.v"]
 
 

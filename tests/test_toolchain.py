@@ -140,3 +140,48 @@ def test_verilog_cache_follows_the_sources(tmp_path, monkeypatch):
     R.verilog_of(block, {"n": 3})
     new = list(files[0].parent.iterdir())
     assert len(new) == 1 and new != files                  # the old key's file is gone
+
+
+def _vcd_vars(path) -> dict[str, int]:
+    """``{scope.name: width}`` of every variable a VCD declares."""
+    scope, out = [], {}
+    with open(path) as f:
+        lines = f.read().split("$enddefinitions", 1)[0].splitlines()
+    for line in lines:
+        s = line.strip()
+        if s.startswith("$scope"):
+            scope.append(s.split()[2])
+        elif s.startswith("$upscope"):
+            scope.pop()
+        elif s.startswith("$var"):
+            w = s.split()
+            out[".".join(scope + [w[4]])] = int(w[2])
+    return out
+
+
+def test_a_dump_holds_named_signals_and_its_save_file_names_them(tmp_path, monkeypatch,
+                                                                 cosim_seed):
+    """A co-simulation with waves, as VCD (readable here): no anonymous Yosys net in it,
+    and every signal of the GTKWave save file written beside it is in it, at its width,
+    grouped by interface (the command stream: valid, ready, then the payload)."""
+    import re
+
+    import aifabric.cosim.runner as R
+    monkeypatch.setattr(R, "fst_build_args", lambda: None)
+    params = {"ports": 4, "wavelengths": 8, "timer_bits": 6, "settle": 3}
+    result = run("wss", params, seed=cosim_seed, waves=True, build_root=tmp_path,
+                 testcase="reset_state")
+    assert result.passed, result.describe()
+    dump = _vcd_vars(result.waveform)
+    assert not [n for n in dump if n.rsplit(".", 1)[-1].startswith("_")]
+    gtkw = (result.build_dir / "dump.gtkw").read_text()
+    assert '[dumpfile] "dump.vcd"' in gtkw
+    shown = re.findall(r"^([A-Za-z]\S*?)(?:\[(\d+):0\])?$", gtkw, re.M)
+    assert len(shown) > 10
+    for name, msb in shown:
+        assert name in dump, f"{name} not in the dump"
+        assert dump[name] == (int(msb) + 1 if msb else 1), name
+    groups = re.findall(r"^-(\S+)$", gtkw, re.M)
+    assert groups[0] == "clock" and "cmd" in groups
+    cmd = gtkw[gtkw.index("-cmd"):]
+    assert cmd.index("cmd__valid") < cmd.index("cmd__ready") < cmd.index("cmd__payload")
