@@ -65,7 +65,7 @@ mutate: $(STAMP)
 	nice -n 10 $(AIFABRIC) mutate $(ARGS)
 
 reproduce: $(STAMP)
-	$(AIFABRIC) reproduce --readme README.md --results results/reproduce.json $(ARGS)
+	$(AIFABRIC) reproduce --readme README.md --docs docs/reproduction.md --results results/reproduce.json $(ARGS)
 
 # The documentation site (Sphinx, warnings as errors): build/docs/index.html
 docs: $(STAMP)

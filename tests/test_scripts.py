@@ -214,6 +214,8 @@ def test_readme_block_is_generated_from_the_committed_full_run():
     assert data["run"] == "full"
     assert data["counts"] == by_paper_counts(records)       # stored counts = recomputed ones
     assert readme_section((ROOT / "README.md").read_text()) == readme_block(records, False)
+    assert readme_section((ROOT / "docs" / "reproduction.md").read_text()) == \
+        readme_block(records, False, full=True)
     wrong = check_records([r.to_dict() for r in records])
     assert not wrong, "\n".join(wrong)
 
@@ -378,13 +380,19 @@ def test_reproduce_one_paper_merges_into_the_results(tmp_path, monkeypatch, caps
                                    "records": [kept.to_dict(), stale.to_dict()]}))
     readme = tmp_path / "README.md"
     readme.write_text("a\n<!-- reproduce:begin -->\n<!-- reproduce:end -->\nb\n")
+    docs = tmp_path / "reproduction.md"
+    docs.write_text(readme.read_text())
     assert reproduce.main(["--paper", "chronos", "--results", str(results), "--readme",
-                           str(readme), "--out", str(tmp_path / "out")]) == 0
+                           str(readme), "--docs", str(docs), "--out",
+                           str(tmp_path / "out")]) == 0
     merged = reproduce.load_results(results)
     assert merged == [kept, fresh]
     data = json.loads(results.read_text())
     assert data["counts"]["chronos"]["simulated"] == 1 and data["counts"]["railx"]["match"] == 1
     assert reproduce.readme_section(readme.read_text()) == reproduce.readme_block(merged, False)
+    assert reproduce.readme_section(docs.read_text()) == \
+        reproduce.readme_block(merged, False, full=True)
+    assert "| new |" not in readme.read_text() and "new" in docs.read_text()
     # a run that contradicts a declaration still writes its report, says so, and exits 1
     flipped = Record("new", "chronos", "m", "u", 5.0, 5.0, why="expected to differ")
     monkeypatch.setattr(Fake, "reproduce", staticmethod(lambda: [flipped]))
@@ -394,6 +402,7 @@ def test_reproduce_one_paper_merges_into_the_results(tmp_path, monkeypatch, caps
         (tmp_path / "o1" / "report.md").read_text()
     for args, message in (
             (["--paper", "chronos", "--readme", str(readme)], "--readme with --paper needs"),
+            (["--paper", "chronos", "--docs", str(docs)], "--docs with --paper needs"),
             (["--paper", "chronos", "--results", str(tmp_path / "none.json")],
              "--paper with --results: no such file"),
             (["--quick", "--results", str(results)], "--results keeps the full run's"),
