@@ -69,7 +69,7 @@ reproduce: $(STAMP)
 
 # The documentation site (Sphinx, warnings as errors): build/docs/index.html
 docs: $(STAMP)
-	$(PY) -m sphinx -W --keep-going -q -b html docs build/docs
+	$(PY) -m sphinx -E -W --keep-going -q -b html docs build/docs
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

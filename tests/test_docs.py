@@ -26,6 +26,11 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         assert f'id="{name.replace("_", "-")}"' in ref, name
     # ports from the signatures, parameter ranges from the constructors
     assert re.search(r"requests\s+in\s+16", text) and re.search(r"n\s+2 \.\. 128\s+4", text)
+    # payload layouts with their offsets (the BvN step: 8 destinations of 3 bits, then the
+    # connected mask, the weight and last)
+    assert re.search(r"steps\.payload\.dest\[0\.\.7\]\s+0\s+3 x 8\s+"
+                     r"steps\.payload\.connected\s+24\s+8\s+steps\.payload\.weight\s+32\s+8",
+                     text), text[text.find("steps.payload"):][:300]
     for page in ("tutorial", "commands", "models", "models/chronos", "models/netsim",
                  "reproduction", "api", "changelog"):
         assert (tmp_path / "html" / f"{page}.html").is_file(), page

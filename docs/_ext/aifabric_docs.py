@@ -30,6 +30,41 @@ def _ports(component) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def _width(shape) -> int:
+    from amaranth.hdl import Shape
+    from amaranth.lib import data
+    return data.Layout.cast(shape).size if isinstance(shape, data.Layout) \
+        else Shape.cast(shape).width
+
+
+def _fields(prefix: str, layout, base: int = 0):
+    """(field, bit offset, width) of a data layout, struct fields recursively; an array is
+    one row (element width x length)."""
+    from amaranth.lib import data
+    if isinstance(layout, data.ArrayLayout):
+        yield (f"{prefix}[0..{layout.length - 1}]", base,
+               f"{_width(layout.elem_shape)} x {layout.length}")
+        return
+    for name, field in layout:
+        if isinstance(field.shape, (data.StructLayout, data.UnionLayout, data.ArrayLayout)):
+            yield from _fields(f"{prefix}.{name}", field.shape, base + field.offset)
+        else:
+            yield f"{prefix}.{name}", base + field.offset, _width(field.shape)
+
+
+def _layouts(component) -> list[tuple[str, int, str]]:
+    """The fields of every port whose shape is a data layout (a stream's payload, a command
+    word), with their bit offsets: the layout a testbench or a driver encodes."""
+    from amaranth.lib import data
+    rows = []
+    for path, member in component.signature.members.flatten():
+        if member.is_port and isinstance(member.shape, data.Layout) \
+                and not isinstance(member.shape, data.ArrayLayout):
+            name = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path)
+            rows += list(_fields(name.replace(".[", "["), member.shape))
+    return rows
+
+
 def _table(header: list[str], rows: list, widths: list[int] | None = None) -> list[str]:
     out = [".. list-table::", "   :header-rows: 1"]
     if widths:
@@ -66,6 +101,11 @@ def _block_text(name: str) -> list[str]:
              "active-high reset)", ""]
     text += _table(["port", "direction", "width", "array"], _ports(component),
                    [40, 20, 20, 20])
+    fields = _layouts(component)
+    if fields:
+        text += ["**Payload and command layouts** (bit offsets from the least significant "
+                 "bit; the fields a driver encodes)", ""]
+        text += _table(["field", "offset", "width"], fields, [50, 25, 25])
     return text
 
 
