@@ -364,21 +364,6 @@ def first_failure(results_xml: Path, log: Path | None = None) -> str:
     if len(msg) > 200:
         msg = msg[:197] + "..."
     return ": ".join(x for x in (name, msg) if x)
-    for case in root.iter("testcase"):
-        for tag in ("failure", "error"):
-            bad = case.find(tag)
-            if bad is None:
-                continue
-            text = (bad.get("message") or bad.text or "").strip()
-            lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-            # a traceback ends with the exception line; a message is its own first line
-            msg = next((ln for ln in lines if ln.startswith(("AssertionError", "assert "))),
-                       lines[-1] if lines else "")
-            msg = " ".join(msg.split())
-            if len(msg) > 200:
-                msg = msg[:197] + "..."
-            return f"{case.get('name', '?')}: {msg}" if msg else case.get("name", "?")
-    return ""
 
 
 def clean(block: str, params: dict, build_root: Path | None = None) -> None:

@@ -151,7 +151,9 @@ def slang_lint(path) -> list:
 
     pyslang is a development dependency (``pip install aifabric[dev]``)."""
     import pyslang
-    tree = pyslang.syntax.SyntaxTree.fromFile(str(path))
+    # a SourceManager of its own: the default one keeps a file it has read once, so an
+    # edited file would be linted as it was
+    tree = pyslang.syntax.SyntaxTree.fromFile(str(path), pyslang.SourceManager())
     compilation = pyslang.ast.Compilation()
     compilation.addSyntaxTree(tree)
     engine = pyslang.DiagnosticEngine(tree.sourceManager)
