@@ -46,7 +46,7 @@ BUDGET = {True: {"volume": 0.01, "test": 3, "presets": ("dcqcn", "dcqcn_paper"),
                   "train": 2, "trials": 12, "sweep": (0.01, 0.03, 0.1, 0.3, 0.8, 1.0),
                   "sweep_mats": 2}}
 # The full run: about 640 packet-level simulations of ~4 GB all-to-alls (31 M events, ~7 CPU-s
-# each; about 40 min on 2 cores), so 100 test matrices rather than the paper's 1,000 (about
+# each; about 50 min on 2 shared cores), so 100 test matrices rather than the paper's 1,000 (about
 # 2 CPU-hours per setting); each mean is reported with its 95 % confidence half-width.
 TUNED = ("k_min", "k_max", "p_max", "r_ai", "r_hai", "g")
 
