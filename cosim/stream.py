@@ -23,7 +23,7 @@ from collections import deque
 
 from cocotb.triggers import FallingEdge, ReadOnly
 
-__all__ = ["ClockCycle", "StreamSource", "StreamSink", "StreamMonitor", "ProtocolError"]
+__all__ = ["ClockCycle", "StreamSource", "StreamSink", "sink_ready", "StreamMonitor", "ProtocolError"]
 
 
 class ProtocolError(AssertionError):
@@ -98,6 +98,19 @@ class StreamSource:
             self.current = None
 
 
+def sink_ready(sink) -> int:
+    """A sink's ``ready`` for this cycle from its ``enabled``, ``ready_p``, ``burst``, ``rng``
+    and last value ``_ready``: 0 when disabled, 1 at ``ready_p`` >= 1, else a draw with
+    probability ``ready_p``, kept for a burst (redrawn with probability 0.1 per cycle)."""
+    if not sink.enabled:
+        return 0
+    if sink.ready_p >= 1.0:
+        return 1
+    if not sink.burst or sink._ready is None or sink.rng.random() < 0.1:
+        return int(sink.rng.random() < sink.ready_p)
+    return sink._ready
+
+
 class StreamSink:
     """Drives a stream's ``ready`` and collects the beats taken as (cycle, payload).
 
@@ -115,14 +128,7 @@ class StreamSink:
         self.ready.value = 0
 
     def drive(self, cycle: int) -> None:
-        if not self.enabled:
-            ready = 0
-        elif self.ready_p >= 1.0:
-            ready = 1
-        elif not self.burst or self._ready is None or self.rng.random() < 0.1:
-            ready = int(self.rng.random() < self.ready_p)
-        else:
-            ready = self._ready
+        ready = sink_ready(self)
         if ready != self._ready:
             self.ready.value = self._ready = ready
 

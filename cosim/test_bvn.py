@@ -43,6 +43,7 @@ from aifabric.cosim.batch import (BatchFailure, ProtocolError, StreamLog, bits_r
 from aifabric.cosim.batch_bvn import StepBatch, decode_steps
 from aifabric.cosim.codec import LANE_BITS, dest_bits, encode_row
 from aifabric.cosim.stats import CycleMeter, block_params, record_stats
+from aifabric.cosim.stream import sink_ready
 from aifabric.models.chronos.bvn import decompose, quantize
 from aifabric.models.chronos.experiments import QUANT_BUDGETS
 from aifabric.models.chronos.moe import moe_traffic_matrix
@@ -240,15 +241,8 @@ class Harness:
         if load_valid != self._load_valid:
             self._put_load_valid(load_valid)
             self._load_valid = load_valid
-        # the sink (StreamSink.drive)
-        if not self.enabled:
-            ready = 0
-        elif self.ready_p >= 1.0:
-            ready = 1
-        elif not self.burst or self._ready is None or self.rng.random() < 0.1:
-            ready = int(self.rng.random() < self.ready_p)
-        else:
-            ready = self._ready
+        # the sink: StreamSink's rule (the same draws in the same order)
+        ready = sink_ready(self)
         if ready != self._ready:
             self._put_steps_ready(ready)
             self._ready = ready
@@ -332,6 +326,14 @@ class Harness:
                              f"({len(self.beats) - since} steps received)")
 
 
+async def started(dut, rng) -> Harness:
+    """The clock running and a :class:`Harness` (drawing from ``rng``) after reset."""
+    start_clock(dut.clk)
+    h = Harness(dut, rng)
+    await h.reset()
+    return h
+
+
 @cocotb.test()
 async def decompositions(dut):
     """Random and MoE matrices step for step against the golden model, with back-pressure."""
@@ -339,9 +341,7 @@ async def decompositions(dut):
     rng = np.random.default_rng(cocotb.RANDOM_SEED)
     budget = int(os.environ.get("AIFABRIC_TRANSACTIONS", 0)) or None
     dut._log.info("n=%d w=%d seed=%d", n, w, cocotb.RANDOM_SEED)
-    start_clock(dut.clk)
-    h = Harness(dut, rng)
-    await h.reset()
+    h = await started(dut, rng)
 
     steps_total, beats_total = 0, 0
     checked, start = {"random": 0, "moe": 0, "quantised": 0}, time.perf_counter()
@@ -409,9 +409,7 @@ async def back_to_back_frames(dut):
     ``done`` rises once per matrix."""
     n, w = dims(dut)
     rng = np.random.default_rng(cocotb.RANDOM_SEED + 2)
-    start_clock(dut.clk)
-    h = Harness(dut, rng)
-    await h.reset()
+    h = await started(dut, rng)
     mats = [random_matrix(rng, n, min(w, 6)) for _ in range(BACK_TO_BACK)]
     mats[len(mats) // 2] = np.zeros((n, n), dtype=np.int64)     # no step, still a done
     for mat in mats:
@@ -460,9 +458,7 @@ async def stall_keeps_every_step(dut):
     emits one step per cycle when the output is always ready."""
     n, w = dims(dut)
     rng = np.random.default_rng(cocotb.RANDOM_SEED + 1)
-    start_clock(dut.clk)
-    h = Harness(dut, rng)
-    await h.reset()
+    h = await started(dut, rng)
     mat = rng.integers(1, 1 << min(w, 12), (n, n))
     expect = decompose(mat, "wavefront")
     h.send(beats_of(mat, h.rows))
@@ -492,9 +488,7 @@ async def monitor_catches_a_dropped_beat(dut):
     falls while ready is low) fails with the stream, the cycle and the signal named, although
     the rules are checked in a batch many cycles later."""
     n, _ = dims(dut)
-    start_clock(dut.clk)
-    h = Harness(dut, np.random.default_rng(0))
-    await h.reset()
+    h = await started(dut, np.random.default_rng(0))
     h.ready_p = 0.0
     # a full frame of an all-ones matrix: the final step waits, so load.ready stays low after
     mat = np.ones((n, n), dtype=np.int64)
@@ -529,9 +523,7 @@ async def batch_check_names_the_cycle(dut):
     many cycles after it (k is in the second batch of 256 steps where the matrix has them)."""
     n, w = dims(dut)
     rng = np.random.default_rng(cocotb.RANDOM_SEED + 3)
-    start_clock(dut.clk)
-    h = Harness(dut, rng)
-    await h.reset()
+    h = await started(dut, rng)
     mat = rng.integers(1, 1 << min(w, 6), (n, n))
     expect = decompose(mat, "wavefront")
     k = min(len(expect) - 1, 300)
