@@ -27,6 +27,14 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    """argparse with the one-line error convention. ``description`` may be a docstring's
+    first paragraph: its reST literals (````x````) are shown as plain text."""
+
+    def __init__(self, *args, description=None, **kwargs):
+        if description:
+            description = " ".join(description.replace("``", "").split())
+        super().__init__(*args, description=description, **kwargs)
+
     def error(self, message):  # argparse's own usage errors: one line, exit 2
         print(f"error: {message}", file=sys.stderr)
         sys.exit(2)

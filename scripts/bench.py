@@ -836,7 +836,7 @@ def run_batch(args) -> str:
 
 
 def main(argv=None) -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=("wwfa", "bvn", "engine", "netsim", "fig14b", "mesh",
                                            "hbd", "sipac", "roce", "batch"),
                         action="append",

@@ -102,7 +102,7 @@ def cmd_simulate(args) -> None:
 
 
 def main(argv=None) -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     for name, help_ in (("topology", "counts of SiPAC(r, L)"),
                         ("allocate", "eq 1 allocation and WSS settings"),

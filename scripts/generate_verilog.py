@@ -29,7 +29,7 @@ from ._cli import BUILD, Parser, add_block_args, fmt_params, output_dir, run_mai
 
 
 def main(argv=None) -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     add_block_args(parser)
     parser.add_argument("--out", type=Path, default=BUILD / "verilog",
                         help="The output directory (default build/verilog).")

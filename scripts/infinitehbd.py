@@ -138,7 +138,7 @@ def cmd_table6(args) -> None:
 
 
 def main(argv=None) -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("rings", help="TP rings and transceiver settings")
     p.add_argument("--nodes", type=int, required=True, help="Nodes in the HBD.")

@@ -136,7 +136,7 @@ def cmd_traffic(args) -> None:
 
 
 def main(argv=None) -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("table2", help="Table II rebuilt")
     p.add_argument("--hb", type=int, default=256, help="GPUs per HB domain (default 256).")

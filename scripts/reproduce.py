@@ -292,7 +292,7 @@ def update_readme(path: Path, block: str) -> None:
 
 
 def main(argv=None) -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=BUILD / "reproduce",
                         help="directory for report.md, report.json and the figures")
     parser.add_argument("--quick", action="store_true", help="CI-sized runs where offered")

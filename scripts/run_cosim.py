@@ -24,7 +24,7 @@ from ._cli import (BUILD, Parser, UsageError, add_block_args, atomic_write, fmt_
 
 
 def main(argv=None) -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     add_block_args(parser)
     parser.add_argument("--seed", type=int, default=None,
                         help="random seed (default: $SEED, else one drawn for this run and "

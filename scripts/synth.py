@@ -102,7 +102,7 @@ def synthesize(block, params: dict, out: Path, seed: int = 1) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     add_block_args(parser)
     parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
     args = parser.parse_args(argv)

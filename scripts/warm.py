@@ -63,7 +63,7 @@ ENGINES = {
 
 
 def main(argv=None) -> int:
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--engine", action="append", metavar="NAME",
                         help=f"engine(s) to compile (default: all: {', '.join(ENGINES)})")
     parser.add_argument("--list", action="store_true", help="list the engines and exit")

@@ -62,3 +62,12 @@ def test_blocks_json_lists_ranges_and_defaults(capsys):
     assert (n["low"], n["high"], n["default"]) == (2, 128, 4)
     rows_p = next(p for p in rows["bvn"]["parameters"] if p["name"] == "rows")
     assert rows_p["default"] == 1 and rows_p["high"] == 8      # rows <= n at n = 8
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "blocks"])
+def test_every_description_is_whole_sentences(command, monkeypatch):
+    """A command's --help opens with whole sentences (a docstring's first paragraph, not its
+    first line cut mid-sentence), without reST markup."""
+    text = _parser_of(command, monkeypatch).description
+    assert text and text[0].isupper() and text.endswith((".", ".)")), repr(text)
+    assert "``" not in text and "\n" not in text, repr(text)
