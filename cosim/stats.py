@@ -11,9 +11,16 @@ PARAMS_ENV = "AIFABRIC_PARAMS"   # the block's parameters, JSON: for testbenches
 
 
 def block_params() -> dict:
-    """The parameters the runner built the block with (empty outside the runner)."""
+    """The parameters the block was generated with: set by ``aifabric cosim`` and by the
+    FuseSoC ``sim`` targets. Without them a testbench cannot know what it is testing, so it
+    stops at once, saying so (a testbench that assumed defaults would wait for outputs a
+    smaller block never gives)."""
     text = os.environ.get(PARAMS_ENV)
-    return json.loads(text) if text else {}
+    if not text:
+        raise RuntimeError(f"${PARAMS_ENV} is not set: run this testbench through "
+                           "`aifabric cosim` or a FuseSoC sim target (rtl/<area>/<block>.core), "
+                           "which pass the parameters the Verilog was generated with")
+    return json.loads(text)
 
 
 class CycleMeter:

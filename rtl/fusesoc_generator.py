@@ -15,6 +15,18 @@ writes ``<module>.v`` (lint-clean; its header names the package version, the sou
 and the parameters) and the core that hands that file to FuseSoC. A bad parameter is one line
 naming it on standard error and exit code 2.
 
+``cocotb: true`` also writes ``<module>_cocotb.cpp`` for a simulation target that runs the
+block's cocotb testbench on Verilator (edalize's ``sim`` flow with ``cocotb_module``; each
+block core's ``sim`` target does this). Compiled into the simulation, it does what cocotb's
+own runner does and edalize does not:
+
+* before ``main``: names cocotb's Python entry points in ``GPI_USERS`` (unless set; cocotb 2
+  exits at once without it), and passes the testbench the parameters this Verilog was
+  generated with (``AIFABRIC_PARAMS``);
+* at exit: if the results file (``$COCOTB_RESULTS_FILE``, default ``results.xml``) records
+  a failed test, or was not written, the exit status is 1, so ``fusesoc run`` fails with the
+  co-simulation (cocotb itself exits 0 either way).
+
 The generator runs ``python3`` from ``PATH``, so aifabric must be importable there: activate
 the environment aifabric is installed in (``source .venv/bin/activate``) before ``fusesoc``.
 
@@ -57,15 +69,19 @@ def generator_core(version: str) -> str:
             f"      Verilog module's name; default the block's name) and the block's own\n"
             f"      parameters (e.g. n: 32); any left out take the block's first default set.\n"
             f"      Writes <module>.v, whose header names the version, the parameters and the\n"
-            f"      source revision. Needs python3 with aifabric importable on PATH (source\n"
-            f"      .venv/bin/activate).\n")
+            f"      source revision. cocotb: true adds <module>_cocotb.cpp for a simulation\n"
+            f"      target running the block's cocotb testbench on Verilator (edalize sim\n"
+            f"      flow, cocotb_module). Needs python3 with aifabric importable on PATH\n"
+            f"      (source .venv/bin/activate).\n")
 
 
 def block_core(block, version: str) -> str:
     """``rtl/<area>/<block>.core``: the block at its first default parameter set through the
     generator. Targets: ``default`` (the Verilog for any flow; Yosys set up for the ECP5
-    ``make synth`` uses) and ``lint`` (Verilator ``-Wall``)."""
+    ``make synth`` uses), ``lint`` (Verilator ``-Wall``) and, for a block with a testbench of
+    its own, ``sim`` (its cocotb testbench on Verilator, checked against the golden model)."""
     params = block.params[0]
+    sim = block.cosim_in is None
     lines = ["CAPI=2:",
              "# Written by `aifabric verilog --cores` from the block registry.",
              f"name: aifabric:{block.area}:{block.name}:{version}",
@@ -73,34 +89,101 @@ def block_core(block, version: str) -> str:
              "filesets:",
              "  generator:",
              f"    depend: [\"{GENERATOR_CORE}\"]",
-             "generate:",
-             "  verilog:",
-             f"    generator: {GENERATOR}",
-             "    parameters:",
-             f"      block: {block.name}"]
-    lines += [f"      {k}: {_yaml(params[k])}" for k in block.param_names if k in params]
-    common = ["    filesets: [generator]", "    generate: [verilog]",
-              f"    toplevel: {block.name}"]
-    lines += ["targets:", "  default:", *common,
-              "    tools:", "      yosys:", "        arch: ecp5",
-              "  lint:", *common,
-              "    flow: lint", "    flow_options:", "      tool: verilator",
-              "      verilator_options: [-Wall]"]
+             "generate:"]
+    for section, extra in [("verilog", [])] + ([("cocotb", ["      cocotb: true"])] if sim
+                                               else []):
+        lines += [f"  {section}:", f"    generator: {GENERATOR}", "    parameters:",
+                  f"      block: {block.name}"]
+        lines += [f"      {k}: {_yaml(params[k])}" for k in block.param_names if k in params]
+        lines += extra
+
+    def target(name, generate, *rest):
+        return [f"  {name}:", "    filesets: [generator]", f"    generate: [{generate}]",
+                f"    toplevel: {block.name}", *rest]
+
+    lines += ["targets:",
+              *target("default", "verilog", "    tools:", "      yosys:",
+                      "        arch: ecp5"),
+              *target("lint", "verilog", "    flow: lint", "    flow_options:",
+                      "      tool: verilator", "      verilator_options: [-Wall]")]
+    if sim:
+        lines += target("sim", "cocotb", "    flow: sim", "    flow_options:",
+                        "      tool: verilator",
+                        f"      cocotb_module: aifabric.cosim.test_{block.name}")
     return "\n".join(lines) + "\n"
 
 
-def core_text(vlnv: str, module: str) -> str:
-    """The core the generator hands back: its Verilog file."""
-    return (f"CAPI=2:\n"
-            f"name: {vlnv}\n"
-            f"filesets:\n"
-            f"  rtl:\n"
-            f"    files:\n"
-            f"      - {module}.v\n"
-            f"    file_type: verilogSource\n"
-            f"targets:\n"
-            f"  default:\n"
-            f"    filesets: [rtl]\n")
+def core_text(vlnv: str, module: str, cocotb: bool = False) -> str:
+    """The core the generator hands back: its Verilog file (and the simulation's C++)."""
+    files = [f"      - {module}.v: {{file_type: verilogSource}}"]
+    if cocotb:
+        files.append(f"      - {module}_cocotb.cpp: {{file_type: cppSource}}")
+    return "\n".join(["CAPI=2:", f"name: {vlnv}", "filesets:", "  rtl:", "    files:",
+                      *files, "targets:", "  default:", "    filesets: [rtl]"]) + "\n"
+
+
+def _c_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)      # JSON's escapes are C's
+
+
+def cocotb_cpp(params: dict) -> str:
+    """``<module>_cocotb.cpp``: what cocotb's runner sets up and edalize's ``sim`` flow does
+    not (see the module's docstring)."""
+    try:
+        import cocotb_tools.config
+        import find_libpython
+    except ImportError as e:
+        raise ValueError(f"cocotb: true needs cocotb in the generator's Python ({e})") from None
+    libpython = find_libpython.find_libpython()
+    if libpython is None:
+        raise ValueError("cocotb: true: no libpython found for cocotb to embed")
+    users = f"{libpython};{cocotb_tools.config.pygpi_entry_point()}"
+    return f"""\
+// Written by aifabric's FuseSoC generator for a cocotb simulation on Verilator.
+// Before main(): cocotb's entry points (GPI_USERS, unless set) and the parameters the
+// Verilog was generated with (AIFABRIC_PARAMS); a stale results file is removed.
+// At exit: a failed test, or no results at all, makes the exit status 1.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+namespace {{
+
+const char *results_file() {{
+    const char *name = std::getenv("COCOTB_RESULTS_FILE");
+    return name && *name ? name : "results.xml";
+}}
+
+void check_results() {{
+    std::ifstream in(results_file());
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string xml = text.str();
+    const char *why = nullptr;
+    if (!in || xml.find("<testcase") == std::string::npos)
+        why = "no test ran to completion";
+    else if (xml.find("<failure") != std::string::npos || xml.find("<error") != std::string::npos)
+        why = "a test failed";
+    if (why) {{
+        std::fflush(nullptr);
+        std::fprintf(stderr, "aifabric: %s (see %s)\\n", why, results_file());
+        _exit(1);
+    }}
+}}
+
+const int installed = [] {{
+    setenv("GPI_USERS", {_c_string(users)}, 0);
+    setenv("AIFABRIC_PARAMS", {_c_string(json.dumps(params))}, 1);
+    std::remove(results_file());
+    std::atexit(check_results);
+    return 0;
+}}();
+
+}}  // namespace
+"""
 
 
 def generate(config: dict, vlnv: str, out: Path) -> Path:
@@ -113,6 +196,9 @@ def generate(config: dict, vlnv: str, out: Path) -> Path:
                          "aifabric blocks)")
     block = get_block(str(config.pop("block")))
     module = str(config.pop("module", block.name))
+    cocotb = config.pop("cocotb", False)
+    if not isinstance(cocotb, bool):
+        raise ValueError(f"parameter 'cocotb' must be true or false, not {cocotb!r}")
     unknown = sorted(set(config) - set(block.param_names))
     if unknown:
         raise ValueError(f"{block.name}: unknown parameter {unknown[0]!r}; parameters are "
@@ -121,7 +207,9 @@ def generate(config: dict, vlnv: str, out: Path) -> Path:
     block.validate(params)                       # TypeError/ValueError name the parameter
     verilog = out / f"{module}.v"
     verilog.write_text(block.header(params) + block.verilog(params, name=module))
-    (out / (vlnv.split(":")[2] + ".core")).write_text(core_text(vlnv, module))
+    if cocotb:
+        (out / f"{module}_cocotb.cpp").write_text(cocotb_cpp(params))
+    (out / (vlnv.split(":")[2] + ".core")).write_text(core_text(vlnv, module, cocotb))
     return verilog
 
 

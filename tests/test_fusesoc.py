@@ -41,6 +41,14 @@ def test_every_block_core_parses_and_generates_its_defaults(name):
     assert section["generator"] == G.GENERATOR
     want = {"block": name, **block.params[0]}
     assert section["config"] == want
+    sim = {"target": "sim", "tool": "verilator", "is_toplevel": True}
+    if block.cosim_in is not None:          # co-simulated inside another block: no sim target
+        assert "  sim:" not in (RTL / block.area / f"{name}.core").read_text()
+        return
+    (section,) = core.get_ttptttg(sim)
+    assert section["config"] == {**want, "cocotb": True}
+    assert core.get_flow_options(sim) == {"tool": "verilator",
+                                          "cocotb_module": f"aifabric.cosim.test_{name}"}
 
 
 def _activated_env() -> dict:
@@ -59,16 +67,21 @@ def fusesoc(tmp_path, *args):
                           env=_activated_env(), timeout=600)
 
 
-def _user_core(tmp_path, name: str, params: str, module: str) -> None:
+def _user_core(tmp_path, name: str, params: str, module: str, *,
+               cocotb_module: str | None = None) -> None:
     (tmp_path / "proj").mkdir(exist_ok=True)
+    target = (f"  sim:\n    filesets: [gen]\n    generate: [it]\n    toplevel: {module}\n"
+              f"    flow: sim\n    flow_options:\n      tool: verilator\n"
+              f"      cocotb_module: {cocotb_module}\n" if cocotb_module else
+              f"  lint:\n    filesets: [gen]\n    generate: [it]\n    toplevel: {module}\n"
+              "    flow: lint\n    flow_options:\n      tool: verilator\n"
+              "      verilator_options: [-Wall]\n")
     (tmp_path / "proj" / f"{name}.core").write_text(
         "CAPI=2:\n"
         f"name: user:demo:{name}:1.0\n"
         "filesets:\n  gen:\n    depend: [\"aifabric:fusesoc:generators\"]\n"
         f"generate:\n  it:\n    generator: aifabric_verilog\n    parameters: {params}\n"
-        "targets:\n  lint:\n    filesets: [gen]\n    generate: [it]\n"
-        f"    toplevel: {module}\n    flow: lint\n    flow_options:\n"
-        "      tool: verilator\n      verilator_options: [-Wall]\n")
+        f"targets:\n{target}")
 
 
 def test_a_design_generates_its_own_size_and_lints_it_from_an_activated_env(tmp_path):
@@ -81,6 +94,30 @@ def test_a_design_generates_its_own_size_and_lints_it_from_an_activated_env(tmp_
     assert "module arb32(" in text and "parameters n=32." in text.splitlines()[1]
     assert "--lint-only" in next((tmp_path / "proj" / "build").glob("*/lint/*.vc")).read_text()
     assert not (ROOT / "fusesoc.conf").exists()        # nothing left in the checkout
+
+
+def test_a_sim_target_runs_the_testbench_at_the_designs_parameters_and_fails_with_it(
+        tmp_path):
+    """`fusesoc run --target sim` (edalize's sim flow, cocotb_module) from an activated
+    environment: the block's cocotb testbench on Verilator, at the parameters the design asked
+    for (the WSS testbench reads them: with its defaults, 16 ports, it fails on a 3-port
+    controller), and a failing test fails the run (cocotb itself exits 0)."""
+    _user_core(tmp_path, "wss3", "{block: wss, module: wss3, ports: 3, wavelengths: 5, "
+               "timer_bits: 5, settle: 2, cocotb: true}", "wss3",
+               cocotb_module="aifabric.cosim.test_wss")
+    run = fusesoc(tmp_path, "run", "--target", "sim", "user:demo:wss3")
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    assert "TESTS=3 PASS=3 FAIL=0" in out, out
+    (cpp,) = (tmp_path / "proj" / "build").glob("*/sim/src/*/wss3_cocotb.cpp")
+    assert '\\"ports\\": 3' in cpp.read_text()
+    bad = subprocess.run(["fusesoc", "--config", str(tmp_path / "fusesoc.conf"),
+                          "--cores-root", str(RTL), "--cores-root", str(tmp_path / "proj"),
+                          "run", "--run", "--target", "sim", "user:demo:wss3"],
+                         cwd=tmp_path / "proj", capture_output=True, text=True, timeout=600,
+                         env={**_activated_env(), "AIFABRIC_TRANSACTIONS": "many"})
+    out = bad.stdout + bad.stderr
+    assert bad.returncode != 0 and "aifabric: a test failed (see results.xml)" in out, out
 
 
 def test_a_bad_parameter_is_one_line_naming_it(tmp_path):
