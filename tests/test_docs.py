@@ -20,20 +20,34 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
                           "html", str(DOCS), str(tmp_path / "html")], capture_output=True,
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr
-    ref = (tmp_path / "html" / "block_reference.html").read_text()
-    text = re.sub(r"<[^>]+>", " ", ref)
-    for name in BLOCKS:                                      # one section per block
-        assert f'id="{name.replace("_", "-")}"' in ref, name
+    html = tmp_path / "html" / "blocks"
+    for name in BLOCKS:                                      # one page per block
+        ref = (html / f"{name}.html").read_text()
+        assert 'id="reference"' in ref and "Ports" in ref, name
+    text = re.sub(r"<[^>]+>", " ", (html / "wwfa.html").read_text())
     # ports from the signatures, parameter ranges from the constructors
     assert re.search(r"requests\s+in\s+16", text) and re.search(r"n\s+2 \.\. 128\s+4", text)
     # payload layouts with their offsets (the BvN step: 8 destinations of 3 bits, then the
     # connected mask, the weight and last)
+    text = re.sub(r"<[^>]+>", " ", (html / "bvn.html").read_text())
     assert re.search(r"steps\.payload\.dest\[0\.\.7\]\s+0\s+3 x 8\s+"
                      r"steps\.payload\.connected\s+24\s+8\s+steps\.payload\.weight\s+32\s+8",
                      text), text[text.find("steps.payload"):][:300]
     for page in ("tutorial", "commands", "models", "models/chronos", "models/netsim",
                  "reproduction", "api", "changelog"):
         assert (tmp_path / "html" / f"{page}.html").is_file(), page
+
+
+def test_every_block_has_its_page():
+    """docs/blocks/<name>.md for every block of the registry, carrying its own generated
+    reference, and listed in the blocks guide (a new block without a page fails here)."""
+    guide = (DOCS / "blocks.md").read_text()
+    for name in BLOCKS:
+        page = DOCS / "blocks" / f"{name}.md"
+        assert page.is_file(), f"no page for {name}: add docs/blocks/{name}.md"
+        assert f"```{{aifabric-block}} {name}\n" in page.read_text(), page
+        assert f"\nblocks/{name}\n" in guide, f"{name} not in the blocks guide's toctree"
+    assert sorted(p.stem for p in (DOCS / "blocks").glob("*.md")) == sorted(BLOCKS)
 
 
 PAGES = sorted(p for p in [ROOT / "README.md", *DOCS.rglob("*.md")] if FENCE.search(p.read_text()))

@@ -2,8 +2,8 @@
 
 - ``aifabric-block NAME``: a block's description, its parameters (range the component enforces,
   default, the sets ``make`` generates) and its ports (direction, width, array dimensions) at
-  its first default parameter set, from the component's signature.
-- ``aifabric-blocks``: the same for every block of the registry, one section each.
+  its first default parameter set, from the component's signature (one on each page under
+  ``docs/blocks/``).
 - ``aifabric-commands``: the ``aifabric`` command's subcommands with their descriptions.
 """
 
@@ -109,24 +109,6 @@ def _block_text(name: str) -> list[str]:
     return text
 
 
-class AllBlocksDirective(SphinxDirective):
-    """One section per block of the registry, in registry order."""
-    has_content = False
-
-    def run(self):
-        from sphinx.util.nodes import nested_parse_with_titles
-
-        from aifabric.rtl.catalog import BLOCKS
-        text = []
-        for name in BLOCKS:
-            text += [name, "-" * len(name), ""] + _block_text(name) + [""]
-        node = nodes.section()
-        node.document = self.state.document
-        nested_parse_with_titles(self.state, StringList(text, source="aifabric-blocks"),
-                                 node)
-        return node.children
-
-
 class BlockDirective(SphinxDirective):
     required_arguments = 1
     has_content = False
@@ -153,6 +135,5 @@ class CommandsDirective(SphinxDirective):
 
 def setup(app):
     app.add_directive("aifabric-block", BlockDirective)
-    app.add_directive("aifabric-blocks", AllBlocksDirective)
     app.add_directive("aifabric-commands", CommandsDirective)
     return {"version": "1", "parallel_read_safe": True}
