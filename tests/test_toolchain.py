@@ -159,21 +159,30 @@ def _vcd_vars(path) -> dict[str, int]:
     return out
 
 
-def test_a_dump_holds_named_signals_and_its_save_file_names_them(tmp_path, monkeypatch,
-                                                                 cosim_seed):
-    """A co-simulation with waves, as VCD (readable here): no anonymous Yosys net in it,
-    and every signal of the GTKWave save file written beside it is in it, at its width,
-    grouped by interface (the command stream: valid, ready, then the payload)."""
+def test_a_dump_keeps_the_hierarchy_holds_named_signals_and_its_save_file_names_them(
+        tmp_path, monkeypatch, cosim_seed):
+    """A co-simulation with waves, as VCD (readable here), of a block built from submodules
+    (slot_fabric: a switch of five parts and three endpoints): each instance is a scope of its
+    own (ep0, switch.master, ...) although the Verilog is one flattened module; no anonymous
+    net in it (Yosys' ``$...``, Amaranth's ``$signal``, the helpers' ``_or_tree`` nodes); and
+    every signal of the GTKWave save file written beside it is in it, at its width, grouped by
+    interface (the schedule stream: valid, ready, then the payload)."""
     import re
 
     import aifabric.cosim.runner as R
     monkeypatch.setattr(R, "fst_build_args", lambda: None)
-    params = {"ports": 4, "wavelengths": 8, "timer_bits": 6, "settle": 3}
-    result = run("wss", params, seed=cosim_seed, waves=True, build_root=tmp_path,
-                 testcase="reset_state")
+    params = {"n": 3, "d": 16, "depth": 16, "hold_bits": 8}
+    result = run("slot_fabric", params, seed=cosim_seed, waves=True, build_root=tmp_path,
+                 testcase="missed_sync")
     assert result.passed, result.describe()
     dump = _vcd_vars(result.waveform)
-    assert not [n for n in dump if n.rsplit(".", 1)[-1].startswith("_")]
+    top = get_block("slot_fabric").instance_name(params)
+    assert not [n for n in dump if n.rsplit(".", 1)[-1].startswith("_") or "$signal" in n
+                or "or_tree" in n]
+    scopes = {n.rsplit(".", 1)[0] for n in dump}
+    assert {f"{top}.{i}" for i in ("ep0", "ep1", "ep2", "switch", "switch.master",
+                                   "switch.sequencer", "switch.crossbar")} <= scopes, scopes
+    assert f"{top}.ep1.missed" in dump and f"{top}.switch.master.running" in dump
     gtkw = (result.build_dir / "dump.gtkw").read_text()
     assert '[dumpfile] "dump.vcd"' in gtkw
     shown = re.findall(r"^([A-Za-z]\S*?)(?:\[(\d+):0\])?$", gtkw, re.M)
@@ -182,6 +191,7 @@ def test_a_dump_holds_named_signals_and_its_save_file_names_them(tmp_path, monke
         assert name in dump, f"{name} not in the dump"
         assert dump[name] == (int(msb) + 1 if msb else 1), name
     groups = re.findall(r"^-(\S+)$", gtkw, re.M)
-    assert groups[0] == "clock" and "cmd" in groups
-    cmd = gtkw[gtkw.index("-cmd"):]
-    assert cmd.index("cmd__valid") < cmd.index("cmd__ready") < cmd.index("cmd__payload")
+    assert groups[0] == "clock" and "schedule" in groups
+    stream = gtkw[gtkw.index("-schedule"):]
+    assert (stream.index("schedule__valid") < stream.index("schedule__ready")
+            < stream.index("schedule__payload"))

@@ -44,7 +44,7 @@ def _rotate(m, value, amount, *, right):
     for k in range(len(amount)):
         step = (1 << k) % len(value)
         moved = out.rotate_right(step) if right else out.rotate_left(step)
-        stage = Signal(len(value))
+        stage = Signal(len(value), name="_rotate")
         m.d.comb += stage.eq(Mux(amount[k], moved, out))
         out = stage
     return out
