@@ -376,6 +376,26 @@ async def missed_sync(dut):
 
 
 @cocotb.test()
+async def long_slots(dut):
+    """Slots of thousands of cycles (the other scenarios keep T below 49): a window T - G of
+    0x13FF or 0x17FF cycles (bits 0-9 and 12 set, 10 too in the second), so the upper bits of
+    the endpoints' slot timer, window counter and window length count too (a counter with
+    bit 12 stuck at 0 closes the window early). Endpoint 0's fibre is 1 cycle (its window
+    opens in its own slot, at G - rtt) and endpoint 1's 64 (rtt 129 > G: it opens in the
+    slot before, at T - (rtt - G)). Every cycle equal to the model; every launched word
+    reaches the output its slot names."""
+    h, rng = await setup(dut, 4)
+    h.guard = int(rng.integers(3, 61))
+    h.period = h.guard + int(rng.choice([0x13FF, 0x17FF]))
+    h.delay = [1, 64] + [int(rng.integers(1, 65)) for _ in range(h.n - 2)]
+    await h.load(random_stack(rng, h.n, 3, 2))
+    await aligned_run(h, rng, 2)
+    s = h.checker.stats
+    assert s["dropped"] == 0 and s["delivered"] > h.n, s
+    record_stats("long_slots", transactions=h.transactions(), cycles=h.meter.cycles, **s)
+
+
+@cocotb.test()
 async def late_endpoint(dut):
     """A fibre that grows (or shrinks) after calibration: the crossbar drops and flags the
     misaligned words and delivers nothing to a wrong output or in the guard time."""
