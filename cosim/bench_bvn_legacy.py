@@ -60,7 +60,8 @@ def _seed(test: str) -> int:
 
 
 def load_rows() -> int:
-    """Matrix rows per load beat (the block's ``rows`` parameter, 1 when not given)."""
+    """Matrix rows per load beat: the block's ``rows`` parameter (its default, 1, when the
+    parameter set leaves it out)."""
     return int(block_params().get("rows", 1))
 
 

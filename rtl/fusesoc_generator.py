@@ -109,7 +109,9 @@ def block_core(block, version: str) -> str:
     if sim:
         lines += target("sim", "cocotb", "    flow: sim", "    flow_options:",
                         "      tool: verilator",
-                        f"      cocotb_module: aifabric.cosim.test_{block.name}")
+                        f"      cocotb_module: aifabric.cosim.test_{block.name}",
+                        *([f"      make_options: [OPT_FAST={block.build_opt}]"]
+                          if block.build_opt else []))
     return "\n".join(lines) + "\n"
 
 
@@ -123,7 +125,8 @@ def core_text(vlnv: str, module: str, cocotb: bool = False) -> str:
 
 
 def _c_string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)      # JSON's escapes are C's
+    # JSON's escapes are C's; an escaped '?' keeps a '??/' from being read as a trigraph
+    return json.dumps(text, ensure_ascii=False).replace("?", "\\?")
 
 
 def cocotb_cpp(params: dict) -> str:
@@ -199,6 +202,9 @@ def generate(config: dict, vlnv: str, out: Path) -> Path:
     cocotb = config.pop("cocotb", False)
     if not isinstance(cocotb, bool):
         raise ValueError(f"parameter 'cocotb' must be true or false, not {cocotb!r}")
+    if cocotb and block.cosim_in:
+        raise ValueError(f"{block.name} has no testbench of its own (cocotb: true): it is "
+                         f"co-simulated inside {block.cosim_in}; simulate that block instead")
     unknown = sorted(set(config) - set(block.param_names))
     if unknown:
         raise ValueError(f"{block.name}: unknown parameter {unknown[0]!r}; parameters are "

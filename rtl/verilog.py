@@ -24,9 +24,10 @@ does not change, only the text says the widths out loud.
 Names: Yosys' own nets (``$...``) are written as ``_<n>_`` (``write_verilog`` without
 ``-norename``). Verilator does not trace names that begin with an underscore, so a waveform
 holds the ports and the signals named in the Amaranth source, not hundreds of anonymous nets.
-:func:`hide_unnamed` treats the signals the source did not name the same way: Amaranth calls
-them ``$signal`` (``$signal$<n>`` when there are several), and the library helpers name their
-internal nodes with a leading underscore (``_or_tree``). Hierarchy survives flattening: a
+:func:`hide_unnamed` treats the signals the source did not name the same way: Amaranth names
+them with a leading ``$`` (``$signal``, ``$signal$<n>``, a memory port's ``$signature__addr``)
+or ``port$<n>$<m>`` (a submodule's port), and the library helpers name their internal nodes
+with a leading underscore (``_or_tree``). Hierarchy survives flattening: a
 submodule's signals are named ``<instance>.<signal>`` (``ep0.count``), and Verilator's trace
 puts them in a scope per instance, so a dump still reads as the design's tree.
 
@@ -40,7 +41,7 @@ import sys
 
 from amaranth.back import rtlil
 
-__all__ = ["convert", "widen_operands", "hide_unnamed", "slang_lint"]
+__all__ = ["convert", "widen_operands", "hide_unnamed", "INTERNAL_NAME", "slang_lint"]
 
 _NETLIST = """\
 read_rtlil <<rtlil
@@ -150,16 +151,48 @@ def convert(component, *, name):
     return _yosys(_WRITE.format(rtlil=hide_unnamed(widen_operands(netlist))), name)
 
 
-# a public RTLIL name whose last component Amaranth made up ($signal, $signal$3) or a helper
-# marked internal (_or_tree, _or_tree$7)
-_UNNAMED = re.compile(r"\\((?:[^\s.]+\.)*(?:\$signal|_[^\s.]*)(?:\$\d+)*)(?=\s|$)")
+# the last component of a name the source did not give: Amaranth's own ($signal, $signal$3,
+# $signature__addr, port$12$0) and the library helpers' internal nodes (_or_tree, _or_tree$7)
+INTERNAL_NAME = re.compile(r"(?:^|\.)(?:\$[^.]*|_[^.]*|port\$\d+\$\d+)$")
+_TOKEN = re.compile(r"(?<![^\s{])\\\S+")      # a public identifier, a whole token
 
 
 def hide_unnamed(text: str) -> str:
     """Make every wire the source did not name private in RTLIL ``text`` (``\\ep0.$signal$3``
     becomes ``$ep0.$signal$3``), so ``write_verilog`` writes it as ``_<n>_`` and Verilator
-    does not trace it; nothing else changes."""
-    return _UNNAMED.sub(lambda m: "$" + m.group(1), text)
+    does not trace it; nothing else changes.
+
+    Only non-port ``wire`` declarations are collected, and only whole tokens naming one of
+    them are renamed where a signal can stand: module, cell and memory names, attribute and
+    parameter values (strings included) and a cell's own port names are left alone."""
+    hide = set()
+    for line in text.splitlines():
+        words = line.split()
+        if (words[:1] == ["wire"] and not {"input", "output", "inout"} & set(words)
+                and words[-1].startswith("\\") and INTERNAL_NAME.search(words[-1][1:])):
+            hide.add(words[-1])
+    if not hide:
+        return text
+
+    def rename(m):
+        return "$" + m.group(0)[1:] if m.group(0) in hide else m.group(0)
+
+    out, in_cell = [], False
+    for line in text.splitlines():
+        words = line.split()
+        head = words[0] if words else ""
+        if head == "cell":
+            in_cell = True
+        elif head == "end":
+            in_cell = False
+        if head in ("wire", "connect", "update", "assign") or head.startswith("sync"):
+            if in_cell and head == "connect":         # connect \PORT <signal>
+                port_end = line.index(words[1]) + len(words[1])
+                line = line[:port_end] + _TOKEN.sub(rename, line[port_end:])
+            else:
+                line = _TOKEN.sub(rename, line)
+        out.append(line)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
 def slang_lint(path) -> list:

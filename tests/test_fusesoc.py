@@ -47,8 +47,10 @@ def test_every_block_core_parses_and_generates_its_defaults(name):
         return
     (section,) = core.get_ttptttg(sim)
     assert section["config"] == {**want, "cocotb": True}
-    assert core.get_flow_options(sim) == {"tool": "verilator",
-                                          "cocotb_module": f"aifabric.cosim.test_{name}"}
+    want = {"tool": "verilator", "cocotb_module": f"aifabric.cosim.test_{name}"}
+    if block.build_opt:                  # the runner's C++ optimisation for large models
+        want["make_options"] = [f"OPT_FAST={block.build_opt}"]
+    assert core.get_flow_options(sim) == want
 
 
 def _activated_env() -> dict:
@@ -111,13 +113,31 @@ def test_a_sim_target_runs_the_testbench_at_the_designs_parameters_and_fails_wit
     assert "TESTS=3 PASS=3 FAIL=0" in out, out
     (cpp,) = (tmp_path / "proj" / "build").glob("*/sim/src/*/wss3_cocotb.cpp")
     assert '\\"ports\\": 3' in cpp.read_text()
-    bad = subprocess.run(["fusesoc", "--config", str(tmp_path / "fusesoc.conf"),
-                          "--cores-root", str(RTL), "--cores-root", str(tmp_path / "proj"),
-                          "run", "--run", "--target", "sim", "user:demo:wss3"],
-                         cwd=tmp_path / "proj", capture_output=True, text=True, timeout=600,
-                         env={**_activated_env(), "AIFABRIC_TRANSACTIONS": "many"})
+    def rerun(**env):
+        return subprocess.run(["fusesoc", "--config", str(tmp_path / "fusesoc.conf"),
+                               "--cores-root", str(RTL), "--cores-root", str(tmp_path / "proj"),
+                               "run", "--run", "--target", "sim", "user:demo:wss3"],
+                              cwd=tmp_path / "proj", capture_output=True, text=True,
+                              timeout=600, env={**_activated_env(), **env})
+    # cocotb cannot start (a GPI_USERS of the user's own wins): no test runs, and the
+    # passing results.xml of the first run, still in the directory, must not count
+    broken = rerun(GPI_USERS=str(tmp_path / "no-such-library.so"))
+    out = broken.stdout + broken.stderr
+    assert broken.returncode != 0 and "aifabric: no test ran to completion" in out, out
+    bad = rerun(AIFABRIC_TRANSACTIONS="many")
     out = bad.stdout + bad.stderr
     assert bad.returncode != 0 and "aifabric: a test failed (see results.xml)" in out, out
+
+
+def test_cocotb_is_refused_for_a_block_without_a_testbench_of_its_own(tmp_path):
+    from aifabric.rtl.catalog import BLOCKS
+    inside = [b for b in BLOCKS.values() if b.cosim_in]
+    assert inside
+    with pytest.raises(ValueError, match=f"co-simulated inside {inside[0].cosim_in}"):
+        G.generate({"block": inside[0].name, "cocotb": True}, "user:demo:x:1.0", tmp_path)
+    assert not list(tmp_path.iterdir())              # nothing written
+    with pytest.raises(ValueError, match="'cocotb' must be true or false"):
+        G.generate({"block": "wwfa", "cocotb": "yes"}, "user:demo:x:1.0", tmp_path)
 
 
 def test_a_bad_parameter_is_one_line_naming_it(tmp_path):

