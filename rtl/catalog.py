@@ -193,6 +193,10 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
                 {"n": 5, "d": 16, "depth": 16, "hold_bits": 8},
                 {"n": 8, "d": 32, "depth": 64, "hold_bits": 8}),
         synth_params=(),
+        # CI: N = 3 has every case N = 5 has (a field an output >= N fits in), N = 8 the full
+        # field; `make` runs all three
+        ci_params=({"n": 3, "d": 16, "depth": 16, "hold_bits": 8},
+                   {"n": 8, "d": 32, "depth": 64, "hold_bits": 8}),
     ),
     Block(
         name="router",
