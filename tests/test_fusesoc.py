@@ -62,11 +62,12 @@ def _activated_env() -> dict:
     return env
 
 
-def fusesoc(tmp_path, *args):
+def fusesoc(tmp_path, *args, **env):
+    """``fusesoc`` from an activated environment (plus ``env``), in ``tmp_path/proj``."""
     return subprocess.run(["fusesoc", "--config", str(tmp_path / "fusesoc.conf"),
                            "--cores-root", str(RTL), "--cores-root", str(tmp_path / "proj"),
                            *args], cwd=tmp_path / "proj", capture_output=True, text=True,
-                          env=_activated_env(), timeout=600)
+                          env={**_activated_env(), **env}, timeout=600)
 
 
 def _user_core(tmp_path, name: str, params: str, module: str, *,
@@ -114,11 +115,7 @@ def test_a_sim_target_runs_the_testbench_at_the_designs_parameters_and_fails_wit
     (cpp,) = (tmp_path / "proj" / "build").glob("*/sim/src/*/wss3_cocotb.cpp")
     assert '\\"ports\\": 3' in cpp.read_text()
     def rerun(**env):
-        return subprocess.run(["fusesoc", "--config", str(tmp_path / "fusesoc.conf"),
-                               "--cores-root", str(RTL), "--cores-root", str(tmp_path / "proj"),
-                               "run", "--run", "--target", "sim", "user:demo:wss3"],
-                              cwd=tmp_path / "proj", capture_output=True, text=True,
-                              timeout=600, env={**_activated_env(), **env})
+        return fusesoc(tmp_path, "run", "--run", "--target", "sim", "user:demo:wss3", **env)
     # cocotb cannot start (a GPI_USERS of the user's own wins): no test runs, and the
     # passing results.xml of the first run, still in the directory, must not count
     broken = rerun(GPI_USERS=str(tmp_path / "no-such-library.so"))

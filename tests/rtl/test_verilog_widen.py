@@ -103,8 +103,9 @@ def test_hiding_unnamed_wires_keeps_the_logic(tmp_path, name, make):
 
 
 def test_hiding_touches_only_unnamed_wires():
-    """Ports, module and cell names, a cell's own port names and quoted strings keep their
-    names, even when they begin with an underscore; a wire named in the source keeps its."""
+    """Ports, module and cell names, a cell's own port names (even one spelled like a hidden
+    wire) and quoted strings keep their names, even when they begin with an underscore; a
+    wire named in the source keeps its."""
     text = (
         "module \\_top\n"
         "  attribute \\init \"\\\\_q\"\n"
@@ -113,6 +114,7 @@ def test_hiding_touches_only_unnamed_wires():
         "  wire \\a._b\n"
         "  wire \\my_sig\n"
         "  wire \\y.port$1$0\n"
+        "  wire \\_X\n"
         "  memory width 8 size 16 \\_m\n"
         "  cell $mem_v2 \\_cell\n"
         "    parameter \\MEMID \"\\\\_m\"\n"
@@ -120,7 +122,10 @@ def test_hiding_touches_only_unnamed_wires():
         "    connect \\Y { \\x.$signal$3 [1:0] \\my_sig \\_p }\n"
         "  end\n"
         "  connect \\my_sig \\y.port$1$0\n"
+        "  connect \\_X \\my_sig\n"
         "end\n")
     want = (text.replace("\\x.$signal$3", "$x.$signal$3").replace("\\a._b", "$a._b")
-            .replace("\\y.port$1$0", "$y.port$1$0"))
+            .replace("\\y.port$1$0", "$y.port$1$0").replace("wire \\_X", "wire $_X")
+            .replace("connect \\_X \\my", "connect $_X \\my"))
+    assert "    connect \\_X $a._b" in want          # the cell's own port keeps its name
     assert hide_unnamed(text) == want
