@@ -115,7 +115,10 @@ class Mutant:
         elif self.mode in ("const0", "const1"):
             d = f"{bit} tied to {self.mode[-1]}"
         else:
-            d = f"{bit} replaced by bit {self.ctrlbit} of the port ({self.mode})"
+            # Yosys's cnot1 XORs the bit with another bit of the same port, cnot0 XNORs it
+            # (passes/sat/mutate.cc, mutate_cnot): inverted where that bit is 1 (or 0)
+            d = (f"{bit} inverted where {self.port}[{self.ctrlbit}] is {self.mode[-1]} "
+                 f"({self.mode})")
         w = f" (wire {self.wire}[{self.wirebit}])" if self.wire else ""
         return f"{self.cell}: {d}{w}"
 

@@ -12,6 +12,14 @@ The same route sets the optimisation of the per-cycle C++ (``OPT_FAST``) to ``-O
 the wheel's ``-Os``: the large models (the N = 64 BvN engine is 60 MB of C++) then compile in
 under half the time while the co-simulation, whose time goes to the Python testbench, runs
 as fast. An ``OPT_FAST`` the caller already put in ``MAKEFLAGS`` is kept.
+
+cocotb's runner builds every model with ``--public-flat-rw``: every signal of the design
+visible to VPI, which keeps Verilator from optimising any of them away. The testbenches read
+and drive the top-level ports only, so :func:`verilator_runner` builds without it and makes
+the ports public with a Verilator control file (:func:`ports_control_file`). Measured on the
+N = 64 BvN engine (a plain C++ loop, no cocotb, ``-O1``): the model runs 8.9x faster (31,051
+against 3,480 cycles/s) and compiles in 41 s instead of 211 s. Waveforms (``--trace``) still
+hold every named signal: tracing does not depend on what is public.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -32,6 +41,7 @@ from aifabric.rtl.catalog import get_block
 from .stats import PARAMS_ENV, STATS_ENV, read_stats
 
 __all__ = ["BUILD", "CosimResult", "LintError", "setup_verilator", "lint", "run",
+           "verilator_runner", "ports_control_file",
            "build_dir_for", "verilog_of", "run_seed", "SEED_ENV"]
 
 BUILD = _paths.BUILD
@@ -87,6 +97,43 @@ def setup_verilator() -> Path:
         makeflags += f" {OPT_FAST}"
     os.environ["MAKEFLAGS"] = makeflags.strip()
     return root / "bin" / "verilator"
+
+
+_PORT_DECL = re.compile(r"^\s*(?:input|output|inout)\b[^;]*?([A-Za-z_][A-Za-z0-9_$]*)\s*;", re.M)
+
+
+def ports_control_file(verilog: Path, top: str) -> Path:
+    """Write ``<verilog>.vlt`` beside ``verilog``: a Verilator control file that makes the
+    ports of module ``top`` (every input, output and inout it declares) visible to VPI, and
+    nothing else. Raises ValueError if the module declares no port."""
+    text = verilog.read_text()
+    start = re.search(rf"^module\s+{re.escape(top)}\b", text, re.M)
+    if start is None:
+        raise ValueError(f"{verilog.name}: no module {top}")
+    end = text.find("\nendmodule", start.end())
+    ports = _PORT_DECL.findall(text, start.end(), end if end >= 0 else len(text))
+    if not ports:
+        raise ValueError(f"{verilog.name}: module {top} declares no port")
+    lines = ["`verilator_config", "// the top-level ports, the only signals the testbench sees"]
+    lines += [f'public_flat_rw -module "{top}" -var "{p}"' for p in sorted(set(ports))]
+    vlt = verilog.with_suffix(".vlt")
+    _write_if_changed(vlt, "\n".join(lines) + "\n")
+    return vlt
+
+
+def verilator_runner():
+    """cocotb's Verilator runner without ``--public-flat-rw`` (see the module docstring):
+    pass the :func:`ports_control_file` and then the Verilog as the sources (cocotb takes
+    the last source as the top-level's language)."""
+    from cocotb_tools.runner import Verilator
+
+    class PortsOnlyVerilator(Verilator):
+        def _build_command(self):
+            cmds = super()._build_command()
+            cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            return cmds
+
+    return PortsOnlyVerilator()
 
 
 def lint(verilog: Path) -> None:
@@ -249,17 +296,18 @@ def _write_if_changed(path: Path, text: str) -> None:
 def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = None,
         waves: bool = False, testcase: str | None = None, build_root: Path | None = None,
         build_args: tuple[str, ...] = (), test_module: str | None = None,
-        build_opt: str | None = None) -> CosimResult:
+        build_opt: str | None = None, all_public: bool = False) -> CosimResult:
     """Generate, build and co-simulate one block at one parameter set.
 
     Each parameter set gets its own build directory (``build/cosim/<instance>``) so several
     can run in parallel. Logs go to ``build.log`` and ``test.log`` there; with ``waves`` the
     FST waveform is ``dump.fst`` there too. ``build_opt`` (e.g. "-O2") overrides the
-    block's C++ optimisation (``Block.build_opt``). Failures are reported in the result, not
-    raised.
+    block's C++ optimisation (``Block.build_opt``). ``all_public`` builds the way cocotb's
+    runner does by default, every signal visible to VPI (``--public-flat-rw``): slower, kept
+    for the baseline of ``make bench`` (give it its own ``build_root``). Failures are
+    reported in the result, not raised.
     """
     from cocotb_tools.check_results import get_results
-    from cocotb_tools.runner import get_runner
 
     spec = get_block(block)
     name = spec.instance_name(params)
@@ -279,7 +327,11 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     if transactions is not None:
         env["AIFABRIC_TRANSACTIONS"] = str(transactions)
 
-    runner = get_runner("verilator")
+    if all_public:
+        from cocotb_tools.runner import get_runner
+        runner, sources = get_runner("verilator"), [verilog]
+    else:
+        runner, sources = verilator_runner(), [ports_control_file(verilog, name), verilog]
     args = ["--quiet-stats", *build_args]
     if waves:
         fst = fst_build_args()
@@ -296,7 +348,7 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
             [w for w in makeflags.split() if not w.startswith("OPT_FAST=")] +
             [f"OPT_FAST={opt}"])
     try:
-        runner.build(sources=[verilog], hdl_toplevel=name, build_dir=bdir, waves=waves,
+        runner.build(sources=sources, hdl_toplevel=name, build_dir=bdir, waves=waves,
                      build_args=args, log_file=bdir / "build.log")
     except (RuntimeError, SystemExit) as e:
         result.error = f"Verilator build failed ({e}); see {bdir / 'build.log'}"

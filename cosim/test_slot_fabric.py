@@ -269,9 +269,10 @@ class Harness:
         got = self.read()
         assert got["rtt"] == [2 * max(1, d) + 1 for d in self.delay], (got["rtt"], self.delay)
 
-    async def restart(self) -> None:
-        """Stop sending, let every word arrive, stop master and endpoints, drain the fibres."""
-        await self.run(3 * self.period + 70, offer_p=0.0)
+    async def restart(self, slots: int = 3) -> None:
+        """Stop sending, let every word arrive (``slots`` slots and the longest fibre's round
+        trip), stop master and endpoints, drain the fibres."""
+        await self.run(slots * self.period + 70, offer_p=0.0)
         assert not self.checker.in_flight(), f"{self.checker.in_flight()} words never arrived"
         self.enable = False
         self.start = [False] * self.n
@@ -379,21 +380,29 @@ async def missed_sync(dut):
 
 @cocotb.test()
 async def long_slots(dut):
-    """Slots of thousands of cycles (the other scenarios keep T below 49): a window T - G of
-    0x13FF or 0x17FF cycles (bits 0-9 and 12 set, 10 too in the second), so the upper bits of
-    the endpoints' slot timer, window counter and window length count too (a counter with
-    bit 12 stuck at 0 closes the window early). Endpoint 0's fibre is 1 cycle (its window
-    opens in its own slot, at G - rtt) and endpoint 1's 64 (rtt 129 > G: it opens in the
-    slot before, at T - (rtt - G)). Every cycle equal to the model; every launched word
-    reaches the output its slot names."""
+    """Slots of thousands of cycles (the other scenarios keep T below 49 and G below 9), so
+    the upper bits of the endpoints' 16-bit slot timer, window counter, window length and
+    opening phase count too. Three configurations, two slots each: windows T - G of 0x13FF
+    and 0x17FF (bits 0-9 and 12 set, 10 too in the second: a counter with bit 12 stuck at 0
+    closes the window early) with guards below 61, and one of 0x2000-0x23FF (bit 13) with a
+    guard below 128. Bits 14 and 15 stay 0 (a window of 16,384 cycles would cost more
+    simulation than all the other scenarios). In each configuration one endpoint's fibre is 1
+    cycle (its window opens in its own slot, at G - rtt) and the next one's 64 (rtt 129 > G:
+    it opens in the slot before, at T - (rtt - G)); the pair moves on by one endpoint per
+    configuration. Every cycle equal to the model; every launched word reaches the output
+    its slot names."""
     h, rng = await setup(dut, 4)
-    h.guard = int(rng.integers(3, 61))
-    h.period = h.guard + int(rng.choice([0x13FF, 0x17FF]))
-    h.delay = [1, 64] + [int(rng.integers(1, 65)) for _ in range(h.n - 2)]
-    await h.load(random_stack(rng, h.n, 3, 2))
-    await aligned_run(h, rng, 2)
+    configs = [(0x13FF, 61), (0x17FF, 61), (0x2000 | int(rng.integers(0x400)), 128)]
+    for k, (window, guard_max) in enumerate(configs):
+        h.guard = int(rng.integers(3, guard_max))
+        h.period = h.guard + window
+        h.delay = [int(rng.integers(1, 65)) for _ in range(h.n)]
+        h.delay[k % h.n], h.delay[(k + 1) % h.n] = 1, 64
+        await h.load(random_stack(rng, h.n, 3, 2))
+        await aligned_run(h, rng, 2)
+        await h.restart(slots=1)
     s = h.checker.stats
-    assert s["dropped"] == 0 and s["delivered"] > h.n, s
+    assert s["dropped"] == 0 and s["delivered"] == s["launched"] > 3 * h.n, s
     record_stats("long_slots", transactions=h.transactions(), cycles=h.meter.cycles, **s)
 
 

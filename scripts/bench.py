@@ -36,11 +36,13 @@ roce (build/bench/roce.json): Chronos §8.1's packet-level RoCE switch, compiled
 the plain-Python reference on 1% of a 16-host MoE all-to-all (same events), and the engine on
 the whole matrix under both HPCC presets.
 
-batch (build/bench/cosim_batch.json): cycles/s of the batched co-simulation testbenches (one
-trigger per clock, checks in numpy every few hundred cycles: cosim.test_bvn on BvN N = 64,
-W = 10, and cosim.test_mesh on the 4 x 4 mesh) with simulation wall and CPU seconds; baseline:
-the per-cycle testbenches they replaced (cosim.bench_bvn_legacy, cosim.bench_mesh_legacy),
-same model, seed and budget, same run, the same transactions checked equal; target >= 5x.
+batch (build/bench/cosim_batch.json): cycles/s of today's co-simulation (the batched
+testbenches, one trigger per clock and checks in numpy every few hundred cycles, on a model
+whose ports only are public: cosim.test_bvn on BvN N = 64, W = 10, and cosim.test_mesh on the
+4 x 4 mesh) with simulation wall and CPU seconds; baseline: the co-simulation as it was (the
+per-cycle testbenches cosim.bench_bvn_legacy and cosim.bench_mesh_legacy on models with every
+signal public), and between them the batched testbenches on the all-public models; same seed
+and budget, same run, the same transactions checked equal; target >= 5x.
 
     aifabric bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd|sipac|roce|batch] [--n 64] [--cycles 20000]
 """
@@ -733,18 +735,32 @@ def _timed_cosim(block: str, params: dict, module: str, testcase: str, **kw):
     return res, res.sim_seconds, used
 
 
-def _batch_pair(label: str, block: str, params: dict, legacy: str, batched: str,
-                testcase: str, figures, **kw) -> dict:
-    """The per-cycle and the batched testbench on the same model, seed and budget, one
-    after the other; ``figures(stats)`` -> (cycles, loop wall seconds, loop CPU seconds,
-    what must be identical)."""
+PUBLIC_ROOT = BUILD / "bench" / "cosim_public"     # the baseline's all-public models
+
+# (name, testbench, all signals public?): the baseline first, then the ablation, then today
+BATCH_VARIANTS = (("legacy", "legacy", True), ("batched_public", "batched", True),
+                  ("batched", "batched", False))
+
+
+def _batch_set(label: str, block: str, params: dict, modules: dict, testcase: str, figures,
+               roots: dict, **kw) -> dict:
+    """The co-simulation as it was (the per-cycle testbench on a model with every signal
+    public), the batched testbench on that model (what the testbench alone gives), and the
+    batched testbench on the ports-only model (today's), one after the other on the same
+    seed and budget; ``figures(stats)`` -> (cycles, loop wall seconds, loop CPU seconds, what
+    must be identical). ``roots``: the build root of the all-public and the ports-only model
+    (True / False)."""
     out = {"block": block, "params": params, "testcase": testcase}
-    for name, module in (("legacy", legacy), ("batched", batched)):
-        print(f"{label}: {module} ...", flush=True)
-        res, wall, cpu = _timed_cosim(block, params, module, testcase, **kw)
+    for name, bench, public in BATCH_VARIANTS:
+        module = modules[bench]
+        print(f"{label}: {module} on the {'all-public' if public else 'ports-only'} model ...",
+              flush=True)
+        res, wall, cpu = _timed_cosim(block, params, module, testcase, all_public=public,
+                                      build_root=roots[public], **kw)
         stat = next(s for s in res.stats if s["test"] == testcase)
         cycles, seconds, loop_cpu, same = figures(stat)
-        out[name] = {"module": module, "cycles": cycles, "transactions": stat["transactions"],
+        out[name] = {"module": module, "all_public": public, "cycles": cycles,
+                     "transactions": stat["transactions"],
                      "loop_seconds": round(seconds, 2), "loop_cpu_seconds": round(loop_cpu, 2),
                      "cycles_per_s": round(cycles / seconds, 1),
                      "cycles_per_cpu_s": round(cycles / loop_cpu, 1),
@@ -753,39 +769,57 @@ def _batch_pair(label: str, block: str, params: dict, legacy: str, batched: str,
         print(f"    {cycles:,} cycles, {cycles / seconds:,.0f} cycles/s, "
               f"{cycles / loop_cpu:,.0f} cycles/CPU-s; simulation "
               f"{wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
-    if out["legacy"]["coverage"] != out["batched"]["coverage"]:
-        raise RuntimeError(f"{label}: the batched testbench did not run the same transactions "
-                           f"as the per-cycle one (same seed and budget)")
-    for v in (out["legacy"], out["batched"]):
-        del v["coverage"]
-    out["speedup"] = round(out["batched"]["cycles_per_s"] / out["legacy"]["cycles_per_s"], 2)
-    out["speedup_cpu"] = round(out["batched"]["cycles_per_cpu_s"]
-                               / out["legacy"]["cycles_per_cpu_s"], 2)
+    base = out["legacy"]
+    for name, _, _ in BATCH_VARIANTS[1:]:
+        v = out[name]
+        if v["coverage"] != base["coverage"]:
+            raise RuntimeError(f"{label}: {name} did not run the same transactions as the "
+                               f"per-cycle testbench (same seed and budget)")
+        v["speedup"] = round(v["cycles_per_s"] / base["cycles_per_s"], 2)
+        v["speedup_cpu"] = round(v["cycles_per_cpu_s"] / base["cycles_per_cpu_s"], 2)
+    for name, _, _ in BATCH_VARIANTS:
+        del out[name]["coverage"]
+    out["speedup"], out["speedup_cpu"] = out["batched"]["speedup"], out["batched"]["speedup_cpu"]
     return out
 
 
+def _prebuild(block: str, params: dict, module: str, testcase: str, roots: dict, **kw) -> None:
+    """Build both models (all-public and ports-only) before anything is timed."""
+    for public in (True, False):
+        _timed_cosim(block, params, module, testcase, all_public=public,
+                     build_root=roots[public], **kw)
+
+
 def run_batch(args) -> str:
-    """The batched co-simulation testbenches (one trigger per clock, checks in numpy every few
-    hundred cycles) against the per-cycle ones they replace, in the same run, on the same
-    Verilated model, seed and budget: BvN N = 64 (W = 10) and the 4 x 4 router mesh."""
+    """The co-simulation of BvN N = 64 (W = 10) and of the 4 x 4 router mesh as it was (the
+    per-cycle testbench on a Verilated model with every signal public) against today's (the
+    batched testbench, one trigger per clock and checks in numpy every few hundred cycles, on
+    a model whose ports only are public), with the batched testbench on the all-public model
+    between them (what each change gives), in the same run, on the same seed and budget."""
     from aifabric.rtl.catalog import BLOCKS
     seed = args.batch_seed
     load = [os.getloadavg()[0]]
-    print(f"batch: BvN n={BATCH_BVN['n']}, w={BATCH_BVN['w']}: building...", flush=True)
-    _timed_cosim("bvn", BATCH_BVN, "aifabric.cosim.test_bvn", "stall_keeps_every_step", seed=seed)
+    print(f"batch: BvN n={BATCH_BVN['n']}, w={BATCH_BVN['w']}: building both models...",
+          flush=True)
+    bvn_roots = {True: PUBLIC_ROOT, False: None}
+    _prebuild("bvn", BATCH_BVN, "aifabric.cosim.test_bvn", "stall_keeps_every_step",
+              bvn_roots, seed=seed)
 
     def bvn_figures(s):
         same = {k: s[k] for k in ("transactions", "cycles", "steps", "matrices",
                                   "moe_cycles", "quantised_cycles")}
         return s["cycles"], s["seconds"], s["cpu_seconds"], same
-    bvn = _batch_pair("batch: BvN", "bvn", BATCH_BVN, "aifabric.cosim.bench_bvn_legacy",
-                      "aifabric.cosim.test_bvn", "decompositions", bvn_figures, seed=seed,
-                      transactions=args.batch_bvn_steps)
+    bvn = _batch_set("batch: BvN", "bvn", BATCH_BVN,
+                     {"legacy": "aifabric.cosim.bench_bvn_legacy",
+                      "batched": "aifabric.cosim.test_bvn"}, "decompositions", bvn_figures,
+                     bvn_roots, seed=seed, transactions=args.batch_bvn_steps)
     mesh_params = BLOCKS["mesh"].params[0]
     # the model `--only mesh` builds too (C++ at -O1, under build/bench/cosim)
-    mesh_kw = {"seed": seed, "build_opt": "-O1", "build_root": BUILD / "bench" / "cosim"}
-    print("batch: mesh: building (at -O1)...", flush=True)
-    _timed_cosim("mesh", mesh_params, "aifabric.cosim.test_mesh", "edge_and_rail_ports", **mesh_kw)
+    mesh_roots = {True: PUBLIC_ROOT, False: BUILD / "bench" / "cosim"}
+    mesh_kw = {"seed": seed, "build_opt": "-O1"}
+    print("batch: mesh: building both models (at -O1)...", flush=True)
+    _prebuild("mesh", mesh_params, "aifabric.cosim.test_mesh", "edge_and_rail_ports",
+              mesh_roots, **mesh_kw)
 
     def mesh_figures(s):
         sc = s["scenarios"]
@@ -796,8 +830,10 @@ def run_batch(args) -> str:
     scale = os.environ.get("AIFABRIC_MESH_SCALE")
     os.environ["AIFABRIC_MESH_SCALE"] = str(args.batch_mesh_scale)
     try:
-        mesh_out = _batch_pair("batch: mesh", "mesh", mesh_params, "aifabric.cosim.bench_mesh_legacy",
-                               "aifabric.cosim.test_mesh", "traffic_patterns", mesh_figures, **mesh_kw)
+        mesh_out = _batch_set("batch: mesh", "mesh", mesh_params,
+                              {"legacy": "aifabric.cosim.bench_mesh_legacy",
+                               "batched": "aifabric.cosim.test_mesh"}, "traffic_patterns",
+                              mesh_figures, mesh_roots, **mesh_kw)
     finally:
         if scale is None:
             os.environ.pop("AIFABRIC_MESH_SCALE", None)
@@ -810,29 +846,35 @@ def run_batch(args) -> str:
            "results": {"bvn": bvn, "mesh": mesh_out}}
     write_json(BUILD / "bench" / "cosim_batch.json", out)
     rows = []
+    what_of = {"legacy": "per cycle, all signals public (before)",
+               "batched_public": "batched, all signals public",
+               "batched": "batched, ports only (now)"}
     for what, r in ((f"BvN N = {BATCH_BVN['n']}, W = {BATCH_BVN['w']} (decompositions, "
                      f"{args.batch_bvn_steps:,}-step budget)", bvn),
                     (f"4 x 4 mesh (traffic_patterns, scale {args.batch_mesh_scale:g})",
                      mesh_out)):
-        for name in ("legacy", "batched"):
+        for name, _, _ in BATCH_VARIANTS:
             v = r[name]
-            rows.append([what if name == "legacy" else "", v["module"], f"{v['cycles']:,}",
-                         f"{v['transactions']:,}", f"{v['cycles_per_s']:,.0f}",
-                         f"{v['cycles_per_cpu_s']:,.0f}", f"{v['sim_wall_s']:.1f}",
-                         f"{v['sim_cpu_s']:.1f}",
-                         f"**{r['speedup']:.1f}x** ({r['speedup_cpu']:.1f}x per CPU-s)"
-                         if name == "batched" else ""])
-    return ("## Batched co-simulation testbenches (build/bench/cosim_batch.json)\n\n"
-            f"Each pair in the same run, one after the other, on the same Verilated model, "
-            f"seed ({seed}) and budget; the same transactions, cycles and statistics checked "
-            f"equal. cycles/s and cycles/CPU-s: the test's own cycle loop (stimulus, checks, "
-            f"model calls included) over its wall and its CPU time (the CPU figure holds on a "
-            f"loaded machine); simulation wall and CPU: the whole simulator process (start-up "
-            f"and imports included). Load average (1 min) {load[0]:.1f} before, "
-            f"{load[1]:.1f} after; target >= 5x.\n\n"
-            + md_table(["design", "testbench", "cycles", "transactions", "cycles/s",
-                        "cycles/CPU-s", "simulation wall (s)", "simulation CPU (s)",
-                        "speed-up"], rows))
+            rows.append([what if name == "legacy" else "", what_of[name], v["module"],
+                         f"{v['cycles']:,}", f"{v['transactions']:,}",
+                         f"{v['cycles_per_s']:,.0f}", f"{v['cycles_per_cpu_s']:,.0f}",
+                         f"{v['sim_wall_s']:.1f}", f"{v['sim_cpu_s']:.1f}",
+                         f"**{v['speedup']:.1f}x** ({v['speedup_cpu']:.1f}x per CPU-s)"
+                         if "speedup" in v else ""])
+    return ("## Co-simulation speed (build/bench/cosim_batch.json)\n\n"
+            f"Each set in the same run, one after the other, on the same seed ({seed}) and "
+            f"budget; the same transactions, cycles and statistics checked equal. Before: "
+            f"the per-cycle testbench on a model built the way cocotb's runner does "
+            f"(--public-flat-rw). Now: the batched testbench on a model whose ports only are "
+            f"public. Between them, the batched testbench on the all-public model. cycles/s "
+            f"and cycles/CPU-s: the test's own cycle loop (stimulus, checks, model calls "
+            f"included) over its wall and its CPU time (the CPU figure holds on a loaded "
+            f"machine); simulation wall and CPU: the whole simulator process (start-up and "
+            f"imports included). Load average (1 min) {load[0]:.1f} before, {load[1]:.1f} "
+            f"after; target >= 5x.\n\n"
+            + md_table(["design", "co-simulation", "testbench", "cycles", "transactions",
+                        "cycles/s", "cycles/CPU-s", "simulation wall (s)",
+                        "simulation CPU (s)", "speed-up"], rows))
 
 
 def main(argv=None) -> int:
