@@ -81,8 +81,12 @@ SPECS: dict[str, Spec] = {s.block: s for s in [
          formal="slot_endpoint"),
     Spec("router", "router", _ci("router"), "rtl/railx/router.py", formal="router"),
     Spec("mesh", "mesh", _ci("mesh"), "rtl/railx/mesh.py"),
-    Spec("ocstrx", "ocstrx", _ci("ocstrx"), "rtl/optics/ocstrx.py", formal="ocstrx"),
-    Spec("wss", "wss", _ci("wss"), "rtl/optics/wss.py", formal="wss"),
+    # N = 8, G = 3, T = 7: the set with every case (see the catalog)
+    Spec("ocstrx", "ocstrx", {"lanes": 8, "groups": 3, "code_bits": 6, "timer_bits": 7,
+                              "settle": 3}, "rtl/optics/ocstrx.py", formal="ocstrx"),
+    # r = 5: port numbers that do not exist fit the port field
+    Spec("wss", "wss", {"ports": 5, "wavelengths": 6, "timer_bits": 5, "settle": 2},
+         "rtl/optics/wss.py", formal="wss"),
     Spec("deinterleaver", "deinterleaver", _ci("deinterleaver"), "rtl/optics/deinterleaver.py",
          formal="deinterleaver"),
 ]}
@@ -261,9 +265,7 @@ def build(spec: Spec, mutants: list[Mutant], workdir: Path) -> Path:
 
 def verilate(spec: Spec, verilog: Path, workdir: Path) -> float:
     """Build the Verilated model once (seconds taken)."""
-    from cocotb_tools.runner import get_runner
-
-    from .runner import setup_verilator
+    from .runner import ports_control_file, setup_verilator, verilator_runner
     setup_verilator()
     name = get_block(spec.bench).instance_name(spec.params)
     mf = os.environ["MAKEFLAGS"]
@@ -271,8 +273,9 @@ def verilate(spec: Spec, verilog: Path, workdir: Path) -> float:
                                        + ["OPT_FAST=-O0"])
     start = time.perf_counter()
     try:
-        get_runner("verilator").build(
-            sources=[verilog], hdl_toplevel=name, build_dir=workdir / "sim",
+        verilator_runner().build(
+            sources=[ports_control_file(verilog, name), verilog], hdl_toplevel=name,
+            build_dir=workdir / "sim",
             build_args=["--quiet-stats", "-Wno-fatal", "-Wno-lint", "-Wno-style"],
             log_file=workdir / "build.log")
     finally:

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from aifabric.cosim.runner import (PCH_FIX, LintError, lint, run, setup_verilator, verilator_root,
-                          verilog_of)
+from aifabric.cosim.runner import (PCH_FIX, LintError, lint, ports_control_file, run,
+                                   setup_verilator, verilator_root, verilog_of)
 from aifabric.rtl.catalog import BLOCKS, get_block
 from aifabric.rtl.verilog import INTERNAL_NAME, slang_lint
 
@@ -41,6 +41,50 @@ def test_multi_file_model_builds_and_runs(tmp_path, cosim_seed):
     assert (result.build_dir / "Vtop__pch.h").exists()
     if "OPT_FAST=-O1" in os.environ["MAKEFLAGS"].split():
         assert "c++ -O1 " in (result.build_dir / "build.log").read_text()
+
+
+def _vpi_names(build_dir):
+    """The signals a Verilated model makes visible to VPI: its symbol table's entries."""
+    text = "".join(p.read_text() for p in build_dir.glob("Vtop__Syms*.cpp"))
+    return re.findall(r'(__Vscopep_\w+)->varInsert\("([^"]+)"', text)
+
+
+def test_only_the_ports_are_visible_to_vpi(tmp_path, cosim_seed):
+    """The models are built without cocotb's --public-flat-rw: the VPI symbol table holds the
+    top-level ports (in the top scope and the module's), no internal signal; the all-public
+    build (make bench's baseline) holds internal ones too."""
+    ports = {"clk", "rst", "requests", "grants"}
+    result = run("wwfa", {"n": 4}, seed=cosim_seed, transactions=200, build_root=tmp_path)
+    assert result.passed, result.describe()
+    names = _vpi_names(result.build_dir)
+    assert {n for _, n in names} == ports, names
+    assert {s for s, _ in names} == {"__Vscopep_TOP", "__Vscopep_wwfa_n4"}
+    # Verilator's record of its command line
+    command = next(line for line in
+                   (result.build_dir / "Vtop__verFiles.dat").read_text().splitlines()
+                   if line.startswith("C "))
+    assert "--public-flat-rw" not in command and "wwfa_n4.vlt" in command
+    every = run("wwfa", {"n": 4}, seed=cosim_seed, transactions=200,
+                build_root=tmp_path / "public", all_public=True)
+    assert every.passed, every.describe()
+    assert {n for _, n in _vpi_names(every.build_dir)} > ports
+
+
+def test_ports_control_file_names_the_top_modules_ports(tmp_path):
+    v = tmp_path / "two.v"
+    v.write_text("module sub(input wire x, output wire y);\n  assign y = x;\nendmodule\n"
+                 "module top(a, b, c);\n  input [3:0] a;\n  input b;\n  output reg c;\n"
+                 "  wire inner;\n  sub u(.x(b), .y(inner));\n"
+                 "  always @* c = inner ^ a[0];\nendmodule\n")
+    text = ports_control_file(v, "top").read_text()
+    assert text.splitlines()[0] == "`verilator_config"
+    assert re.findall(r'public_flat_rw -module "(\w+)" -var "(\w+)"', text) == [
+        ("top", "a"), ("top", "b"), ("top", "c")]
+    with pytest.raises(ValueError, match="no module nowhere"):
+        ports_control_file(v, "nowhere")
+    with pytest.raises(ValueError, match="declares no port"):
+        (tmp_path / "none.v").write_text("module top;\nendmodule\n")
+        ports_control_file(tmp_path / "none.v", "top")
 
 
 def test_makeflags_keep_the_callers_choices(monkeypatch):
