@@ -382,27 +382,35 @@ async def missed_sync(dut):
 async def long_slots(dut):
     """Slots of thousands of cycles (the other scenarios keep T below 49 and G below 9), so
     the upper bits of the endpoints' 16-bit slot timer, window counter, window length and
-    opening phase count too. Three configurations, two slots each: windows T - G of 0x13FF
+    opening phase count too. Six configurations, two slots each: windows T - G of 0x13FF
     and 0x17FF (bits 0-9 and 12 set, 10 too in the second: a counter with bit 12 stuck at 0
-    closes the window early) with guards below 61, and one of 0x2000-0x23FF (bit 13) with a
-    guard below 128. Bits 14 and 15 stay 0 (a window of 16,384 cycles would cost more
-    simulation than all the other scenarios). In each configuration one endpoint's fibre is 1
+    closes the window early) with guards whose bits 0-5 are one way in the first and the
+    other way in the second, one of 0x2000-0x23FF (bit 13) with a guard below 128, and three
+    of 256-2047 cycles with guards below 128 (short, so cheap: more draws of every bit below
+    11 in each endpoint's arithmetic). Bits 14 and 15 stay 0 (a window of 16,384 cycles
+    would cost more simulation than all the other scenarios). In each configuration one endpoint's fibre is 1
     cycle (its window opens in its own slot, at G - rtt) and the next one's 64 (rtt 129 > G:
     it opens in the slot before, at T - (rtt - G)); the pair moves on by one endpoint per
-    configuration. Every cycle equal to the model; every launched word reaches the output
-    its slot names."""
+    configuration. The other endpoints' fibres are long enough for the slot before too
+    (where the window's opening phase is computed from T, G and rtt). Every cycle equal to
+    the model; every launched word reaches the output its slot names."""
     h, rng = await setup(dut, 4)
-    configs = [(0x13FF, 61), (0x17FF, 61), (0x2000 | int(rng.integers(0x400)), 128)]
-    for k, (window, guard_max) in enumerate(configs):
-        h.guard = int(rng.integers(3, guard_max))
+    g0 = int(rng.integers(3, 64))
+    g1 = ~g0 & 63 if ~g0 & 63 >= 3 else (~g0 & 63) | 64     # bits 0-5: the other way
+    configs = [(0x13FF, g0), (0x17FF, g1),
+               (0x2000 | int(rng.integers(0x400)), int(rng.integers(3, 128)))]
+    configs += [(int(rng.integers(0x100, 0x800)), int(rng.integers(3, 128))) for _ in range(3)]
+    for k, (window, guard) in enumerate(configs):
+        h.guard = guard
         h.period = h.guard + window
-        h.delay = [int(rng.integers(1, 65)) for _ in range(h.n)]
+        # every endpoint but the 1-cycle one opens its window in the slot before (rtt > G)
+        h.delay = [int(rng.integers(guard // 2 + 1, 65)) for _ in range(h.n)]
         h.delay[k % h.n], h.delay[(k + 1) % h.n] = 1, 64
         await h.load(random_stack(rng, h.n, 3, 2))
         await aligned_run(h, rng, 2)
         await h.restart(slots=1)
     s = h.checker.stats
-    assert s["dropped"] == 0 and s["delivered"] == s["launched"] > 3 * h.n, s
+    assert s["dropped"] == 0 and s["delivered"] == s["launched"] > 6 * h.n, s
     record_stats("long_slots", transactions=h.transactions(), cycles=h.meter.cycles, **s)
 
 
