@@ -15,6 +15,7 @@ model), so the message is the per-step one; the cycle the step was taken is put 
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from aifabric.cosim.batch import BatchFailure, bits_to_array, field_values
@@ -33,6 +34,50 @@ def decode_steps(bits: np.ndarray, n: int, w: int):
     weight = field_values(bits, b * n + n, w)
     last = bits[:, b * n + n + w].astype(bool)
     return perm, weight, last
+
+
+@numba.njit(cache=True)
+def _first_bad_step(resid, perm, weight, last, bad):
+    """Apply the steps to ``resid`` (n x n, in place) in order and return the index of the
+    first that breaks an invariant on the residual (-1 if none): a matched entry empty or
+    below the weight, a nonzero entry left in a free row and a free column (not maximal),
+    ``last`` not equal to "the residual is zero after this step". ``bad[k]`` marks a step
+    already found wrong without the residual (empty, an output twice, weight <= 0, not the
+    model's). On a return k >= 0, ``resid`` is the residual before step k."""
+    n = resid.shape[0]
+    nonzero = 0
+    for i in range(n):
+        for j in range(n):
+            if resid[i, j] != 0:
+                nonzero += 1
+    used = np.zeros(n, dtype=np.bool_)
+    for k in range(perm.shape[0]):
+        if bad[k]:
+            return k
+        w = weight[k]
+        used[:] = False
+        zeroed = 0
+        for i in range(n):
+            p = perm[k, i]
+            if p >= 0:
+                used[p] = True
+                if resid[i, p] <= 0 or resid[i, p] < w:
+                    return k
+                if resid[i, p] == w:
+                    zeroed += 1
+        for i in range(n):
+            if perm[k, i] < 0:
+                for j in range(n):
+                    if not used[j] and resid[i, j] > 0:
+                        return k
+        if last[k] != (nonzero == zeroed):
+            return k
+        for i in range(n):
+            p = perm[k, i]
+            if p >= 0:
+                resid[i, p] -= w
+        nonzero -= zeroed
+    return -1
 
 
 class StepBatch:
@@ -90,35 +135,27 @@ class StepBatch:
         bits = bits_to_array(self.pending, self.width)
         perm, weight, last = decode_steps(bits, n, self.w)
         s = len(perm)
-        steps = np.arange(s)
         rows = perm >= 0
-        onehot = np.zeros((s, n, n), dtype=bool)
-        si, ri = np.nonzero(rows)
-        onehot[si, ri, perm[si, ri]] = True
-        taken = onehot * weight[:, None, None]
-        after = self.resid[None] - np.cumsum(taken, axis=0)
-        before = after + taken
         empty = ~rows.any(axis=1)
-        twice = (onehot.sum(axis=1) > 1).any(axis=1)
-        matched_empty = (onehot & (before <= 0)).any(axis=(1, 2))
-        big = np.iinfo(np.int64).max
-        low = np.where(onehot, before, big).min(axis=(1, 2))
-        bad_weight = ~((weight > 0) & (weight <= low))
-        free = ~rows[:, :, None] & ~onehot.any(axis=1)[:, None, :]
-        not_maximal = (free & (before > 0)).any(axis=(1, 2))
-        bad_last = last != ~after.any(axis=(1, 2))
-        index = self.count + steps
+        # an output twice: equal neighbours among a row's sorted outputs (idle inputs get
+        # distinct negative stand-ins)
+        outs = np.sort(np.where(rows, perm, -1 - np.arange(n)[None, :]), axis=1)
+        twice = (outs[:, 1:] == outs[:, :-1]).any(axis=1)
+        index = self.count + np.arange(s)
         known = index < len(self.perms)
         model_perm = self.perms[np.minimum(index, max(len(self.perms) - 1, 0))] \
             if len(self.perms) else np.full((s, n), -2)
         model_weight = self.weights[np.minimum(index, max(len(self.weights) - 1, 0))] \
             if len(self.weights) else np.zeros(s, dtype=np.int64)
         differs = known & ((perm != model_perm).any(axis=1) | (weight != model_weight))
-        bad = empty | twice | matched_empty | bad_weight | not_maximal | bad_last | differs
-        if bad.any():
-            k = int(np.argmax(bad))
-            self._fail(k, perm[k], weight[k], last[k], before[k])
-        self.resid = after[-1].copy()
+        bad = empty | twice | (weight <= 0) | differs
+        resid = self.resid.copy()
+        k = _first_bad_step(resid, np.ascontiguousarray(perm, dtype=np.int64),
+                            np.ascontiguousarray(weight, dtype=np.int64),
+                            np.ascontiguousarray(last), bad)
+        if k >= 0:
+            self._fail(k, perm[k], weight[k], last[k], resid)
+        self.resid = resid
         self.count += s
         self.pending, self.cycles = [], []
 
