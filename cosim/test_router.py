@@ -113,14 +113,27 @@ class Bench:
 
     def random_table(self, destinations: list[int]) -> list[tuple]:
         """Random entries for every (row, destination): each port equally likely (port 0 =
-        eject), a random VC range."""
+        eject), a random VC range. With V >= 2, at least a third of each row's entries to a
+        router port get a range of two VCs or more (a VC range held whole is a corner the
+        coverage asks for, and a free draw gives V = 2 such a range one time in four, so a
+        row could get almost none)."""
         entries = []
-        for row in range(self.V):
+        rng, V = self.rng, self.V
+        for row in range(V):
+            drawn = []
             for dst in destinations:
-                port = int(self.rng.integers(self.P))
-                lo = int(self.rng.integers(self.V)) if port else 0
-                hi = int(self.rng.integers(lo, self.V)) if port else 0
-                entries.append((row, dst, port, lo, hi))
+                port = int(rng.integers(self.P))
+                lo = int(rng.integers(V)) if port else 0
+                hi = int(rng.integers(lo, V)) if port else 0
+                drawn.append([row, dst, port, lo, hi])
+            routed = [e for e in drawn if e[2]]
+            single = [e for e in routed if e[3] == e[4]]
+            short = -(-len(routed) // 3) - (len(routed) - len(single)) if V >= 2 else 0
+            for k in rng.permutation(len(single))[:max(0, short)]:
+                e = single[int(k)]
+                e[3] = int(rng.integers(V - 1))
+                e[4] = int(rng.integers(e[3] + 1, V))
+            entries += [tuple(e) for e in drawn]
         return entries
 
     async def load_table(self, entries, *, record: bool = True) -> None:

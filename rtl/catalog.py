@@ -163,8 +163,8 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         # about four times that and is left out (Yosys alone would run for hours).
         synth_params=({"n": 8, "w": 16}, {"n": 16, "w": 16}, {"n": 32, "w": 16},
                       {"n": 16, "w": 10}, {"n": 32, "w": 10}),
-        # N = 64 (60 MB of C++): the CI-sized co-simulation in 370 s at -O0, 499 s at -O1
-        # (its 60,000 steps: 126 s against 108 s)
+        # N = 64: the CI-sized co-simulation (ports-only model) in 99 s at -O0 (build 31 s),
+        # 104 s at -O1 (build 54 s, the run 18 s shorter)
         build_opt="-O0",
     ),
     Block(
