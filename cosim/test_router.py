@@ -45,14 +45,15 @@ ERROR_BITS = {"table": 0, "no_route": 1, "length": 2, "protocol": 3, "eject_cred
 # RTL agree on every output and credit of every cycle), and the least each must reach in a
 # run of ``DEFAULT_CYCLES`` (scaled down for shorter runs): about a third of the fewest
 # measured over seeds 1-3 at the four default parameter sets (va_conflict 390, vct_wait
-# 11,107, range_held 426, buffer_full 12,435, output_held 1,097 cycles of 15,000).
+# 11,107, buffer_full 12,435, output_held 1,097 cycles of 15,000; range_held 1,182 since the
+# table gives every row its share of multi-VC ranges: see ``random_table``).
 COVER_MIN = {
     "va_conflict": 130,    # >= 2 heads request the same output VC in one cycle
     "vct_wait": 3700,      # a head waits for cut-through room: a VC of its range is free
                            # (not held) but holds fewer credits than the packet's length
-    "range_held": 40,      # a head's range of >= 2 VCs is held, every VC of it (depends on
-                           # how many multi-VC ranges the random table drew: 63-2,949 seen,
-                           # 83 and 120 in clean-clone CI runs, so 140 failed some seeds)
+    "range_held": 390,     # a head's range of >= 2 VCs is held, every VC of it (1,182-3,844
+                           # over seeds 1-3 at the four sets; before the table's share of
+                           # multi-VC ranges, 63-2,949 and a minimum of 40)
     "buffer_full": 4000,   # an input VC holds `depth` flits
     "output_held": 350,    # an output port with every VC held
 }

@@ -80,6 +80,11 @@ def test_ports_control_file_names_the_top_modules_ports(tmp_path):
     assert text.splitlines()[0] == "`verilator_config"
     assert re.findall(r'public_flat_rw -module "(\w+)" -var "(\w+)"', text) == [
         ("top", "a"), ("top", "b"), ("top", "c")]
+    ansi = tmp_path / "ansi.v"
+    ansi.write_text("module top (\n  input wire clk,\n  input wire [7:0] a,\n"
+                    "  output reg [63:0] y\n);\n  wire [3:0] inner;\nendmodule\n")
+    assert re.findall(r'-var "(\w+)"', ports_control_file(ansi, "top").read_text()) == [
+        "a", "clk", "y"]
     with pytest.raises(ValueError, match="no module nowhere"):
         ports_control_file(v, "nowhere")
     with pytest.raises(ValueError, match="declares no port"):
