@@ -43,7 +43,8 @@ def _first_bad_step(resid, perm, weight, last, bad):
     below the weight, a nonzero entry left in a free row and a free column (not maximal),
     ``last`` not equal to "the residual is zero after this step". ``bad[k]`` marks a step
     already found wrong without the residual (empty, an output twice, weight <= 0, not the
-    model's). On a return k >= 0, ``resid`` is the residual before step k."""
+    model's, an output >= n). On a return k >= 0, ``resid`` is the residual before step
+    k."""
     n = resid.shape[0]
     nonzero = 0
     for i in range(n):
@@ -148,7 +149,8 @@ class StepBatch:
         model_weight = self.weights[np.minimum(index, max(len(self.weights) - 1, 0))] \
             if len(self.weights) else np.zeros(s, dtype=np.int64)
         differs = known & ((perm != model_perm).any(axis=1) | (weight != model_weight))
-        bad = empty | twice | (weight <= 0) | differs
+        outside = (perm >= n).any(axis=1)       # a destination field holding no output
+        bad = empty | twice | outside | (weight <= 0) | differs
         resid = self.resid.copy()
         k = _first_bad_step(resid, np.ascontiguousarray(perm, dtype=np.int64),
                             np.ascontiguousarray(weight, dtype=np.int64),

@@ -10,15 +10,15 @@ treats assignments in MAKEFLAGS as command-line overrides).
 
 The same route sets the optimisation of the per-cycle C++ (``OPT_FAST``) to ``-O1`` instead of
 the wheel's ``-Os``: the large models (the N = 64 BvN engine is 60 MB of C++) then compile in
-under half the time while the co-simulation, whose time goes to the Python testbench, runs
-as fast. An ``OPT_FAST`` the caller already put in ``MAKEFLAGS`` is kept.
+under half the time. An ``OPT_FAST`` the caller already put in ``MAKEFLAGS`` is kept.
 
 cocotb's runner builds every model with ``--public-flat-rw``: every signal of the design
 visible to VPI, which keeps Verilator from optimising any of them away. The testbenches read
 and drive the top-level ports only, so :func:`verilator_runner` builds without it and makes
 the ports public with a Verilator control file (:func:`ports_control_file`). Measured on the
 N = 64 BvN engine (a plain C++ loop, no cocotb, ``-O1``): the model runs 8.9x faster (31,051
-against 3,480 cycles/s) and compiles in 41 s instead of 211 s. Waveforms (``--trace``) still
+against 3,480 cycles/s) and its C++ compiles in 41 s instead of 211 s (``make`` alone, on a
+loaded machine). Waveforms (``--trace``) still
 hold every named signal: tracing does not depend on what is public.
 """
 
@@ -41,7 +41,7 @@ from aifabric.rtl.catalog import get_block
 from .stats import PARAMS_ENV, STATS_ENV, read_stats
 
 __all__ = ["BUILD", "CosimResult", "LintError", "setup_verilator", "lint", "run",
-           "verilator_runner", "ports_control_file",
+           "verilator_runner", "ports_control_file", "module_ports",
            "build_dir_for", "verilog_of", "run_seed", "SEED_ENV"]
 
 BUILD = _paths.BUILD
@@ -99,23 +99,44 @@ def setup_verilator() -> Path:
     return root / "bin" / "verilator"
 
 
-# a port declaration, non-ANSI (``input [3:0] a;``) or in an ANSI header (``input wire a,``)
-_PORT_DECL = re.compile(
-    r"^\s*(?:input|output|inout)\b[^;,)]*?([A-Za-z_][A-Za-z0-9_$]*)\s*[;,)]", re.M)
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
+def module_ports(text: str, top: str) -> list[str]:
+    """The port names of module ``top`` in Verilog ``text``, from its header: the names of a
+    non-ANSI list (``module top(a, b);``) or the last name of each ANSI declaration
+    (``module top(input wire [3:0] a, output reg y);``). Raises ValueError where the module
+    is missing, has no port, or names one with an escaped identifier."""
+    text = _COMMENTS.sub(" ", text)
+    start = re.search(rf"^\s*module\s+{re.escape(top)}\s*(#\s*\(.*?\)\s*)?\(", text, re.M | re.S)
+    if start is None:
+        if re.search(rf"^\s*module\s+{re.escape(top)}\b", text, re.M):
+            raise ValueError(f"module {top} declares no port")
+        raise ValueError(f"no module {top}")
+    end = text.index(")", start.end())
+    ports = []
+    for item in text[start.end():end].split(","):
+        words = item.split()
+        if not words:
+            continue
+        name = words[-1]
+        if not _IDENT.fullmatch(name):
+            raise ValueError(f"module {top}: port {name!r} is not a plain identifier")
+        ports.append(name)
+    if not ports:
+        raise ValueError(f"module {top} declares no port")
+    return ports
 
 
 def ports_control_file(verilog: Path, top: str) -> Path:
     """Write ``<verilog>.vlt`` beside ``verilog``: a Verilator control file that makes the
-    ports of module ``top`` (every input, output and inout it declares) visible to VPI, and
-    nothing else. Raises ValueError if the module declares no port."""
-    text = verilog.read_text()
-    start = re.search(rf"^module\s+{re.escape(top)}\b", text, re.M)
-    if start is None:
-        raise ValueError(f"{verilog.name}: no module {top}")
-    end = text.find("\nendmodule", start.end())
-    ports = _PORT_DECL.findall(text, start.end(), end if end >= 0 else len(text))
-    if not ports:
-        raise ValueError(f"{verilog.name}: module {top} declares no port")
+    ports of module ``top`` (:func:`module_ports`) visible to VPI, and nothing else. Raises
+    ValueError (naming the file) where the ports cannot be read."""
+    try:
+        ports = module_ports(verilog.read_text(), top)
+    except ValueError as e:
+        raise ValueError(f"{verilog.name}: {e}") from None
     lines = ["`verilator_config", "// the top-level ports, the only signals the testbench sees"]
     lines += [f'public_flat_rw -module "{top}" -var "{p}"' for p in sorted(set(ports))]
     vlt = verilog.with_suffix(".vlt")

@@ -153,6 +153,7 @@ class StepChecker:
         rows = [i for i, j in enumerate(perm) if j >= 0]
         cols = [perm[i] for i in rows]
         assert rows, f"{where}: empty permutation"
+        assert all(j < self.n for j in cols), f"{where}: output out of range: {perm}"
         assert len(set(cols)) == len(cols), f"{where}: output used twice: {perm}"
         matched = self.resid[rows, cols]
         assert (matched > 0).all(), f"{where}: matched an empty entry: {perm}"

@@ -270,8 +270,8 @@ class Harness:
         assert got["rtt"] == [2 * max(1, d) + 1 for d in self.delay], (got["rtt"], self.delay)
 
     async def restart(self, slots: int = 3) -> None:
-        """Stop sending, let every word arrive (``slots`` slots and the longest fibre's round
-        trip), stop master and endpoints, drain the fibres."""
+        """Stop sending, let every word arrive (``slots`` slots and 70 cycles, more than the
+        longest fibre), stop master and endpoints, drain the fibres."""
         await self.run(slots * self.period + 70, offer_p=0.0)
         assert not self.checker.in_flight(), f"{self.checker.in_flight()} words never arrived"
         self.enable = False
@@ -388,10 +388,10 @@ async def long_slots(dut):
     other way in the second, one of 0x2000-0x23FF (bit 13) with a guard below 128, and three
     of 256-2047 cycles with guards below 128 (short, so cheap: more draws of every bit below
     11 in each endpoint's arithmetic). Bits 14 and 15 stay 0 (a window of 16,384 cycles
-    would cost more simulation than all the other scenarios). In each configuration one endpoint's fibre is 1
-    cycle (its window opens in its own slot, at G - rtt) and the next one's 64 (rtt 129 > G:
-    it opens in the slot before, at T - (rtt - G)); the pair moves on by one endpoint per
-    configuration. The other endpoints' fibres are long enough for the slot before too
+    would cost more simulation than all the other scenarios). In each configuration one
+    endpoint's fibre is 1 cycle (its window opens in its own slot, at G - rtt) and the next
+    one's 64 (rtt 129 > G: it opens in the slot before, at T - (rtt - G)); the pair moves
+    on by one endpoint per configuration. The other endpoints' fibres are long enough for the slot before too
     (where the window's opening phase is computed from T, G and rtt). Every cycle equal to
     the model; every launched word reaches the output its slot names."""
     h, rng = await setup(dut, 4)

@@ -62,7 +62,7 @@ class Block:
     build_opt : str or None
         gcc optimisation of the Verilated model's per-cycle C++ (``OPT_FAST``), where the
         runner's default (-O1) does not suit: a model of many MB compiles in half the time
-        at -O0 and its co-simulation, whose time goes to the Python testbench, hardly slows.
+        at -O0 and its co-simulation, start-up and Python testbench included, hardly slows.
     """
 
     name: str
@@ -207,7 +207,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         synth_params=tuple({"ports": p, "vcs": v, "depth": 16, "data": 64, "dst_width": 11,
                             "packet": 8, "allocator": "separable"}
                            for p, v in ((5, 2), (5, 4), (8, 3))),
-        build_opt="-O0",       # builds in three quarters of the time; the bench is Python-bound
+        build_opt="-O0",       # builds in three quarters of the time
     ),
     Block(
         name="mesh",

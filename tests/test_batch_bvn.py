@@ -69,8 +69,18 @@ def _twice(step):
     return perm, weight, last
 
 
+def _outside(step):
+    """A destination field holding no output (N = 6 leaves 6 and 7 in its 3 bits)."""
+    perm, weight, last = step
+    i = next(i for i, j in enumerate(perm) if j >= 0)
+    perm = list(perm)
+    perm[i] = 7
+    return perm, weight, last
+
+
 # (how the step is spoiled, what the per-step message says)
 SPOILERS = {
+    "output out of range": (_outside, "output out of range"),
     "dropped connection": (_drop_one, "not maximal"),
     "output twice": (_twice, "output used twice"),
     "weight zero": (lambda s: (s[0], 0, s[2]), "weight 0 vs"),
@@ -130,3 +140,75 @@ def test_steps_that_do_not_empty_the_matrix_fail_at_the_frames_end():
         for k, (perm, weight, last) in enumerate(steps):
             batch.add(k, format(encode_step(perm, weight, last, N, W), f"0{width}b"))
         batch.finish(999)
+
+
+def _first_line(error) -> str:
+    """An assertion's message (pytest's rewriting appends what it evaluated, with object
+    addresses, on the lines after)."""
+    return str(error).split("\n")[0]
+
+
+def _reference(mat, expect, steps):
+    """The per-step checks, one step at a time (``StepChecker``, then the model's step):
+    the message of the first failure with its step's cycle, the frame-end checks after."""
+    checker = StepChecker(np.asarray(mat))
+    perms = np.asarray(expect.perms).reshape(-1, N)
+    for k, (perm, weight, last) in enumerate(steps):
+        try:
+            checker.check(list(perm), weight, last)
+            if k < len(perms):
+                mp, mw = perms[k].tolist(), int(expect.weights[k])
+                assert list(perm) == mp and weight == mw, (
+                    f"random matrix, step {k}: RTL {list(perm)} x{weight}, model {mp} x{mw}")
+        except AssertionError as e:
+            return f"cycle {100 + 3 * k}: {_first_line(e)}"
+    if len(steps) != len(perms):
+        return f"cycle {100 + 3 * len(steps) + 5}: random: {len(steps)} steps, model {len(perms)}"
+    if checker.resid.any():
+        return f"cycle {100 + 3 * len(steps) + 5}: steps do not sum to the loaded matrix"
+    return None
+
+
+@pytest.mark.parametrize("every", [1, 5, 256])
+def test_batches_agree_with_the_per_step_checks_on_random_faults(every):
+    """Random decompositions, each spoiled at random (a step's connection moved, dropped or
+    added, its weight changed, its last flag flipped, a step inserted or deleted), against
+    the model or against a model wrong the same way: the batch raises exactly what the
+    per-step checks raise first, or passes where they pass."""
+    rng = np.random.default_rng(11)
+    outcomes = set()
+    for case in range(150):
+        mat = _matrix(1000 + case)
+        expect = decompose(mat, "wavefront")
+        steps = _steps(expect)
+        k = int(rng.integers(len(steps)))
+        perm, weight, last = steps[k]
+        perm = list(perm)
+        kind = int(rng.integers(7))
+        if kind == 0:
+            perm[int(rng.integers(N))] = int(rng.integers(-1, 8))
+        elif kind == 1:
+            weight = max(0, weight + int(rng.choice([-2, -1, 1, 2])))
+        elif kind == 2:
+            last = not last
+        elif kind == 3:
+            steps.insert(k, (perm, weight, last))
+        elif kind == 4:
+            del steps[k]
+        elif kind == 5:
+            i, j = rng.choice(N, 2, replace=False)
+            perm[i], perm[j] = perm[j], perm[i]
+        if kind not in (3, 4):
+            steps[k] = (perm, weight, last)
+        if rng.random() < 0.5:                  # the model wrong the same way
+            expect = SimpleNamespace(perms=np.array([p for p, _, _ in steps]).reshape(-1, N),
+                                     weights=np.array([w for _, w, _ in steps]))
+        want = _reference(mat, expect, steps)
+        try:
+            _run(mat, expect, steps, every)
+            got = None
+        except BatchFailure as e:
+            got = _first_line(e)
+        assert got == want, (case, kind, k)
+        outcomes.add(want is None or want.split(": ", 2)[1].split(",")[0])
+    assert len(outcomes) >= 4, outcomes           # passes and several kinds of failure

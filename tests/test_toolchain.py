@@ -85,6 +85,17 @@ def test_ports_control_file_names_the_top_modules_ports(tmp_path):
                     "  output reg [63:0] y\n);\n  wire [3:0] inner;\nendmodule\n")
     assert re.findall(r'-var "(\w+)"', ports_control_file(ansi, "top").read_text()) == [
         "a", "clk", "y"]
+    # non-ANSI names in the header, whatever the declarations and comments below say
+    tricky = tmp_path / "tricky.v"
+    tricky.write_text("/* module top(input ghost); */\nmodule top(a, b, y);\n"
+                      "  input a, b;\n  output reg [7:0] y = 8'h0;\n  // input ghost;\n"
+                      "endmodule\n")
+    assert re.findall(r'-var "(\w+)"', ports_control_file(tricky, "top").read_text()) == [
+        "a", "b", "y"]
+    escaped = tmp_path / "escaped.v"
+    escaped.write_text("module top(\\a.b , c);\n  input \\a.b ;\n  input c;\nendmodule\n")
+    with pytest.raises(ValueError, match="not a plain identifier"):
+        ports_control_file(escaped, "top")
     with pytest.raises(ValueError, match="no module nowhere"):
         ports_control_file(v, "nowhere")
     with pytest.raises(ValueError, match="declares no port"):
