@@ -21,7 +21,7 @@ SETTLING, CHECKING, UP, FAULT = 1, 2, 3, 4
 # the paper's timing (catalog synth parameters of the block)
 REAL = dict(lanes=8, groups=2, code_bits=12, timer_bits=20, settle=100_000)
 DEBOUNCE, WINDOW = 8, 1000                     # the documented reset values
-# the mutant of the issue: both per-group counters narrowed
+# the planted mutant: both per-group counters narrowed (to 6 and 3 bits)
 CUT = [("tmr = [Signal(T, name=f\"tmr{g}\")", "tmr = [Signal(min(T, 6), name=f\"tmr{g}\")"),
        ("run = [Signal(T, name=f\"run{g}\")", "run = [Signal(min(T, 3), name=f\"run{g}\")")]
 
