@@ -203,7 +203,10 @@ def mutants_of(spec: Spec, count: int, seed: int, workdir: Path,
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "design.il").write_text(il)
     width = max(1, count.bit_length())
-    sel = f"a:src=*{spec.source}*"
+    # a memory's initial contents ($meminit) are power-up values, not logic: Yosys cannot put
+    # a mutsel multiplexer into constant init data (the design would not write as Verilog),
+    # and the blocks' memories (FIFO storage, tables) are read only after they are written
+    sel = f"a:src=*{spec.source}* t:$meminit* %d"
     yosys(_PREP.format(il="design.il", top=name) +
           f"mutate -list {count} -seed {seed} {filters} -ctrl mutsel {width} 1 -o list.ys "
           f"{sel}\n",
@@ -221,10 +224,13 @@ def unbuildable(spec: Spec, mutants: list[Mutant], workdir: Path) -> list[Mutant
     """The mutants Yosys cannot write out on their own (a mutated wire that feeds a memory's
     initial contents makes them non-constant, which no Verilog can hold)."""
     name, _ = _rtlil(spec)
+    width = max(1, max((m.k for m in mutants), default=1).bit_length())
     bad = []
     for m in mutants:
         try:
-            yosys(_PREP.format(il="design.il", top=name) + f"{m.command}\nopt_clean\n"
+            # behind its mutsel value, as build() writes it (tied alone, a bit may fold)
+            yosys(_PREP.format(il="design.il", top=name) +
+                  f"{m.command} -ctrl mutsel {width} {m.k}\nopt_clean\n"
                   "write_verilog -noattr one.v\n", workdir)
         except RuntimeError:
             bad.append(m)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from aifabric.cosim.mutate import (Outcome, Spec, build, equivalent, formal_kill, mutants_of,
-                          run_mutant, verilate)
+from aifabric.cosim.mutate import (SPECS, Outcome, Spec, build, equivalent, formal_kill,
+                                   mutants_of, run_mutant, verilate, yosys)
+from aifabric.rtl.catalog import get_block
 from aifabric.scripts.mutate import score
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +61,23 @@ def test_planted_mutant_fails_a_formal_property_and_the_miter(built):
     prop, tried = formal_kill(SPEC, plant, wd, timeout=120)
     assert prop == "grants_requested", tried
     assert equivalent(SPEC, plant, wd, depth=4, timeout=120) == "FAIL"
+
+
+def test_memory_contents_are_not_drawn_and_the_draw_builds(tmp_path):
+    """The router's FIFO storage has 21 memory-init cells in its source file. A mutation of
+    their constant data cannot sit behind a mutsel multiplexer (Yosys: "Non-constant data in
+    memory initialization"), which made seed 1's draw of 30 fail to build at all."""
+    spec = SPECS["router"]
+    drawn = mutants_of(spec, 30, 1, tmp_path)
+    assert len(drawn) == 30
+    top = get_block(spec.bench).instance_name(spec.params)
+    yosys(f"read_rtlil design.il\nhierarchy -top {top}\nproc\nflatten\n"
+          "tee -q -o inits.txt select -list t:$meminit*\n", tmp_path)
+    log = (tmp_path / "inits.txt").read_text()
+    inits = {ln.rsplit("/", 1)[1] for ln in log.splitlines() if "/$" in ln}
+    assert len(inits) >= 21
+    assert not {m.cell for m in drawn} & inits
+    assert "router_" in build(spec, drawn, tmp_path).read_text()
 
 
 def test_score_counts_equivalent_mutants_out():
