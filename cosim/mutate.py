@@ -23,11 +23,14 @@ Verdicts
   (:mod:`cosim.formal`): the same kind of mutation (mode, port, source line) is drawn in the
   harness's copy of the block at the formal parameters and each property's BMC
   (its negative-control depth) is run on it; a failed property kills it (``formal``).
-- the rest get a bounded equivalence check: a miter of the original and the mutant at the
-  co-simulated parameters (``miter -equiv``), BMC from reset for ``EQUIV_DEPTH`` cycles with
-  free inputs. No difference: ``equivalent`` (bounded: equivalent for every input sequence of
-  that length from reset). A difference: ``survived`` (a real survivor, its location is the
-  mutant's ``src``). Neither within the time limit: ``survived`` with the check undecided.
+- the rest meet an unbounded equivalence proof first (:func:`proved_equivalent`: Yosys's
+  ``equiv_make``/``equiv_simple``/``equiv_induct``, signal by signal, at the co-simulated
+  parameters): proven, ``equivalent`` (by ``equiv_induct``). What it cannot prove gets a
+  bounded check: a miter of the original and the mutant (``miter -equiv``), BMC from reset
+  for ``EQUIV_DEPTH`` cycles with free inputs. No difference: ``equivalent`` (bounded:
+  equivalent for every input sequence of that length from reset). A difference:
+  ``survived`` (a real survivor, its location is the mutant's ``src``). Neither within the
+  time limit: ``survived`` with the check undecided.
 
 The score of a block is killed / (mutants - equivalent).
 """
@@ -48,7 +51,7 @@ from pathlib import Path
 from aifabric.rtl.catalog import get_block
 
 __all__ = ["SPECS", "Spec", "Mutant", "Outcome", "mutants_of", "build", "verilate", "run_mutant",
-           "formal_kill", "equivalent", "sample", "MUTATE_DIR", "EQUIV_DEPTH"]
+           "formal_kill", "proved_equivalent", "equivalent", "sample", "MUTATE_DIR", "EQUIV_DEPTH"]
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTATE_DIR = ROOT / "build" / "mutate"
@@ -426,6 +429,33 @@ def formal_kill(spec: Spec, mutant: Mutant, workdir: Path, *, timeout: float = 1
         if status == "FAIL":
             return prop.name, "; ".join(tried)
     return "", "; ".join(tried)
+
+
+def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
+                      timeout: float = 300) -> bool:
+    """Unbounded equivalence by Yosys's ``equiv_*`` passes: the original (gold) and the
+    mutant (gate) are matched signal by signal by name (``equiv_make``), each pair is proven
+    equal from the pairs feeding it over two cycles (``equiv_simple -seq 2``) and then all
+    together by induction (``equiv_induct``: assuming every pair equal up to a cycle, they are
+    equal in the next). True only when every pair is proven, outputs included: then no input
+    sequence from any state where the two agree tells them apart. Signals a pass cannot match
+    or prove only make it fail to prove (never a false proof), and the bounded miter
+    (:func:`equivalent`) decides the rest. It proves what the miter cannot reach in time: a
+    bit tied to the constant it already carries, or a term that another part of the design
+    makes redundant in every state (the BvN engine's first wave is always granted where a
+    cell is non-zero)."""
+    name, _ = _rtlil(spec)
+    edir = workdir / "equiv" / f"m{mutant.k}"
+    edir.mkdir(parents=True, exist_ok=True)
+    (edir / "design.il").write_text((workdir / "design.il").read_text())
+    try:
+        yosys(_PREP.format(il="design.il", top=name) + f"copy {name} gold\n{mutant.command}\n"
+              f"rename {name} gate\nopt_clean\nasync2sync\nequiv_make gold gate equiv\n"
+              "hierarchy -top equiv\nequiv_simple -seq 2\nequiv_induct -seq 2\n"
+              "equiv_status -assert\n", edir, timeout=timeout)
+    except (RuntimeError, subprocess.TimeoutExpired):
+        return False
+    return True
 
 
 def equivalent(spec: Spec, mutant: Mutant, workdir: Path, *, depth: int = EQUIV_DEPTH,

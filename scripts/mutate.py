@@ -1,12 +1,13 @@
 """Mutation score of every block (``make mutate``): Yosys mutants against the block's
-co-simulation, survivors against its formal properties and a bounded equivalence check.
+co-simulation, survivors against its formal properties and equivalence checks.
 
 Per block, ``--mutants`` mutants (default 30) are drawn by Yosys's ``mutate -list N -seed S``
 (its even sampling over the cells, wires and source lines of the block's own file) and built
 into one Verilated design behind a ``mutsel`` selector (see :mod:`cosim.mutate`); each runs
 the block's cocotb testbench at its CI parameters. Survivors then meet the formal properties
-(``cosim/formal/<block>.py``, the same mutation at the harness's parameters, BMC) and a bounded
-equivalence check against the original (a miter, BMC from reset). Results: a table on stdout
+(``cosim/formal/<block>.py``, the same mutation at the harness's parameters, BMC), an
+unbounded equivalence proof against the original (Yosys's ``equiv_induct``) and, where that
+proves nothing, a bounded one (a miter, BMC from reset). Results: a table on stdout
 and in build/mutate/report.md (and .json), each survivor with its Amaranth source line.
 
     aifabric mutate                         # every block, 30 mutants each
@@ -26,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from aifabric.cosim.mutate import (SPECS, Outcome, build, equivalent, formal_kill, mutants_of,
-                          run_mutant, unbuildable, verilate)
+                                   proved_equivalent, run_mutant, unbuildable, verilate)
 
 from ._cli import BUILD, Parser, UsageError, md_table, run_main, write_json
 
@@ -90,6 +91,11 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
                 o.verdict, o.by, o.detail = "killed", f"formal:{prop}", tried
                 continue
             o.detail = tried
+        if equiv and proved_equivalent(spec, o.mutant, wd):
+            o.verdict, o.by = "equivalent", "equiv_induct"
+            o.detail = (o.detail + "; " if o.detail else "") + \
+                "equiv_induct: every signal proven equal to the original's (unbounded)"
+            continue
         if equiv:
             st = equivalent(spec, o.mutant, wd)
             if st == "PASS":

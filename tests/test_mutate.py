@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from aifabric.cosim.mutate import (SPECS, Outcome, Spec, build, equivalent, formal_kill,
-                                   mutants_of, run_mutant, verilate, yosys)
+                                   mutants_of, proved_equivalent, run_mutant, verilate,
+                                   yosys)
 from aifabric.rtl.catalog import get_block
 from aifabric.scripts.mutate import score
 
@@ -78,6 +79,22 @@ def test_memory_contents_are_not_drawn_and_the_draw_builds(tmp_path):
     assert len(inits) >= 21
     assert not {m.cell for m in drawn} & inits
     assert "router_" in build(spec, drawn, tmp_path).read_text()
+
+
+def test_equivalence_is_proven_unbounded_where_it_holds(tmp_path):
+    """BvN n = 4: bit 6 of the constant-0 arm of a row value's multiplexer (rtl/chronos/
+    bvn.py:265) tied to 0 changes nothing, in every state: proven. The same bit of the load
+    payload tied to 0 changes a loaded entry: not proven (and the miter finds the
+    difference)."""
+    spec = Spec("bvn", "bvn", {"n": 4, "w": 8}, "rtl/chronos/bvn.py")
+    drawn = mutants_of(spec, 3, 1, tmp_path, filters="-mode const0 -port A -portbit 6")
+    by_line = {m.where: m for m in drawn}
+    same = by_line["rtl/chronos/bvn.py:265"]
+    assert same.what.endswith("A[6] tied to 0")
+    differs = next(m for m in drawn if m.wire == "load__payload")
+    assert proved_equivalent(spec, same, tmp_path)
+    assert not proved_equivalent(spec, differs, tmp_path)
+    assert equivalent(spec, differs, tmp_path, depth=10, timeout=300) == "FAIL"
 
 
 def test_score_counts_equivalent_mutants_out():
