@@ -19,18 +19,19 @@ Verdicts
 ========
 - ``killed``: the co-simulation fails (a check, an error, or no result within the time
   limit: a hang or livelock counts as detected, it is reported as ``timeout``).
-- survivors of the co-simulation are run against the block's formal properties
-  (:mod:`cosim.formal`): the same kind of mutation (mode, port, source line) is drawn in the
-  harness's copy of the block at the formal parameters and each property's BMC
-  (its negative-control depth) is run on it; a failed property kills it (``formal``).
-- the rest meet an unbounded equivalence proof first (:func:`proved_equivalent`: Yosys's
-  ``equiv_make``/``equiv_simple``/``equiv_induct``, signal by signal, at the co-simulated
-  parameters): proven, ``equivalent`` (by ``equiv_induct``). What it cannot prove gets a
-  bounded check: a miter of the original and the mutant (``miter -equiv``), BMC from reset
-  for ``EQUIV_DEPTH`` cycles with free inputs. No difference: ``equivalent`` (bounded:
-  equivalent for every input sequence of that length from reset). A difference:
-  ``survived`` (a real survivor, its location is the mutant's ``src``). Neither within the
-  time limit: ``survived`` with the check undecided.
+- survivors of the co-simulation first meet an unbounded equivalence proof
+  (:func:`proved_equivalent`: Yosys's ``equiv_make``/``equiv_simple``/``equiv_induct``,
+  signal by signal, at the co-simulated parameters): proven, ``equivalent`` (by
+  ``equiv_induct``). It takes seconds, and an equivalent mutant could fail no property.
+- the others are run against the block's formal properties (:mod:`cosim.formal`): the same
+  kind of mutation (mode, port, source line) is drawn in the harness's copy of the block at
+  the formal parameters and each property's BMC (its negative-control depth) is run on it;
+  a failed property kills it (``formal``).
+- the rest get a bounded equivalence check: a miter of the original and the mutant
+  (``miter -equiv``), BMC from reset for ``EQUIV_DEPTH`` cycles with free inputs. No
+  difference: ``equivalent`` (bounded: equivalent for every input sequence of that length
+  from reset). A difference: ``survived`` (a real survivor, its location is the mutant's
+  ``src``). Neither within the time limit: ``survived`` with the check undecided.
 
 The score of a block is killed / (mutants - equivalent).
 """
@@ -84,6 +85,8 @@ SPECS: dict[str, Spec] = {s.block: s for s in [
          formal="slot_endpoint"),
     Spec("router", "router", _ci("router"), "rtl/railx/router.py", formal="router"),
     Spec("mesh", "mesh", _ci("mesh"), "rtl/railx/mesh.py"),
+    # the RailX system's own wiring (rails, delay lines, the table fan-out, error OR)
+    Spec("railx_mesh", "railx_mesh", _ci("railx_mesh"), "rtl/railx/railx_mesh.py"),
     # N = 8, G = 3, T = 7: the set with every case (see the catalog)
     Spec("ocstrx", "ocstrx", {"lanes": 8, "groups": 3, "code_bits": 6, "timer_bits": 7,
                               "settle": 3}, "rtl/optics/ocstrx.py", formal="ocstrx"),
