@@ -289,6 +289,7 @@ class ScenarioCheck:
         bench, payload, packets, V = self.bench, self.bench.payload, self.packets, self.bench.V
         want, w = self.model_eject, self.next_eject
         count, i = len(want), 0
+        vmask, dshift = (1 << width_of(V)) - 1, 2 + width_of(V)   # decode_flit, inlined
         try:
             while True:
                 r = ejected[i] if i < len(ejected) else None
@@ -304,7 +305,8 @@ class ScenarioCheck:
                 t, c, tag, seq = m
                 w += 1
                 if rk == mk:
-                    got = decode_flit(int(r[2], 2), V)
+                    word = int(r[2], 2)
+                    got = (bool(word & 1), bool(word >> 1 & 1), word >> 2 & vmask, word >> dshift)
                     i += 1
                 else:
                     got = None
