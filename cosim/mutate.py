@@ -434,6 +434,10 @@ def formal_kill(spec: Spec, mutant: Mutant, workdir: Path, *, timeout: float = 1
     return "", "; ".join(tried)
 
 
+# the asynchronous controls of Yosys's flip-flop cells ($adff, $aldff, $dffsr, ...)
+_ASYNC_PORTS = {"ARST", "ALOAD", "AD", "SET", "CLR"}
+
+
 def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
                       timeout: float = 300) -> bool:
     """Unbounded equivalence by Yosys's ``equiv_*`` passes: the original (gold) and the
@@ -442,18 +446,25 @@ def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
     together by induction (``equiv_induct``: assuming every pair equal up to a cycle, they are
     equal in the next). True only when every pair is proven, outputs included: then no input
     sequence from any state where the two agree tells them apart. Signals a pass cannot match
-    or prove only make it fail to prove (never a false proof), and the bounded miter
-    (:func:`equivalent`) decides the rest. It proves what the miter cannot reach in time: a
+    or prove only make it fail to prove, and the bounded miter (:func:`equivalent`) decides
+    the rest. It proves what the miter cannot reach in time: a
     bit tied to the constant it already carries, or a term that another part of the design
     makes redundant in every state (the BvN engine's first wave is always granted where a
-    cell is non-zero)."""
+    cell is non-zero).
+
+    Not for a mutant on a clock or asynchronous control input: the passes model a register as
+    one update a step whatever its clock edge (a register moved to the falling edge, which
+    then delivers half a cycle early, would be "proven" equal), and ``async2sync`` makes an
+    asynchronous input synchronous."""
+    if "CLK" in mutant.port.upper() or mutant.port in _ASYNC_PORTS:
+        return False
     name, _ = _rtlil(spec)
     edir = workdir / "equiv" / f"m{mutant.k}"
     edir.mkdir(parents=True, exist_ok=True)
     (edir / "design.il").write_text((workdir / "design.il").read_text())
     try:
         yosys(_PREP.format(il="design.il", top=name) + f"copy {name} gold\n{mutant.command}\n"
-              f"rename {name} gate\nopt_clean\nasync2sync\nequiv_make gold gate equiv\n"
+              f"rename {name} gate\nmemory\nopt_clean\nasync2sync\nequiv_make gold gate equiv\n"
               "hierarchy -top equiv\nequiv_simple -seq 2\nequiv_induct -seq 2\n"
               "equiv_status -assert\n", edir, timeout=timeout)
     except (RuntimeError, subprocess.TimeoutExpired):

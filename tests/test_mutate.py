@@ -85,7 +85,7 @@ def test_equivalence_is_proven_unbounded_where_it_holds(tmp_path):
     """BvN n = 4: bit 6 of the constant-0 arm of a row value's multiplexer (rtl/chronos/
     bvn.py:265) tied to 0 changes nothing, in every state: proven. The same bit of the load
     payload tied to 0 changes a loaded entry: not proven (and the miter finds the
-    difference)."""
+    difference). A register's clock inverted is never proven (see proved_equivalent)."""
     spec = Spec("bvn", "bvn", {"n": 4, "w": 8}, "rtl/chronos/bvn.py")
     drawn = mutants_of(spec, 3, 1, tmp_path, filters="-mode const0 -port A -portbit 6")
     by_line = {m.where: m for m in drawn}
@@ -94,6 +94,10 @@ def test_equivalence_is_proven_unbounded_where_it_holds(tmp_path):
     differs = next(m for m in drawn if m.wire == "load__payload")
     assert proved_equivalent(spec, same, tmp_path)
     assert not proved_equivalent(spec, differs, tmp_path)
+    # a register moved to the falling edge: the passes ignore clocks and would prove it
+    (clk,) = mutants_of(spec, 1, 1, tmp_path / "clk", filters="-port CLK -mode inv")
+    assert clk.port == "CLK"
+    assert not proved_equivalent(spec, clk, tmp_path)
     assert equivalent(spec, differs, tmp_path, depth=10, timeout=300) == "FAIL"
 
 
