@@ -378,6 +378,16 @@ async def missed_sync(dut):
     record_stats("missed_sync", transactions=h.transactions(), cycles=h.meter.cycles)
 
 
+def early_fibre(rng, period: int, guard: int, bit6: int) -> int:
+    """A fibre delay d of at most 64 with rtt = 2d + 1 > G (the window opens in the slot
+    before, at phase T - (rtt - G)) whose opening phase has bit 6 = ``bit6`` where one
+    exists (d and d + 32 open 64 phases apart, so they differ in bit 6: with G < 64 both
+    values are there), else any such d."""
+    fibres = list(range(guard // 2 + 1, 65))
+    fit = [d for d in fibres if (period - (2 * d + 1 - guard)) >> 6 & 1 == bit6]
+    return int(rng.choice(fit or fibres))
+
+
 @cocotb.test()
 async def long_slots(dut):
     """Slots of thousands of cycles (the other scenarios keep T below 49 and G below 9), so
@@ -391,9 +401,12 @@ async def long_slots(dut):
     would cost more simulation than all the other scenarios). In each configuration one
     endpoint's fibre is 1 cycle (its window opens in its own slot, at G - rtt) and the next
     one's 64 (rtt 129 > G: it opens in the slot before, at T - (rtt - G)); the pair moves
-    on by one endpoint per configuration. The other endpoints' fibres are long enough for the slot before too
-    (where the window's opening phase is computed from T, G and rtt). Every cycle equal to
-    the model; every launched word reaches the output its slot names."""
+    on by one endpoint per configuration. The other endpoints' fibres are long enough for the
+    slot before too (where the window's opening phase is computed from T, G and rtt), drawn
+    so that bit 6 of that phase alternates from one configuration to the next for each
+    endpoint (where G < 64 leaves fibres for both; a random draw left it at 0 for endpoint 0
+    and a mutant inverting bit 10 where bit 6 is 1 survived). Every cycle equal to the model;
+    every launched word reaches the output its slot names."""
     h, rng = await setup(dut, 4)
     g0 = int(rng.integers(3, 64))
     g1 = ~g0 & 63 if ~g0 & 63 >= 3 else (~g0 & 63) | 64     # bits 0-5: the other way
@@ -403,8 +416,10 @@ async def long_slots(dut):
     for k, (window, guard) in enumerate(configs):
         h.guard = guard
         h.period = h.guard + window
-        # every endpoint but the 1-cycle one opens its window in the slot before (rtt > G)
-        h.delay = [int(rng.integers(guard // 2 + 1, 65)) for _ in range(h.n)]
+        # every endpoint but the 1-cycle one opens its window in the slot before (rtt > G),
+        # with bit 6 of that opening phase one way in one configuration and the other way
+        # in the next
+        h.delay = [early_fibre(rng, h.period, guard, (k + i) % 2) for i in range(h.n)]
         h.delay[k % h.n], h.delay[(k + 1) % h.n] = 1, 64
         await h.load(random_stack(rng, h.n, 3, 2))
         await aligned_run(h, rng, 2)
