@@ -430,6 +430,37 @@ async def long_slots(dut):
 
 
 @cocotb.test()
+async def start_at_every_phase(dut):
+    """Endpoints started into running slots, at every phase of the slot in turn (hosts come
+    up at any time): each measures its round trip and locks on the next sync pulse that
+    reaches it once measured. Over T starts, every endpoint's round trip ends once in the
+    cycle its sync pulse arrives, and once either side of it: a pulse in the cycle the
+    measurement completes is too early to lock on (the model's rule), the next one locks.
+    Every cycle equal to the model (locked, missed, windows, launches)."""
+    h, rng = await setup(dut, 9)
+    configure(h, rng)
+    await h.load(random_stack(rng, h.n, 3, 2))
+    await aligned_run(h, rng, 2)
+    locks = 0
+    for p in range(h.period):
+        # stop sending, let every word arrive, stop the endpoints (the master runs on)
+        await h.run(h.period + 70, offer_p=0.0)
+        h.start = [False] * h.n
+        await h.run(4, offer_p=0.0)
+        while h.read()["phase"] != p:
+            await h.step(offer_p=0.0)
+        h.start = [True] * h.n
+        for _ in range(2 * max(h.delay) + 6 + 3 * h.period):
+            got = await h.step()
+        assert all(got["locked"]) and not any(got["missed"]), (p, got)
+        locks += h.n
+    await h.restart()
+    assert h.checker.stats["dropped"] == 0, h.checker.stats
+    record_stats("start_at_every_phase", transactions=h.transactions(), cycles=h.meter.cycles,
+                 locks=locks, **h.checker.stats)
+
+
+@cocotb.test()
 async def late_endpoint(dut):
     """A fibre that grows (or shrinks) after calibration: the crossbar drops and flags the
     misaligned words and delivers nothing to a wrong output or in the guard time."""
