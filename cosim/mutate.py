@@ -447,10 +447,14 @@ def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
     equal in the next). True only when every pair is proven, outputs included: then no input
     sequence from any state where the two agree tells them apart. Signals a pass cannot match
     or prove only make it fail to prove, and the bounded miter (:func:`equivalent`) decides
-    the rest. It proves what the miter cannot reach in time: a
-    bit tied to the constant it already carries, or a term that another part of the design
-    makes redundant in every state (the BvN engine's first wave is always granted where a
-    cell is non-zero).
+    the rest. It proves what the miter cannot reach in time: a bit tied to the constant it
+    already carries, or a term that another part of the design makes redundant in every
+    state (the BvN engine's first wave is always granted where a cell is non-zero).
+
+    Two tries: every named signal matched (fast: small cones), then only the registers and
+    the ports (a mutant may change an internal signal where nothing reads it: the OCS
+    transceiver's "states realise the permutation" flag where the lanes are no permutation,
+    which only matters for one); each within ``timeout`` seconds.
 
     Not for a mutant on a clock or asynchronous control input: the passes model a register as
     one update a step whatever its clock edge (a register moved to the falling edge, which
@@ -462,14 +466,22 @@ def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
     edir = workdir / "equiv" / f"m{mutant.k}"
     edir.mkdir(parents=True, exist_ok=True)
     (edir / "design.il").write_text((workdir / "design.il").read_text())
-    try:
-        yosys(_PREP.format(il="design.il", top=name) + f"copy {name} gold\n{mutant.command}\n"
-              f"rename {name} gate\nmemory\nopt_clean\nasync2sync\nequiv_make gold gate equiv\n"
-              "hierarchy -top equiv\nequiv_simple -seq 2\nequiv_induct -seq 2\n"
-              "equiv_status -assert\n", edir, timeout=timeout)
-    except (RuntimeError, subprocess.TimeoutExpired):
-        return False
-    return True
+    # the registers' outputs and the ports keep their names, every other wire is made private
+    # (equiv_make matches public names only)
+    registers_only = ("select -set keep gold/t:$*dff* %co:+[Q] gold/w:* %i "
+                      "gate/t:$*dff* %co:+[Q] gate/w:* %i gold/x:* gate/x:* %u %u\n"
+                      "rename -hide gold/w:* gate/w:* %u @keep %d\nselect -clear\n")
+    for match in ("", registers_only):
+        try:
+            yosys(_PREP.format(il="design.il", top=name) + f"copy {name} gold\n"
+                  f"{mutant.command}\nrename {name} gate\nmemory\nopt_clean\nasync2sync\n"
+                  f"{match}equiv_make gold gate equiv\nhierarchy -top equiv\n"
+                  "equiv_simple -seq 2\nequiv_induct -seq 2\nequiv_status -assert\n",
+                  edir, timeout=timeout)
+        except (RuntimeError, subprocess.TimeoutExpired):
+            continue
+        return True
+    return False
 
 
 def equivalent(spec: Spec, mutant: Mutant, workdir: Path, *, depth: int = EQUIV_DEPTH,

@@ -101,6 +101,22 @@ def test_equivalence_is_proven_unbounded_where_it_holds(tmp_path):
     assert equivalent(spec, differs, tmp_path, depth=10, timeout=300) == "FAIL"
 
 
+def test_equivalence_matching_registers_and_ports_only(tmp_path):
+    """OCS transceiver N = 4: output 3's routed value has its bit 1 tied to 1, the value it
+    holds whenever the states realise the permutation. The 'realised' flag then differs only
+    where the lanes are no permutation, where nothing reads it: matched by every name, the
+    flag cannot be proven; matched by registers and ports, the design is. Tied to 0 it is a
+    real change, proven by neither."""
+    spec = Spec("ocstrx", "ocstrx", {"lanes": 4, "groups": 3, "code_bits": 6, "timer_bits": 6,
+                                     "settle": 3}, "rtl/optics/ocstrx.py")
+    (same,) = mutants_of(spec, 1, 1, tmp_path / "1", filters="-wire benes.routed -wirebit 7 "
+                         "-mode const1")
+    (real,) = mutants_of(spec, 1, 1, tmp_path / "0", filters="-wire benes.routed -wirebit 7 "
+                         "-mode const0")
+    assert proved_equivalent(spec, same, tmp_path / "1")
+    assert not proved_equivalent(spec, real, tmp_path / "0")
+
+
 def test_score_counts_equivalent_mutants_out():
     mk = lambda v: Outcome(None, v)          # noqa: E731
     outs = [mk("killed")] * 18 + [mk("equivalent")] * 2 + [mk("survived")]
