@@ -439,7 +439,7 @@ _ASYNC_PORTS = {"ARST", "ALOAD", "AD", "SET", "CLR"}
 
 
 def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
-                      timeout: float = 300) -> bool:
+                      timeout: float = 150) -> bool:
     """Unbounded equivalence by Yosys's ``equiv_*`` passes: the original (gold) and the
     mutant (gate) are matched signal by signal by name (``equiv_make``), each pair is proven
     equal from the pairs feeding it over two cycles (``equiv_simple -seq 2``) and then all
