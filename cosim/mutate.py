@@ -45,6 +45,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -193,11 +194,20 @@ def _parse(line: str, k: int) -> Mutant:
 _PREP = "read_rtlil {il}\nhierarchy -top {top}\nproc\nflatten\nopt_clean\n"
 
 
+# survivors are judged in threads: one Amaranth elaboration at a time
+_AMARANTH = threading.Lock()
+
+
+def _name(spec: Spec) -> str:
+    """The module name of the co-simulated design."""
+    return get_block(spec.bench).instance_name(spec.params)
+
+
 def _rtlil(spec: Spec) -> tuple[str, str]:
     from amaranth.back import rtlil
-    b = get_block(spec.bench)
-    name = b.instance_name(spec.params)
-    return name, rtlil.convert(b.build(spec.params), name=name)
+    name = _name(spec)
+    with _AMARANTH:
+        return name, rtlil.convert(get_block(spec.bench).build(spec.params), name=name)
 
 
 def mutants_of(spec: Spec, count: int, seed: int, workdir: Path,
@@ -229,7 +239,7 @@ def _ports(json_text: str, module: str):
 def unbuildable(spec: Spec, mutants: list[Mutant], workdir: Path) -> list[Mutant]:
     """The mutants Yosys cannot write out on their own (a mutated wire that feeds a memory's
     initial contents makes them non-constant, which no Verilog can hold)."""
-    name, _ = _rtlil(spec)
+    name = _name(spec)
     width = max(1, max((m.k for m in mutants), default=1).bit_length())
     bad = []
     for m in mutants:
@@ -246,7 +256,7 @@ def unbuildable(spec: Spec, mutants: list[Mutant], workdir: Path) -> list[Mutant
 def build(spec: Spec, mutants: list[Mutant], workdir: Path) -> Path:
     """Verilog of every mutant in one design behind ``mutsel`` plus the wrapper with the
     block's name and ports (``mutants.v``); returns its path."""
-    name, _ = _rtlil(spec)
+    name = _name(spec)
     width = max(1, max((m.k for m in mutants), default=1).bit_length())
     cmds = "\n".join(f"{m.command} -ctrl mutsel {width} {m.k}" for m in mutants)
     (workdir / "apply.ys").write_text(cmds + "\n")
@@ -387,11 +397,12 @@ def _sby(workdir: Path, top: str, mode: str, depth: int, timeout: float) -> tupl
 def _harness_rtlil(prop) -> str:
     from amaranth.back import rtlil
     from amaranth.hdl import Assert, Signal
-    h = prop.build(dict(prop.params), False)
-    m = h.module
-    ok = Signal(name=f"check_{prop.name}")
-    m.d.comb += [ok.eq(h.checks[prop.name]), Assert(ok, prop.name)]
-    return rtlil.convert(m, ports=[])
+    with _AMARANTH:
+        h = prop.build(dict(prop.params), False)
+        m = h.module
+        ok = Signal(name=f"check_{prop.name}")
+        m.d.comb += [ok.eq(h.checks[prop.name]), Assert(ok, prop.name)]
+        return rtlil.convert(m, ports=[])
 
 
 def formal_kill(spec: Spec, mutant: Mutant, workdir: Path, *, timeout: float = 120,
@@ -462,7 +473,7 @@ def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
     asynchronous input synchronous."""
     if "CLK" in mutant.port.upper() or mutant.port in _ASYNC_PORTS:
         return False
-    name, _ = _rtlil(spec)
+    name = _name(spec)
     edir = workdir / "equiv" / f"m{mutant.k}"
     edir.mkdir(parents=True, exist_ok=True)
     (edir / "design.il").write_text((workdir / "design.il").read_text())
@@ -488,7 +499,7 @@ def equivalent(spec: Spec, mutant: Mutant, workdir: Path, *, depth: int = EQUIV_
                timeout: float = 180) -> str:
     """Bounded equivalence of the mutant and the original (a miter, BMC ``depth`` cycles from
     reset, free inputs): 'PASS' (no difference), 'FAIL' (they differ), 'TIMEOUT' or 'ERROR'."""
-    name, _ = _rtlil(spec)
+    name = _name(spec)
     edir = workdir / "equiv" / f"m{mutant.k}"
     edir.mkdir(parents=True, exist_ok=True)
     (edir / "design.il").write_text((workdir / "design.il").read_text())

@@ -82,20 +82,21 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         outcomes = list(pool.map(one, mutants))
-    for o in outcomes:
-        if o.verdict:
-            continue
+
+    def judge(o):
+        """A co-simulation survivor: proven equivalent, killed by a property, equivalent
+        within the miter's bound, or survived."""
         # the proof first: seconds where it holds, and an equivalent mutant can fail no
         # property (the properties' BMC runs take minutes)
         if equiv and proved_equivalent(spec, o.mutant, wd):
             o.verdict, o.by = "equivalent", "equiv_induct"
             o.detail = "equiv_induct: every signal proven equal to the original's (unbounded)"
-            continue
+            return
         if formal:
             prop, tried = formal_kill(spec, o.mutant, wd)
             if prop:
                 o.verdict, o.by, o.detail = "killed", f"formal:{prop}", tried
-                continue
+                return
             o.detail = tried
         if equiv:
             st = equivalent(spec, o.mutant, wd)
@@ -103,11 +104,15 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
                 o.verdict, o.by = "equivalent", "equiv"
                 o.detail = (o.detail + "; " if o.detail else "") + \
                     "miter: no difference in any trace of the bound from reset"
-                continue
+                return
             o.detail = (o.detail + "; " if o.detail else "") + {
                 "FAIL": "miter: differs from the original",
                 "TIMEOUT": "miter: equivalence undecided (time limit)"}.get(st, f"miter: {st}")
         o.verdict, o.by = "survived", ""
+
+    # one survivor per worker: the proofs, properties and miter take minutes each
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(judge, [o for o in outcomes if not o.verdict]))
     log(f"{spec.block}: done in {time.monotonic() - start:.0f} s")
     return outcomes, base, ""
 
