@@ -189,8 +189,11 @@ def main(argv=None) -> int:
         if survivors else "none\n"
     report = ("# Mutation score per block\n\n"
               f"Mutants drawn per block: {args.mutants} (Yosys `mutate -list`, seed "
-              f"{args.seed}); score = killed / (mutants - equivalent); equivalent = a "
-              f"bounded miter (BMC from reset) found no difference.\n\n" + table +
+              f"{args.seed}); score = killed / (mutants - equivalent); equivalent = "
+              + ("not checked (--no-equiv): every score is a lower bound"
+                 if args.no_equiv else
+                 "proven by Yosys's equiv_induct (unbounded), or a bounded miter (BMC from "
+                 "reset) found no difference") + ".\n\n" + table +
               "\n## Survivors\n\n" + surv_table)
     (out / "report.md").write_text(report)
     write_json(out / "report.json", records)
