@@ -279,10 +279,27 @@ def build(spec: Spec, mutants: list[Mutant], workdir: Path) -> Path:
                f"  end\n"
                f"  {name}_mutants inner (\n" + ",\n".join(conn) + "\n  );\nendmodule\n")
     out = workdir / "mutants.v"
-    text = wrapper + "\n" + (workdir / "inner.v").read_text()
+    inner = (workdir / "inner.v").read_text()
+    text = wrapper + "\n" + inner + _instanced_modules(spec, inner)
     if not out.exists() or out.read_text() != text:
         out.write_text(text)
     return out
+
+
+_MODULE = re.compile(r"^module\s+(\S+?)\s*\(.*?^endmodule\b[^\n]*\n", re.M | re.S)
+
+
+def _instanced_modules(spec: Spec, inner: str) -> str:
+    """The Verilog of the modules the block instantiates but does not define (RailX's router,
+    written once beside the top by ``convert_verilog`` and instanced per chip): the block's own
+    Verilog minus its top and the modules ``inner`` defines. Unmutated: only the block's
+    source file is mutated."""
+    from .runner import verilog_of
+    top = _name(spec)
+    defined = {m.group(1) for m in _MODULE.finditer(inner)} | {top}
+    text = verilog_of(get_block(spec.bench), spec.params)
+    return "".join(m.group(0) for m in _MODULE.finditer(text) if m.group(1) not in defined
+                   and re.search(rf"^\s*{re.escape(m.group(1))}\s", inner, re.M))
 
 
 def verilate(spec: Spec, verilog: Path, workdir: Path) -> float:

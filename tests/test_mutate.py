@@ -15,7 +15,7 @@ import pytest
 
 from aifabric.cosim.mutate import (SPECS, Outcome, Spec, build, equivalent, formal_kill,
                                    mutants_of, proved_equivalent, run_mutant, verilate,
-                                   yosys)
+                                   yosys, _instanced_modules)
 from aifabric.rtl.catalog import get_block
 from aifabric.scripts.mutate import score
 
@@ -115,6 +115,20 @@ def test_equivalence_matching_registers_and_ports_only(tmp_path):
                          "-mode const0")
     assert proved_equivalent(spec, same, tmp_path / "1")
     assert not proved_equivalent(spec, real, tmp_path / "0")
+
+
+def test_modules_the_block_instances_are_added_unmutated():
+    """RailX's top instances one router module per chip, written beside it by its own
+    converter: the mutants' Verilog (one flattened module) must carry it, and only where an
+    instance names it."""
+    spec = SPECS["railx_mesh"]
+    router = get_block("railx_mesh").build(spec.params).router_module
+    inner = f"module m(a);\n  input a;\n  {router} r0 (\n    .clk(a)\n  );\nendmodule\n"
+    text = _instanced_modules(spec, inner)
+    assert text.startswith(f"module {router}(") and text.rstrip().endswith("endmodule")
+    assert text.count("\nendmodule") == 1
+    assert _instanced_modules(spec, "module m(a);\n  input a;\nendmodule\n") == ""
+    assert _instanced_modules(SPECS["wwfa"], inner) == ""
 
 
 def test_score_counts_equivalent_mutants_out():
