@@ -60,7 +60,7 @@ class MeshBench:
         self.B, self.L, self.DW = prm["depth"], prm["packet"], prm["dst_width"]
         self.allocator = prm.get("allocator", "separable")
         self.n = self.k * self.k
-        self.payload = Payload(self.DW, self.L)
+        self.payload = Payload(self.DW, self.L, prm["data"])
         self.payload.check_width(prm["data"])
         self.net = mesh_network(self.k, vcs=self.V, delay=prm.get("delay", 1), ports=self.P)
         self.inject = [Link(dut, "inject", c, self.V) for c in range(self.n)]

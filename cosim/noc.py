@@ -21,14 +21,26 @@ def read_int(handle) -> int:
     return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
 
 
+# the packet-number field holds pid * _PID_MUL mod 2**ID_BITS (a bijection: packet numbers
+# are small and sequential, so stored plainly the field's upper bits would never be 1), the
+# sequence field seq + pid * _SEQ_OFF mod 2**SEQ_BITS (packets are a few flits long)
+_PID_MUL, _SEQ_OFF = 0x9E3779 | 1, 0x3B
+_PID_INV = pow(_PID_MUL, -1, 1 << ID_BITS)
+_ID_MASK, _SEQ_MASK = (1 << ID_BITS) - 1, (1 << SEQ_BITS) - 1
+
+
 @dataclass
 class Payload:
     """A test flit's data: the head fields (destination, length) in the low bits of a head
     (in a body flit those bits carry a pattern of the packet and sequence number), then the
-    packet number (``ID_BITS``) and the flit's sequence number (``SEQ_BITS``)."""
+    packet number (``ID_BITS``) and the flit's sequence number (``SEQ_BITS``), both stored
+    scrambled; with ``data_bits`` (the flit's data width) the bits above carry a pattern
+    of the packet and sequence number too. Every data bit of a link then takes both values
+    (a datapath bit stuck, or swapped with another, changes some flit)."""
 
     dst_width: int
     packet: int
+    data_bits: int = 0
 
     @property
     def header_bits(self) -> int:
@@ -44,12 +56,19 @@ class Payload:
         hb = self.header_bits
         low = encode_head(dst, length, self.dst_width, self.packet) if seq == 0 else \
             (pid * 2654435761 + seq * 40503) & ((1 << hb) - 1)
-        return low | (pid % (1 << ID_BITS)) << hb | seq << (hb + ID_BITS)
+        word = (low | (pid * _PID_MUL & _ID_MASK) << hb |
+                ((seq + pid * _SEQ_OFF) & _SEQ_MASK) << (hb + ID_BITS))
+        top = hb + ID_BITS + SEQ_BITS
+        if self.data_bits > top:
+            fill = (pid * 0x85EBCA77 + seq * 0xC2B2AE3D) >> 7
+            word |= (fill & ((1 << (self.data_bits - top)) - 1)) << top
+        return word
 
     def ident(self, data: int) -> tuple[int, int]:
         """-> (packet number mod 2**ID_BITS, sequence number)."""
         hb = self.header_bits
-        return data >> hb & ((1 << ID_BITS) - 1), data >> (hb + ID_BITS) & ((1 << SEQ_BITS) - 1)
+        pid = (data >> hb & _ID_MASK) * _PID_INV & _ID_MASK
+        return pid, ((data >> (hb + ID_BITS)) - pid * _SEQ_OFF) & _SEQ_MASK
 
     def head(self, data: int) -> tuple[int, int]:
         return decode_head(data, self.dst_width, self.packet)

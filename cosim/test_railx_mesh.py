@@ -41,7 +41,8 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
-from aifabric.cosim.codec import decode_flit, encode_entry, encode_flit, encode_head, width_of
+from aifabric.cosim.codec import decode_flit, encode_entry, encode_flit, width_of
+from aifabric.cosim.noc import ID_BITS, Payload
 from aifabric.cosim.stats import CycleMeter, block_params, record_stats
 from aifabric.models.common.netsim import Simulator, Traffic
 from aifabric.models.common.netsim.kernel import EV_INJECT, EV_SWITCH
@@ -58,7 +59,6 @@ SCENARIOS = (("uniform", 0.1, 1500), ("uniform", 0.5, 1000), ("transpose", 0.08,
              ("transpose", 0.4, 800))
 PATH_PACKETS = 240
 DRAIN = 8000
-ID_BITS, SEQ_BITS = 24, 8
 M = 2
 
 
@@ -79,8 +79,8 @@ class RailXBench:
         rtl = not_elaborated(RailXMesh(**prm))
         self.rtl_links, self.rtl_edges = rtl.links, rtl.edges
         self.P, self.DW, self.n = rtl.ports, rtl.dst_width, rtl.chips
-        self.hb = self.DW + self.L.bit_length()
-        assert prm["data"] >= self.hb + ID_BITS + SEQ_BITS, "flits too narrow for the payload"
+        self.payload = Payload(self.DW, self.L, prm["data"])    # the router benches' payload
+        self.payload.check_width(prm["data"])
         self.topo = hyperx_2d(RailX(M, self.nrail, 2 * self.side), self.side)
         self.net = railx(self.topo, vcs=self.V, mesh_width=1, rail_width=1, inject=1,
                          mesh_delay=prm["mesh_delay"], rail_delay=prm["rail_delay"])
@@ -141,13 +141,10 @@ class RailXBench:
 
     # -- stimulus --------------------------------------------------------------------------
     def data(self, pid: int, seq: int, dst: int, length: int) -> int:
-        low = encode_head(dst, length, self.DW, self.L) if seq == 0 else \
-            (pid * 2654435761 + seq * 40503) & ((1 << self.hb) - 1)
-        return low | (pid % (1 << ID_BITS)) << self.hb | seq << (self.hb + ID_BITS)
+        return self.payload.data(pid, seq, dst, length)
 
     def ident(self, data: int) -> tuple[int, int]:
-        return (data >> self.hb & ((1 << ID_BITS) - 1),
-                data >> (self.hb + ID_BITS) & ((1 << SEQ_BITS) - 1))
+        return self.payload.ident(data)
 
     def pid(self, tag: int) -> int:
         src, k = tag >> 32, tag & 0xFFFFFFFF

@@ -68,7 +68,7 @@ class Bench:
         self.P, self.V, self.B = prm["ports"], prm["vcs"], prm["depth"]
         self.D, self.DW, self.L = prm["data"], prm["dst_width"], prm["packet"]
         self.allocator = allocator or prm.get("allocator", "separable")
-        self.payload = Payload(self.DW, self.L)
+        self.payload = Payload(self.DW, self.L, self.D)
         self.payload.check_width(self.D)
         P, V = self.P, self.V
         self.inputs = [Link(dut, "i", p, V) for p in range(P)]

@@ -54,3 +54,23 @@ def test_each_broken_rule_fails_with_its_message(stream, interleave, message):
     with pytest.raises(AssertionError) as err:
         run(stream, interleave)
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize("dst_width,data_bits", [(4, 64), (11, 64), (4, 67)])
+def test_payload_round_trips_and_every_data_bit_takes_both_values(dst_width, data_bits):
+    """Packet numbers are small and sequential and packets a few flits long: stored plainly,
+    the upper bits of those fields (and every bit above them) would never be 1, and a
+    datapath bit stuck at 0 there would pass every co-simulation."""
+    pay = Payload(dst_width, 8, data_bits)
+    ones, zeros = 0, 0
+    for pid in [*range(200), (1 << 24) - 1]:
+        for seq in range(4):
+            word = pay.data(pid, seq, 3, 4)
+            assert pay.ident(word) == (pid, seq)
+            assert word < 1 << data_bits
+            ones |= word
+            zeros |= ~word
+    full = (1 << data_bits) - 1
+    assert ones & full == full and zeros & full == full
+    # the head fields stay where the routers read them
+    assert pay.head(pay.data(77, 0, 3, 4)) == (3, 4)
