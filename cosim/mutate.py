@@ -469,11 +469,19 @@ def ties_its_own_constant(mutant: Mutant, edir: Path, name: str) -> bool:
     the equiv passes do not finish in time even for this). ``edir`` holds ``design.il``."""
     if mutant.mode not in ("const0", "const1"):
         return False
-    cell = mutant.cell
-    yosys(_PREP.format(il="design.il", top=name) + f"tee -q -o cell.txt dump c:{cell}\n", edir)
-    found = re.search(rf"^\s*connect \\{re.escape(mutant.port)} (\d+)'([01]+)\s*$",
-                      (edir / "cell.txt").read_text(), re.M)
-    if found is None:             # a wire, or a concatenation: not a constant
+    try:
+        yosys(_PREP.format(il="design.il", top=name) +
+              f"tee -q -o cell.txt dump c:{mutant.cell}\n", edir)
+    except (RuntimeError, subprocess.TimeoutExpired):
+        return False
+    dump = (edir / "cell.txt").read_text()
+    # exactly the one cell (a name is a pattern to Yosys's selection)
+    cells = re.findall(r"^\s*cell \S+ (\S+)\s*$", dump, re.M)
+    if cells != [mutant.cell]:
+        return False
+    found = re.search(rf"^\s*connect \\{re.escape(mutant.port)} (\d+)'([01]+)\s*$", dump,
+                      re.M)
+    if found is None:             # a wire, a concatenation, a 32-bit decimal: not decided
         return False
     bits = found.group(2).rjust(int(found.group(1)), "0")
     return mutant.portbit < len(bits) and bits[-1 - mutant.portbit] == mutant.mode[-1]
@@ -495,6 +503,10 @@ def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
     the rest. It proves what the miter cannot reach in time: a bit tied to the constant it
     already carries, or a term that another part of the design makes redundant in every
     state (the BvN engine's first wave is always granted where a cell is non-zero).
+
+    Induction alone leaves the first cycles out (``equiv_induct`` proves that the two never
+    diverge once equal for two cycles): a bounded miter from the initial state over three
+    cycles is the base case, and a proof counts only with it.
 
     Two tries: every named signal matched (fast: small cones), then only the registers and
     the ports (a mutant may change an internal signal where nothing reads it: the OCS
@@ -523,11 +535,17 @@ def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
             yosys(_PREP.format(il="design.il", top=name) + f"copy {name} gold\n"
                   f"{mutant.command}\nrename {name} gate\nmemory\nopt_clean\nasync2sync\n"
                   f"{match}equiv_make gold gate equiv\nhierarchy -top equiv\n"
-                  "equiv_simple -seq 2\nequiv_induct -seq 2\nequiv_status -assert\n",
-                  edir, timeout=timeout)
+                  "equiv_simple -seq 2\nequiv_induct -seq 2\n"
+                  "tee -q -o status.txt equiv_status -assert\n", edir, timeout=timeout)
         except (RuntimeError, subprocess.TimeoutExpired):
             continue
-        return True
+        found = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven",
+                          (edir / "status.txt").read_text())
+        if found is None or int(found.group(1)) == 0 or int(found.group(2)):
+            continue                  # nothing compared is nothing proven
+        # the induction assumes the pairs equal for two cycles: that they are, from
+        # power-up, is the base case (a miter from the initial state, free inputs)
+        return equivalent(spec, mutant, workdir, depth=3, timeout=timeout) == "PASS"
     return False
 
 

@@ -433,10 +433,12 @@ async def long_slots(dut):
 async def start_at_every_phase(dut):
     """Endpoints started into running slots, at every phase of the slot in turn (hosts come
     up at any time): each measures its round trip and locks on the next sync pulse that
-    reaches it once measured. Over T starts, every endpoint's round trip ends once in the
-    cycle its sync pulse arrives, and once either side of it: a pulse in the cycle the
+    reaches it once measured. The starts sweep every phase of the slot, so for each endpoint
+    some start ends its round trip in the cycle its sync pulse arrives, and others a cycle
+    either side (by construction; the test does not find which): a pulse in the cycle the
     measurement completes is too early to lock on (the model's rule), the next one locks.
-    Every cycle equal to the model (locked, missed, windows, launches)."""
+    Every cycle equal to the model (locked, missed, windows, launches), then all locked and
+    none missed."""
     h, rng = await setup(dut, 9)
     configure(h, rng)
     await h.load(random_stack(rng, h.n, 3, 2))

@@ -120,6 +120,21 @@ def test_equivalence_matching_registers_and_ports_only(tmp_path):
     assert not proved_equivalent(spec, real, tmp_path / "0")
 
 
+def test_a_proof_needs_its_base_case(tmp_path, monkeypatch):
+    """Induction proves the two never diverge once equal for two cycles; the first cycles
+    from power-up are a bounded miter's, and a proof without them is none."""
+    import aifabric.cosim.mutate as mutate
+    spec = Spec("ocstrx", "ocstrx", {"lanes": 4, "groups": 3, "code_bits": 6, "timer_bits": 6,
+                                     "settle": 3}, "rtl/optics/ocstrx.py")
+    (same,) = mutants_of(spec, 1, 1, tmp_path, filters="-wire benes.routed -wirebit 7 "
+                         "-mode const1")
+    asked = []
+    monkeypatch.setattr(mutate, "equivalent",
+                        lambda *a, **k: asked.append(k.get("depth")) or "FAIL")
+    assert not proved_equivalent(spec, same, tmp_path)
+    assert asked == [3]
+
+
 def test_modules_the_block_instances_are_added_unmutated():
     """RailX's top instances one router module per chip, written beside it by its own
     converter: the mutants' Verilog (one flattened module) must carry it, and only where an

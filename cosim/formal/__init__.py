@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
 import shutil
 import signal
 import subprocess
@@ -163,7 +164,8 @@ def _wrappers(root: Path) -> Path:
         target = _bin_dir() / f"yowasp-{name}"
         text = f"#!/bin/sh\nexec '{target}' \"$@\"\n"
         if not path.exists() or path.read_text() != text:
-            tmp = bindir / f".{name}.{os.getpid()}"      # parallel runs: replace atomically
+            # parallel runs and threads: replace atomically
+            tmp = bindir / f".{name}.{os.getpid()}.{threading.get_ident()}"
             tmp.write_text(text)
             tmp.chmod(0o755)
             os.replace(tmp, path)
