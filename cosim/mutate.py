@@ -545,7 +545,10 @@ def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
             continue                  # nothing compared is nothing proven
         # the induction assumes the pairs equal for two cycles: that they are, from
         # power-up, is the base case (a miter from the initial state, free inputs)
-        return equivalent(spec, mutant, workdir, depth=3, timeout=timeout) == "PASS"
+        try:
+            return equivalent(spec, mutant, workdir, depth=3, timeout=timeout) == "PASS"
+        except (RuntimeError, subprocess.TimeoutExpired):
+            return False                 # the miter could not be built: no base case
     return False
 
 
