@@ -181,16 +181,19 @@ def ocs_command(op: int, *, lanes: int, groups: int, group: int = 0, path: int =
 
 
 def wss_command(op: int, *, ports: int, wavelengths: int, lam: int = 0, cells=(),
-                port: int = 0, value: int = 0) -> int:
-    """A WSS controller command word; ``cells``: per input the output port or None."""
+                port: int = 0, value: int = 0, dark_ports=()) -> int:
+    """A WSS controller command word; ``cells``: per input the output port or None.
+    ``dark_ports``: per input the port field a disabled (None) cell carries (0 where not
+    given); the contract ignores it (only an enabled cell's port is range-checked or used)."""
     p = width_of(ports)
     lb, rb = wavelengths.bit_length(), ports.bit_length()
     word = op
     if op == 1:
         word |= lam << 3
+        dark = list(dark_ports) + [0] * (len(cells) - len(dark_ports))
         for i, o in enumerate(cells):
-            if o is not None:
-                word |= (1 | o << 1) << (3 + lb + i * (1 + p))
+            cell = 1 | o << 1 if o is not None else dark[i] << 1
+            word |= cell << (3 + lb + i * (1 + p))
     elif op == 3:
         word |= port << 3 | value << (3 + rb)
     elif op == 4:

@@ -29,7 +29,9 @@ Stimulus: valid tables (random partial matchings per wavelength under the budget
 invalid ones (an own port, a wavelength twice on one output, an output over its budget, at
 random wavelengths), partial reloads of random columns, budgets, settle times drawn
 log-uniformly up to the timer's full width, malformed commands issued while the controller is
-busy (back-pressure), and resets at random moments, also mid-commit.
+busy (back-pressure), and resets at random moments, also mid-commit. Disabled cells carry
+random port fields (out of range too), which must change nothing. ``commit_counter`` applies
+4,099 commits in a row, so every bit of ``configs`` up to bit 12 carries.
 """
 
 from __future__ import annotations
@@ -216,8 +218,19 @@ class Harness(ControlBench):
         self.board.reset()
 
     def encode(self, c: WSSCommand) -> int:
+        """The documented word; in half the columns each disabled cell carries a random port
+        field (out of range too, where the field holds ports that do not exist), which the
+        contract ignores: it must neither be flagged nor reach the drive."""
+        dark = ()
+        if c.op == 1 and self.rng.random() < 0.5:
+            dark = self.rng.integers(1 << max(1, (self.r - 1).bit_length()),
+                                     size=self.r).tolist()
+            junk = [d for d, o in zip(dark, c.cells) if o is None and d]
+            self.board.note("disabled cells with a port field", bool(junk))
+            self.board.note("disabled cells with a port that does not exist",
+                            any(d >= self.r for d in junk))
         return wss_command(c.op, ports=self.r, wavelengths=self.w, lam=c.lam, cells=c.cells,
-                           port=c.port, value=c.value)
+                           port=c.port, value=c.value, dark_ports=dark)
 
     def read(self) -> dict:
         dut = self.dut
@@ -377,6 +390,9 @@ async def random_commands(dut):
         else:
             assert seen.get(f"error {e}", 0) > 0, f"no {e} error was provoked ({seen})"
     assert seen.get("lit cells kept through a reconfiguration", 0) > 0, seen
+    assert seen.get("disabled cells with a port field", 0) > 0, seen
+    if h.r < 1 << (h.r - 1).bit_length():
+        assert seen.get("disabled cells with a port that does not exist", 0) > 0, seen
     assert resets > 0
     assert max(h.drawn) > (1 << h.T) // 2, "settle times never reached the timer's upper half"
     record_stats("random_commands", transactions=h.taken, cycles=h.meter.cycles,
@@ -415,3 +431,30 @@ async def allocation_configs(dut):
             done += 1
     assert done >= 3
     record_stats("allocation_configs", transactions=h.taken, cycles=h.meter.cycles)
+
+
+COUNTER_COMMITS = (1 << 12) + 3      # ``configs`` bit 12 set, and three commits past it
+
+
+@cocotb.test()
+async def commit_counter(dut):
+    """``configs`` counts every applied commit, bit by bit: 4,099 valid commits in a row
+    with no reset (each carry from bit 0 to bit 12 happens), one column reloaded before each
+    from one of two valid tables (any mix of their columns is valid at full budgets: each
+    output gets at most one wavelength per column), settle 1. The scoreboard checks the
+    count, the drive and the timing in every cycle."""
+    h, rng = start(dut)
+    await h.reset()
+    tables = [h.valid_table([h.w] * h.r) for _ in range(2)]
+    # the staging memory keeps what the test before loaded: load every column first
+    h.send([WSSCommand.load(lam, tables[0][lam]) for lam in range(h.w)] +
+           [WSSCommand.settle(1)])
+    for k in range(COUNTER_COMMITS):
+        lam = k % h.w
+        h.send([WSSCommand.load(lam, tables[int(rng.integers(2))][lam]), WSSCommand.commit()])
+        before = h.commits
+        while h.commits == before:
+            await h.step()
+    got = await h.step()
+    assert got["configs"] == COUNTER_COMMITS and got["error"] == 0
+    record_stats("commit_counter", transactions=h.taken, cycles=h.meter.cycles)

@@ -95,3 +95,17 @@ def test_router_head_and_table_entries_agree(dst_width, packet, draw):
     const = data.Layout.cast(table_layout(ports, vcs, dst_width)).const(entry)
     assert codec.encode_entry(*entry.values(), ports=ports, vcs=vcs, dst_width=dst_width) == \
         const.as_value().value
+
+
+def test_wss_load_column_layout():
+    """LOAD_COLUMN from rtl/optics/wss.py's documented layout (op 3 bits, lam = bit length
+    of w, then per input enable + port of p bits), written out by hand at r = 5, w = 6
+    (p = 3, lam 3 bits): a disabled cell carries the port field it is given, enable 0."""
+    word = codec.wss_command(1, ports=5, wavelengths=6, lam=5, cells=[2, None, 4, None, 0],
+                             dark_ports=[7, 6, 1, 5])
+    cells = [0b0101, 0b1100, 0b1001, 0b1010, 0b0001]          # (port << 1) | enable
+    want = 1 | 5 << 3 | sum(c << (6 + 4 * i) for i, c in enumerate(cells))
+    assert word == want
+    assert codec.wss_command(1, ports=5, wavelengths=6, lam=5,
+                             cells=[2, None, 4, None, 0]) == want & ~(0b1100 << 10) & ~(
+                                 0b1010 << 18)
