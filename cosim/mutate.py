@@ -219,6 +219,7 @@ def mutants_of(spec: Spec, count: int, seed: int, workdir: Path,
     name, il = _rtlil(spec)
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "design.il").write_text(il)
+    _declare_instanced(spec, il, workdir)
     width = max(1, count.bit_length())
     # a memory's initial contents ($meminit) are power-up values, not logic: Yosys cannot put
     # a mutsel multiplexer into constant init data (the design would not write as Verilog),
@@ -230,6 +231,21 @@ def mutants_of(spec: Spec, count: int, seed: int, workdir: Path,
           workdir)
     lines = [ln for ln in (workdir / "list.ys").read_text().splitlines() if ln.strip()]
     return [_parse(ln, k) for k, ln in enumerate(lines, start=1)]
+
+
+def _declare_instanced(spec: Spec, il: str, workdir: Path) -> None:
+    """Add to ``design.il`` the modules the block instances but does not define (RailX's
+    router), as blackboxes with their ports' directions. Without them Yosys knows neither
+    direction of an instance's port: ``mutate`` then handles an input port as an output,
+    re-drives the wire the instance reads (two drivers) and leaves the instance's own input
+    undriven, and the mutant design differs from the block with no mutant selected."""
+    defined = set(re.findall(r"^module \\(\S+)", il, re.M))
+    lib = _instanced_modules(spec, il, defined=defined)
+    if not lib:
+        return
+    (workdir / "instanced.v").write_text(lib)
+    yosys("read_rtlil design.il\nread_verilog -lib instanced.v\nwrite_rtlil design.il\n",
+          workdir)
 
 
 def _ports(json_text: str, module: str):
@@ -290,17 +306,19 @@ def build(spec: Spec, mutants: list[Mutant], workdir: Path) -> Path:
 _MODULE = re.compile(r"^module\s+(\S+?)\s*\(.*?^endmodule\b[^\n]*\n", re.M | re.S)
 
 
-def _instanced_modules(spec: Spec, inner: str) -> str:
+def _instanced_modules(spec: Spec, inner: str, defined: set | None = None) -> str:
     """The Verilog of the modules the block instantiates but does not define (RailX's router,
     written once beside the top by ``convert_verilog`` and instanced per chip): the block's own
-    Verilog minus its top and the modules ``inner`` defines. Unmutated: only the block's
-    source file is mutated."""
+    Verilog minus its top and the modules ``inner`` defines (Verilog; or ``defined``, the
+    names, where ``inner`` is RTLIL). Unmutated: only the block's source file is mutated."""
     from .runner import verilog_of
     top = _name(spec)
-    defined = {m.group(1) for m in _MODULE.finditer(inner)} | {top}
+    if defined is None:
+        defined = {m.group(1) for m in _MODULE.finditer(inner)}
+    defined = defined | {top}
     text = verilog_of(get_block(spec.bench), spec.params)
     return "".join(m.group(0) for m in _MODULE.finditer(text) if m.group(1) not in defined
-                   and re.search(rf"^\s*{re.escape(m.group(1))}\s", inner, re.M))
+                   and re.search(rf"^\s*(cell \\)?{re.escape(m.group(1))}\s", inner, re.M))
 
 
 def verilate(spec: Spec, verilog: Path, workdir: Path) -> float:

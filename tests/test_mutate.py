@@ -150,6 +150,23 @@ def test_modules_the_block_instances_are_added_unmutated():
     assert _instanced_modules(SPECS["wwfa"], inner) == ""
 
 
+def test_instance_ports_mutated_in_their_direction(tmp_path):
+    """A mutant on an input port of an instanced router (RailX's top) drives the router's
+    input through its multiplexer: the design keeps one driver per wire. Without the
+    router's port directions, Yosys handles the input as an output, re-drives the wire the
+    router reads (two drivers) and leaves the router's input undriven."""
+    spec = SPECS["railx_mesh"]
+    (m,) = mutants_of(spec, 1, 1, tmp_path,
+                      filters="-mode inv -cell router1 -port i__6__flit -portbit 20")
+    assert (m.cell, m.port, m.portbit) == ("router1", "i__6__flit", 20)
+    top = get_block(spec.bench).instance_name(spec.params)
+    log = yosys(f"read_rtlil design.il\nhierarchy -top {top}\nproc\nflatten\n"
+                f"{m.command} -ctrl mutsel 1 1\nopt_clean\ntee -o check.log check\n", tmp_path)
+    report = (tmp_path / "check.log").read_text()
+    assert "multiple conflicting drivers" not in report and "Found and reported 0 problems" \
+        in report, report[-1500:] + log
+
+
 def test_score_counts_equivalent_mutants_out():
     mk = lambda v: Outcome(None, v)          # noqa: E731
     outs = [mk("killed")] * 18 + [mk("equivalent")] * 2 + [mk("survived")]
