@@ -21,6 +21,9 @@ the same system built by ``models.railx.netsim.railx`` under Algorithm 1's table
   compiled tables) share no node, so none waits: each head must eject exactly
   2 + sum over its links (delay + 2) cycles after injection (three-stage router, 1-cycle
   mesh links and 10-cycle rails), i.e. on the path the paper's routing gives.
+- **Edges and errors** (``edge_ports_and_errors``): the mesh ports at a node's edge carry
+  packets both ways when a table routes there (every one of them, the edge's credits
+  returned), and each router's error flags reach the top's OR alone, at every chip.
 - **Coverage**: from the simulator's switch events (equal to the RTL's at every ejection):
   every Algorithm 1 VC class used on mesh links (0, 1, 2), X-rails on VC 1 and Y-rails on
   VC 2, and the busiest rail carrying at least 0.25 flits a cycle (credit-bound).
@@ -42,7 +45,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
 from aifabric.cosim.codec import decode_flit, encode_entry, encode_flit, width_of
-from aifabric.cosim.noc import ID_BITS, Payload
+from aifabric.cosim.noc import ID_BITS, Link, Payload
 from aifabric.cosim.stats import CycleMeter, block_params, record_stats
 from aifabric.models.common.netsim import Simulator, Traffic
 from aifabric.models.common.netsim.kernel import EV_INJECT, EV_SWITCH
@@ -421,3 +424,194 @@ async def zero_load_paths(dut):
     assert len(lats) >= 5, f"too few distinct path lengths: {lats}"
     record_stats("zero_load_paths", transactions=out, cycles=b.meter.cycles - start,
                  packets=len(rows), latencies=lats)
+
+
+ERROR_BITS = {"table": 0, "no_route": 1, "length": 2, "protocol": 3, "eject_credit": 4}
+EDGE_PACKETS = 3         # packets per edge port out (3 x 4 flits on one VC: over its 8 credits)
+
+
+@cocotb.test()
+async def edge_ports_and_errors(dut):
+    """The mesh ports RailX leaves at a node's edge are real links, and every router's error
+    flags reach the top, each alone.
+
+    - out: every chip in turn routes one destination out of each of its edge ports (a table
+      entry for row 0, that port, VC 0 only) and injects ``EDGE_PACKETS`` packets for it, one
+      on each local VC: they leave on that ``edge_o`` whole, each packet contiguous and in
+      sequence, on VC 0, more flits than a VC's credits, so the edge's credits (returned by
+      the bench a cycle after each flit) must come back; nothing leaves elsewhere;
+    - in: two packets on VC 0 into every ``edge_i``, for the next chip: each reaches it
+      whole, and a credit comes back on that ``edge_i`` per flit;
+    - errors, at every chip in turn: a refused table entry, a head of length 0, a head for a
+      destination with no route, then flits into the VC it blocks until one finds it full,
+      each raising exactly its own flag at the top (the OR of all routers' flags); ``clear``
+      lowers them."""
+    b = RailXBench(dut)
+    await b.reset()
+    await b.load_tables()
+    n, V, B, L, P = b.n, b.V, b.B, b.L, b.P
+    assert EDGE_PACKETS <= V and (EDGE_PACKETS * L > B), "the out test needs these"
+    rb = width_of(n)
+    edge_i = [Link(dut, "edge_i", e, V) for e in range(len(b.rtl_edges))]
+    edge_o = [Link(dut, "edge_o", e, V) for e in range(len(b.rtl_edges))]
+    own = [[e for e, (c, _) in enumerate(b.rtl_edges) if c == chip] for chip in range(n)]
+    rounds = max(len(x) for x in own)
+    original = {}                            # (chip, dst) -> its row-0 entry as loaded
+    for c in range(n):
+        for row, dst, port, lo, hi in table_entries(b.net, c, ports=P, dst_width=b.DW):
+            if row == 0:
+                original[(c, dst)] = (0, dst, b.port_map[c][port], lo, hi)
+    pid = iter(range(1, 1 << 20))
+
+    async def write_table(entries):
+        for c, entry in entries:
+            await FallingEdge(dut.clk)
+            dut.table__payload.value = c | encode_entry(*entry, ports=P, vcs=V,
+                                                        dst_width=b.DW) << rb
+            dut.table__valid.value = 1
+        await FallingEdge(dut.clk)
+        dut.table__valid.value = 0
+
+    def packet(dst, vc):
+        k = next(pid)
+        return [(s == 0, s == L - 1, vc, b.data(k, s, dst, L)) for s in range(L)]
+
+    async def run(sources, out_edges, eject_to, credit_edges, cycles=200):
+        """Drive ``sources`` ({send: [flit, ...]}, one flit a cycle each, in order), return
+        every flit and credit seen: ``edges`` {e: [flit]}, ``ejected`` {chip: [flit]},
+        ``credits`` {e: [vc]}; flits on edges not in ``out_edges`` or ejections at chips not
+        in ``eject_to`` fail at once."""
+        edges, ejected, credits = {}, {}, {}
+        queues = {send: list(flits) for send, flits in sources.items()}
+        for cycle in range(cycles):
+            await FallingEdge(dut.clk)
+            for e, link in enumerate(edge_o):
+                f = link.read()
+                link.send_credit(None if f is None else f[2])
+                if f is not None:
+                    assert e in out_edges, f"cycle {cycle}: a flit left on edge {e} " \
+                                           f"{b.rtl_edges[e]}: {f}"
+                    edges.setdefault(e, []).append(f)
+            for c in range(n):
+                if int(b.ej_valid[c].value):
+                    f = decode_flit(read_int(b.ej_flit[c]), V)
+                    assert c in eject_to, f"cycle {cycle}: chip {c} ejected {f}"
+                    ejected.setdefault(c, []).append(f)
+            for e in credit_edges:
+                vc = edge_i[e].read_credit()
+                if vc is not None:
+                    credits.setdefault(e, []).append(vc)
+            for send, q in queues.items():
+                send(q.pop(0) if q else None)
+            assert read_int(dut.error) == 0, f"cycle {cycle}: error flags {read_int(dut.error):05b}"
+        return edges, ejected, credits
+
+    def injector(c):
+        def send(flit):
+            if flit is None:
+                b.inj_valid[c].value = 0
+            else:
+                b.inj_flit[c].value = encode_flit(*flit, V)
+                b.inj_valid[c].value = 1
+        return send
+
+    def packets_of(flits):
+        """Contiguous packets (head .. tail) of one VC's stream; fails on a broken one."""
+        out, cur = [], None
+        for f in flits:
+            assert (cur is None) == f[0], f"a head inside a packet, or a body outside: {flits}"
+            cur = [f] if cur is None else cur + [f]
+            if f[1]:
+                out.append(cur)
+                cur = None
+        assert cur is None, f"a packet left open: {flits}"
+        return out
+
+    # -- out: each chip's edge ports, one round per edge port of a chip -------------------
+    checked_out = 0
+    for r in range(rounds):
+        plan = {c: own[c][r] for c in range(n) if r < len(own[c])}
+        dst = {c: (c + 1) % n for c in plan}
+        await write_table([(c, (0, dst[c], b.rtl_edges[e][1], 0, 0)) for c, e in plan.items()])
+        sent = {c: [packet(dst[c], vc) for vc in range(EDGE_PACKETS)] for c in plan}
+        # the three packets on three local VCs, interleaved flit by flit: each VC holds one
+        sources = {injector(c): [p[s] for s in range(L) for p in ps] for c, ps in sent.items()}
+        edges, _, _ = await run(sources, set(plan.values()), set(), [])
+        for c, e in plan.items():
+            got = edges.get(e, [])
+            assert all(f[2] == 0 for f in got), f"edge {e}: VCs {[f[2] for f in got]}, " \
+                                                f"the entry allows 0"
+            pk = packets_of(got)
+            want = sorted([[(h, t, 0, d) for h, t, _, d in p] for p in sent[c]])
+            if len(got) != L * EDGE_PACKETS:
+                raise AssertionError(f"chip {c} edge {e} {b.rtl_edges[e]}: {len(got)} flits "
+                                     f"left, {L * EDGE_PACKETS} sent")
+            assert len(pk) == len(want), f"chip {c} edge {e}: {len(pk)} packets left"
+            for left, sent_ in zip(sorted(pk), want):
+                assert left == sent_, (f"chip {c} edge {e} {b.rtl_edges[e]}: packet {left} "
+                                       f"left where {sent_} was sent")
+            checked_out += 1
+        await write_table([(c, original[(c, dst[c])]) for c in plan])
+
+    # -- in: two packets into every edge, for the next chip --------------------------------
+    checked_in = 0
+    for r in range(rounds):
+        plan = {c: own[c][r] for c in range(n) if r < len(own[c])}
+        dst = {c: (c + 1) % n for c in plan}
+        sent = {c: packet(dst[c], 0) + packet(dst[c], 0) for c in plan}
+        sources = {edge_i[e].send: sent[c] for c, e in plan.items()}
+        _, ejected, credits = await run(sources, set(), set(dst.values()), set(plan.values()))
+        for c, e in plan.items():
+            got = [f for f in ejected.get(dst[c], []) if b.ident(f[3])[0] in
+                   {b.ident(x[3])[0] for x in sent[c]}]
+            assert got == [(h, t, 0, d) for h, t, _, d in sent[c]], \
+                f"edge {e} {b.rtl_edges[e]} -> chip {dst[c]}: ejected {got}"
+            assert credits.get(e, []) == [0] * len(sent[c]), \
+                f"edge {e}: credits back {credits.get(e)}, {len(sent[c])} flits on VC 0"
+            checked_in += 1
+
+    # -- errors, one chip at a time ---------------------------------------------------------
+    async def flags(expect, what, c, wait=3):
+        for _ in range(wait):
+            await FallingEdge(dut.clk)
+        got = read_int(dut.error)
+        assert got == expect, f"chip {c}, {what}: error flags {got:05b}, expected {expect:05b}"
+        dut.clear.value = 1
+        await FallingEdge(dut.clk)
+        dut.clear.value = 0
+        await FallingEdge(dut.clk)
+
+    for c in range(n):
+        send = injector(c)
+        d = (c + 1) % n
+        await write_table([(c, (0, d, 1, 1, 0))])                      # lo > hi: refused
+        await flags(1 << ERROR_BITS["table"], "refused entry", c)
+        # a head of length 0 for the chip beside it in the node (one mesh hop: every router
+        # it enters flags it; it has left both when the flags are read)
+        near = c ^ 1
+        head0 = b.data(next(pid), 0, near, L) & ~(((1 << L.bit_length()) - 1) << b.DW)
+        await FallingEdge(dut.clk)
+        send((True, True, 0, head0))                    # its length field 0
+        await FallingEdge(dut.clk)
+        send(None)
+        await flags(1 << ERROR_BITS["length"], "a head of length 0", c, wait=16)
+        await flags(0, "after the head of length 0 left", c)
+        never = (1 << b.DW) - 1                         # no chip: no entry routes it
+        assert never >= n
+        await FallingEdge(dut.clk)
+        send((True, True, 0, b.data(next(pid), 0, never, 1)))
+        await FallingEdge(dut.clk)
+        send(None)
+        await flags(1 << ERROR_BITS["no_route"], "a head with no route", c)
+        for k in range(B):                              # behind it on VC 0: full at the B-th
+            await FallingEdge(dut.clk)
+            send((True, True, 0, b.data(next(pid), 0, d, 1)))
+        await FallingEdge(dut.clk)
+        send(None)
+        await flags(1 << ERROR_BITS["protocol"] | 1 << ERROR_BITS["no_route"],
+                    "a flit into a full VC", c)
+        await b.reset()                                 # drops the waiting packets
+    dut._log.info("edge ports: %d out, %d in; errors at %d chips", checked_out, checked_in, n)
+    assert checked_out == checked_in == len(b.rtl_edges)
+    record_stats("edge_ports_and_errors", transactions=checked_out + checked_in,
+                 cycles=b.meter.cycles)
