@@ -64,6 +64,26 @@ class Payload:
             word |= (fill & ((1 << (self.data_bits - top)) - 1)) << top
         return word
 
+    def packet_words(self, pid: int, dst: int, length: int) -> list[int]:
+        """``[data(pid, s, dst, length) for s in range(length)]``, the terms the flits of a
+        packet share computed once (the mesh bench formats every injected flit before its
+        cycle loop)."""
+        hb = self.header_bits
+        top = hb + ID_BITS + SEQ_BITS
+        fill_mask = (1 << (self.data_bits - top)) - 1 if self.data_bits > top else 0
+        low_mask = (1 << hb) - 1
+        base = (pid * _PID_MUL & _ID_MASK) << hb
+        low0, seq0, fill0 = pid * 2654435761, pid * _SEQ_OFF, pid * 0x85EBCA77
+        words = []
+        for seq in range(length):
+            low = encode_head(dst, length, self.dst_width, self.packet) if seq == 0 else \
+                (low0 + seq * 40503) & low_mask
+            word = low | base | ((seq + seq0) & _SEQ_MASK) << (hb + ID_BITS)
+            if fill_mask:
+                word |= ((fill0 + seq * 0xC2B2AE3D) >> 7 & fill_mask) << top
+            words.append(word)
+        return words
+
     def ident(self, data: int) -> tuple[int, int]:
         """-> (packet number mod 2**ID_BITS, sequence number)."""
         hb = self.header_bits

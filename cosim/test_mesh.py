@@ -41,9 +41,9 @@ import cocotb
 import numpy as np
 from cocotb.triggers import FallingEdge
 
-from aifabric.cosim.batch import (bits_reader, bits_writer, gc_paused, reader, start_clock,
-                                  writer)
-from aifabric.cosim.codec import decode_flit, encode_entry, encode_flit, width_of
+from aifabric.cosim.batch import (bits_reader, bits_writer, each_falling_edge, gc_paused, reader,
+                                  start_clock, writer)
+from aifabric.cosim.codec import decode_flit, encode_entry, width_of
 from aifabric.cosim.noc import ID_BITS, Link, OutputChecker, Payload, read_int
 from aifabric.cosim.stats import CycleMeter, block_params, record_stats
 from aifabric.models.common.netsim import Traffic
@@ -79,6 +79,7 @@ class MeshBench:
         self.per_src = 1 << (ID_BITS - width_of(self.n))   # packet numbers per chip
         self.flit_width = len(self.inject[0].flit)
         self.meter = None
+        self.iteration = -1           # the cycle loop's last iteration (scenario())
 
     async def reset(self) -> None:
         """Reset (the routing tables, memories, survive it)."""
@@ -117,10 +118,6 @@ class MeshBench:
         assert k < self.per_src, "too many packets per chip for the payload's packet field"
         return src * self.per_src + k
 
-    def flit_bits(self, head: bool, tail: bool, vc: int, data: int) -> str:
-        """A flit as the bit string of its link (MSB first)."""
-        return format(encode_flit(head, tail, vc, data, self.V), f"0{self.flit_width}b")
-
     async def scenario(self, pattern: str, rate: float, cycles: int, seed: int,
                        plant=None) -> dict:
         """One run: the packets of ``cycles`` cycles, then a drain. Returns statistics.
@@ -146,7 +143,6 @@ class MeshBench:
             plan = self.drive_plan(check)
             last = cycles + DRAIN
             stop = check.stop(cycles, last)
-            edge = FallingEdge(self.dut.clk)
             # per chip: ejection valid and flit, credit and its VC (read where valid)
             ej_valid = [reader(link.valid) for link in self.eject]
             ej_bits = [bits_reader(link.flit) for link in self.eject]
@@ -157,8 +153,11 @@ class MeshBench:
             ejected, returned, errors = [], [], []     # (t, chip, bits), (t, chip, VC), (t, flags)
             put_ejected, put_returned = ejected.append, returned.append
             first = 0                                  # the first cycle not yet checked
-            for t in range(last + 1):
-                await edge
+
+            def cycle(t):
+                """Iteration t, at the falling edge before rising edge t; True: done."""
+                nonlocal first
+                self.iteration = t
                 # outputs of cycle t - 1: ejections; credits returned for cycle t; error flags
                 for c in compress(chips, map(call, ej_valid)):
                     put_ejected((t, c, ej_bits[c]()))
@@ -169,7 +168,7 @@ class MeshBench:
                     errors.append((t, flags))
                 if t == stop:                          # every packet delivered (see stop())
                     check.run(ejected, returned, errors, first, t + 1, inject_until=t)
-                    break
+                    return True
                 # injections of cycle t
                 for put, value in plan.get(t, ()):
                     put(value)
@@ -179,6 +178,9 @@ class MeshBench:
                     returned.clear()
                     errors.clear()
                     first = t + 1
+                return False
+
+            t = await each_falling_edge(self.dut.clk, cycle, min(stop, last) + 1) - 1
         assert check.delivered == total, f"{total - check.delivered} of {total} packets not " \
                                          f"delivered"
         for c, chk in enumerate(check.checkers):
@@ -210,7 +212,12 @@ class MeshBench:
                 if before is not None and before != t - 1:
                     plan.setdefault(before + 1, []).append((put_valid, 0))
                 # the flit's data, kept for the check of its ejection (one computation)
-                data = words[tag, seq] = self.payload.data(self.pid(tag), seq, dst, flits)
+                data = words.get((tag, seq))
+                if data is None:
+                    for s, word in enumerate(self.payload.packet_words(self.pid(tag), dst,
+                                                                       flits)):
+                        words[tag, s] = word
+                    data = words[tag, seq]
                 ops.append((put_flit, format((seq == 0) | (seq == flits - 1) << 1 | v << 2 |
                                              data << shift, fmt)))
                 if before != t - 1:
@@ -578,14 +585,13 @@ async def batch_check_names_the_cycle(dut):
                 return
         raise AssertionError("no body flit ejected after the first batch to plant on")
 
-    begin = b.meter.cycles
     try:
         await b.scenario(pattern, rate, cycles, seed, plant=plant)
     except AssertionError as e:
         message = str(e).splitlines()[0]   # pytest's explanation of the assert follows
     else:
         raise AssertionError("the planted expected value was not caught")
-    found_at = b.meter.cycles - begin - 1          # the loop iteration that raised
+    found_at = b.iteration                         # the loop iteration that raised
     p = planted
     tag, seq, dst, flits = p["tag"], p["seq"], p["dst"], p["flits"]
     got = (False, False, 0, b.payload.data(b.pid(tag), seq, dst, flits))
@@ -593,5 +599,7 @@ async def batch_check_names_the_cycle(dut):
     assert message == (f"cycle {p['cycle']}: chip {p['chip']} ejected {got}, model packet "
                        f"{tag >> 32}:{tag & 0xFFFFFFFF} flit {seq + 1} {want}"), message
     assert found_at > p["cycle"] + 1, (found_at, p["cycle"])
+    assert found_at % CHECK_EVERY == CHECK_EVERY - 1, f"raised in iteration {found_at}, " \
+                                                      f"not at a batch check"
     record_stats("batch_check_names_the_cycle", transactions=0, cycles=found_at + 1,
                  planted_cycle=p["cycle"], found_at=found_at)

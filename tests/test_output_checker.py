@@ -74,3 +74,15 @@ def test_payload_round_trips_and_every_data_bit_takes_both_values(dst_width, dat
     assert ones & full == full and zeros & full == full
     # the head fields stay where the routers read them
     assert pay.head(pay.data(77, 0, 3, 4)) == (3, 4)
+
+
+@pytest.mark.parametrize("dst_width,packet,data_bits", [(4, 8, 64), (11, 8, 0), (6, 4, 48),
+                                                       (5, 3, 200)])
+def test_packet_words_are_the_flits_data(dst_width, packet, data_bits):
+    """The per-packet shortcut gives each flit's ``data`` (heads, bodies, the fill above)."""
+    pay = Payload(dst_width, packet, data_bits)
+    for pid in [0, 1, 2, 77, 1 << 20, (1 << 24) - 1, 1 << 30]:
+        for length in range(1, packet + 1):
+            dst = pid % (1 << dst_width)
+            assert pay.packet_words(pid, dst, length) == \
+                [pay.data(pid, s, dst, length) for s in range(length)]
