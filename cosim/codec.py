@@ -191,6 +191,8 @@ def wss_command(op: int, *, ports: int, wavelengths: int, lam: int = 0, cells=()
     if op == 1:
         word |= lam << 3
         dark = list(dark_ports) + [0] * (len(cells) - len(dark_ports))
+        if not all(0 <= d < 1 << p for d in dark):
+            raise ValueError(f"a dark cell's port field does not fit in {p} bits: {dark}")
         for i, o in enumerate(cells):
             cell = 1 | o << 1 if o is not None else dark[i] << 1
             word |= cell << (3 + lb + i * (1 + p))

@@ -134,7 +134,7 @@ class MeshBench:
             queues[src].append((int(t), int(dst), int(flits), src << 32 | len(queues[src])))
         packets = {tag: (t, dst, flits) for q in queues for t, dst, flits, tag in q}
         total = len(packets)
-        with gc_paused():        # see cosim.batch.gc_paused: 17 % of the loop's time
+        with gc_paused():        # see cosim.batch.gc_paused
             start_wall = time.perf_counter()          # the cycle loop only, not the model's run
             start_cpu = time.process_time()
             if plant is not None:

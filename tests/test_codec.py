@@ -109,3 +109,5 @@ def test_wss_load_column_layout():
     assert codec.wss_command(1, ports=5, wavelengths=6, lam=5,
                              cells=[2, None, 4, None, 0]) == want & ~(0b1100 << 10) & ~(
                                  0b1010 << 18)
+    with pytest.raises(ValueError, match="does not fit in 3 bits"):   # would spill over
+        codec.wss_command(1, ports=5, wavelengths=6, lam=0, cells=[None], dark_ports=[8])

@@ -111,7 +111,7 @@ def test_a_sim_target_runs_the_testbench_at_the_designs_parameters_and_fails_wit
     run = fusesoc(tmp_path, "run", "--target", "sim", "user:demo:wss3")
     out = run.stdout + run.stderr
     assert run.returncode == 0, out
-    assert "TESTS=3 PASS=3 FAIL=0" in out, out
+    assert "TESTS=4 PASS=4 FAIL=0" in out, out      # cosim/test_wss.py has 4 tests
     (cpp,) = (tmp_path / "proj" / "build").glob("*/sim/src/*/wss3_cocotb.cpp")
     assert '\\"ports\\": 3' in cpp.read_text()
     def rerun(**env):

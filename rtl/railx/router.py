@@ -64,7 +64,7 @@ VC, round-robin pointers at 0) and keeps the routing table, which is a memory.
 
 Errors (``error``, sticky until ``clear``): bit 0 a table entry refused (port >= P, a VC >=
 V or lo > hi; nothing is written), bit 1 a head whose table entry was never loaded (it waits,
-as in the simulator), bit 2 a head whose length is 0 or more than ``packet``, bit 3 a sender
+as in the simulator, and raises the bit again every cycle it waits), bit 2 a head whose length is 0 or more than ``packet``, bit 3 a sender
 broke the credit protocol (a flit written into a full VC or on a VC >= V, a credit beyond
 ``depth`` returned), bit 4 a credit signal high on the ejection port (tie it to 0).
 """
