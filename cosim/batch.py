@@ -123,7 +123,7 @@ async def each_falling_edge(clk, body, cycles: int, period_ns: int = 10) -> int:
     until it returns True; returns the number of calls, re-raises what ``body`` raised.
 
     ``body`` runs in the simulator's own value-change callback, re-armed from inside it:
-    no cocotb trigger, task switch or event-loop pass per cycle (3-9 % of the mesh bench's
+    no cocotb trigger, task switch or event-loop pass per cycle (about 4 % of the mesh bench's
     loop). t = 0 is the next falling edge. The task sleeps on one timer of ``cycles`` periods
     of ``period_ns`` (from a falling edge, that is just past the last call), then on falling
     edges while calls still run (a clock slower than ``period_ns``). A body that stops or
