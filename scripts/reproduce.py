@@ -100,6 +100,7 @@ def counts(records: list[Record]) -> dict:
             "arithmetic_match": sum(r.agrees for r in of("arithmetic")),
             "fitted": len(of("fitted")),
             "definitions": len(of("definition")),
+            "ablations": len(of("ablation")),
             "unexpected": sum(not r.ok for r in records)}
 
 
@@ -115,6 +116,8 @@ def headline(records: list[Record]) -> str:
              f"{c['arithmetic']} arithmetic checks on the paper's own parts and closed forms "
              f"({c['arithmetic_match']} give the printed value), {c['fitted']} fitted values, "
              f"{c['definitions']} definitions")
+    if c.get("ablations"):
+        line += f", {c['ablations']} ablations"
     if c["unexpected"]:
         line += (f". **{c['unexpected']} records contradict their declared expectation "
                  f"(a match expected and not found, or a difference expected and gone)**")
@@ -160,7 +163,31 @@ def _value_rows(rs: list[Record]) -> list[list[str]]:
              (r.why or r.note) + (f" (fitted: {r.fit})" if r.fit else "")] for r in rs]
 
 
+def _range(r: Record) -> str:
+    """The run's own expected range, marked where it holds the paper's value too."""
+    if r.expected_range is None:
+        return "—"
+    lo, hi = r.expected_range
+    text = f"{_num(lo)} – {_num(hi)}"
+    if r.in_range is False:
+        text = f"**{text} (outside)**"
+    return text + (" (holds the paper's)" if r.paper_in_range else "")
+
+
+def _setting(r: Record) -> str:
+    if not r.setting:
+        return "—"
+    chosen = r.choices or {}
+    return "; ".join(f"{k} = {v}" + (" (ours)" if k in chosen else "")
+                     for k, v in r.setting.items())
+
+
+def _sim_rows(rs: list[Record]) -> list[list[str]]:
+    return [row[:5] + [_range(r)] + row[5:] for row, r in zip(_value_rows(rs), rs)]
+
+
 VALUE_HEAD = ["id", "metric", "unit", "paper", "model", "error", "status", "why / note"]
+SIM_HEAD = VALUE_HEAD[:5] + ["expected range (this run's)"] + VALUE_HEAD[5:]
 SECTION = {"value": "Reproduced values (simulation, built graph, search, executed schedule)",
            "arithmetic": "Arithmetic on the paper's own parts and closed forms (not counted)",
            "fitted": "Fitted to the paper (not counted)",
@@ -183,7 +210,7 @@ def _tables(mine: list[Record], *, matches: bool) -> list[str]:
             sim = [r for r in rs if r.simulated]
             if sim:
                 out += ["Simulated headline numbers:", ""]
-                out.append(md_table(VALUE_HEAD, _value_rows(sim)))
+                out.append(md_table(SIM_HEAD, _sim_rows(sim)))
                 out.append("")
             rs_other = [r for r in shown if not r.simulated]
             shown = rs_other
@@ -198,6 +225,24 @@ def _tables(mine: list[Record], *, matches: bool) -> list[str]:
         if same:
             out += [f"{title}, matching ({len(same)}): " + ", ".join(f"`{i}`" for i in same)
                     + ".", ""]
+    ablations = [r for r in mine if r.kind == "ablation"]
+    if ablations:
+        out += ["Ablations (the same metric at another setting; not counted, each held to its "
+                "own range):", ""]
+        out.append(md_table(["id", "metric", "unit", "paper (at its setting)", "model",
+                             "expected range", "setting", "note"],
+                            [[r.id, r.metric, r.unit, _paper(r), _num(r.model_value),
+                              _range(r), _setting(r), r.note] for r in ablations]))
+        out.append("")
+    with_setting = [r for r in mine if r.setting and r.kind != "ablation"]
+    if with_setting:
+        out += ["Settings the simulated records ran at ((ours): a parameter the paper leaves "
+                "open, chosen by us; why in the record's choices):", ""]
+        out.append(md_table(["id", "setting", "our choices"],
+                            [[r.id, _setting(r), "; ".join(f"{k}: {v}" for k, v in
+                                                           (r.choices or {}).items()) or "—"]
+                             for r in with_setting]))
+        out.append("")
     bounds = [r for r in mine if r.kind == "bound"]
     if bounds:
         out += ["Bounds (the paper claims at most / at least):", ""]

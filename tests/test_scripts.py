@@ -119,8 +119,14 @@ def check_records(records: list[dict], papers=None) -> list[str]:
         seen.add(key)
         if r["expect"] == "missing":
             agrees = r["status"] == "missing"
+        elif r["expect"] == "ablation":
+            agrees = True
         else:
             agrees = (r["status"] in ("match", "holds")) == (r["expect"] == "match")
+        rng = r.get("expected_range")
+        if rng is not None and not rng[0] <= r["model_value"] <= rng[1]:
+            wrong.append(f"{r['paper']}/{r['id']}: model {r['model_value']} outside its "
+                         f"expected range {rng}")
         if not agrees:
             wrong.append(f"{r['paper']}/{r['id']}: expected {r['expect']}, got {r['status']} "
                          f"(paper {r['paper_value']}, model {r['model_value']}, "
@@ -410,3 +416,56 @@ def test_reproduce_one_paper_merges_into_the_results(tmp_path, monkeypatch, caps
         proc = script("aifabric.scripts.reproduce", *args, "--out", str(tmp_path / "o2"))
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_expected_range_fails_in_either_direction():
+    """A record expected to differ is still held to its own range: a value just below or just
+    above it fails (the old rule let any value outside the tolerance pass), while the rule's
+    status is left as it is; an ablation is judged by its range alone."""
+    from aifabric.models.common.records import record
+    kw = dict(why="fewer VCs than the paper", simulated=True, expected_range=(0.38, 0.42),
+              setting={"vcs": 3, "buffer": 16}, choices={"vcs": "Algorithm 1's minimum"})
+    inside = record("railx", "a", "m", "u", 0.8, 0.40, **kw)
+    assert inside.ok and inside.status == "differs" and inside.in_range
+    for value in (0.3799, 0.4201, 0.2, 0.6):
+        r = record("railx", "a", "m", "u", 0.8, value, **kw)
+        assert r.status == "differs" and r.in_range is False and not r.ok, value
+    assert record("railx", "a", "m", "u", 0.8, 0.42, **kw).ok      # the bounds are inside
+    # the paper's value inside the run's spread: the rule's status stands, the flag says so
+    near = record("railx", "b", "m", "u", 1.0, 1.0104, why="spread", printed="1.00",
+                  expected_range=(1.0, 1.02))
+    assert near.status == "differs" and near.paper_in_range and near.ok
+    assert record("railx", "b", "m", "u", 1.0, 1.05, why="r",
+                  expected_range=(1.04, 1.06)).paper_in_range is False
+    abl = record("railx", "c", "m", "u", 0.8, 0.92, kind="ablation", setting={"vcs": 18},
+                 expected_range=(0.9, 0.94))
+    assert abl.expect == "ablation" and abl.ok
+    assert not record("railx", "c", "m", "u", 0.8, 0.95, kind="ablation",
+                      setting={"vcs": 18}, expected_range=(0.9, 0.94)).ok
+    for rec in (inside, abl, near):
+        assert Record.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
+    assert inside.to_dict()["expected_range"] == [0.38, 0.42]
+
+
+def test_setting_choices_and_range_validation():
+    from aifabric.models.common.records import record
+    with pytest.raises(ValueError, match="lo <= hi"):
+        record("railx", "a", "m", "u", 1, 1, expected_range=(2, 1))
+    with pytest.raises(ValueError, match=r"expected_range must be \(lo, hi\)"):
+        record("railx", "a", "m", "u", 1, 1, expected_range=(1,))
+    with pytest.raises(ValueError, match="a missing value has no expected_range"):
+        record("railx", "a", "m", "u", 1, None, why="r", expected_range=(0, 1))
+    with pytest.raises(ValueError, match="choice 'vcs' is not a parameter"):
+        record("railx", "a", "m", "u", 1, 1, setting={"k": 2}, choices={"vcs": "ours"})
+    with pytest.raises(ValueError, match="choices= names parameters of setting="):
+        record("railx", "a", "m", "u", 1, 1, choices={"vcs": "ours"})
+    with pytest.raises(ValueError, match="needs its reason"):
+        record("railx", "a", "m", "u", 1, 1, setting={"vcs": 3}, choices={"vcs": ""})
+    with pytest.raises(ValueError, match="an ablation needs its setting= and expected_range="):
+        record("railx", "a", "m", "u", 1, 1, kind="ablation", setting={"vcs": 3})
+    with pytest.raises(ValueError, match="judged by its expected_range alone"):
+        record("railx", "a", "m", "u", 1, 1, kind="ablation", setting={"vcs": 3},
+               expected_range=(0, 2), expect="match")
+    with pytest.raises(ValueError, match="belongs to kind 'ablation'"):
+        record("railx", "a", "m", "u", 1, 1, expect="ablation")
+

@@ -24,6 +24,19 @@ The kinds say what was done to get the model's number; only ``value`` counts as 
 ``definition``
     the paper's own formula evaluated on the paper's own inputs: a check of its arithmetic
     and units.
+``ablation``
+    the same metric at a setting other than the paper's (a scan, another router, another
+    reading of an open parameter): what moves the result. Never counted; it carries its
+    ``setting`` and ``expected_range`` and is ``ok`` when its value lies in the range.
+
+A record that comes out of a simulation, search or sampled run also says **where it ran and
+where its own value is expected**: ``setting`` (the parameters, the paper's where the paper
+states them), ``choices`` (parameter -> why it is ours and not the paper's) and
+``expected_range`` ((lo, hi), from the run-to-run spread measured over seeds or placements plus
+a stated margin, never from the paper). :attr:`Record.ok` then also requires the value inside
+the range, so a regression in either direction fails even where the record is expected to
+differ from the paper. Where the paper's value lies inside the range the rule's status stands
+and :attr:`Record.paper_in_range` says so.
 
 One tolerance rule for every record (:func:`printed_tolerance`): a number matches within 1 %
 or half a unit of the paper's last printed digit, whichever is larger. ``printed`` is the
@@ -35,7 +48,7 @@ paper's number as printed (``"13"``, ``"0.80"``); without it the shortest decima
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["Record", "PAPERS", "KINDS", "EXPECTS", "TOLERANCE", "printed_tolerance", "record"]
 
@@ -49,8 +62,8 @@ PAPERS: dict[str, str] = {
 }
 
 
-KINDS = ("value", "bound", "arithmetic", "fitted", "definition")
-EXPECTS = ("match", "differ", "missing")
+KINDS = ("value", "bound", "arithmetic", "fitted", "definition", "ablation")
+EXPECTS = ("match", "differ", "missing", "ablation")
 TOLERANCE = 0.01   # the relative part of the one tolerance rule
 
 
@@ -102,6 +115,9 @@ class Record:
     simulated: bool = False
     fit: str = ""
     printed: str = ""
+    setting: dict | None = field(default=None, hash=False)
+    choices: dict | None = field(default=None, hash=False)
+    expected_range: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         def fail(msg: str):
@@ -129,6 +145,7 @@ class Record:
             fail(f"fit= belongs to kind 'fitted', not {self.kind!r}")
         if self.simulated and self.kind not in ("value", "bound"):
             fail(f"simulated=True marks a reproduced value or bound, not a {self.kind!r}")
+        self._check_setting(fail)
         if self.printed:
             try:
                 shown = float(self.printed.replace(",", ""))
@@ -144,6 +161,15 @@ class Record:
         elif not 0 <= self.tolerance < 1:
             fail(f"tolerance must be in [0, 1), not {self.tolerance!r}")
         expect = self.expect
+        if self.kind == "ablation":
+            if expect not in (None, "ablation"):
+                fail("an ablation is judged by its expected_range alone: no expect=")
+            if self.setting is None or self.expected_range is None:
+                fail("an ablation needs its setting= and expected_range=")
+            object.__setattr__(self, "expect", "ablation")
+            return
+        if expect == "ablation":
+            fail("expect='ablation' belongs to kind 'ablation'")
         if expect is None:      # a reason declares a difference; no value declares a gap
             expect = "missing" if self.model_value is None else \
                 "differ" if self.why else "match"
@@ -156,6 +182,52 @@ class Record:
             fail("a record expected to match has no why (put context in note=)")
         if (expect == "missing") != (self.model_value is None):
             fail("model_value=None and expect='missing' go together")
+
+    def _check_setting(self, fail) -> None:
+        if self.setting is not None:
+            if not isinstance(self.setting, dict) or not all(
+                    isinstance(k, str) for k in self.setting):
+                fail(f"setting must be a dict of parameter names, not {self.setting!r}")
+        if self.choices is not None:
+            if self.setting is None:
+                fail("choices= names parameters of setting=; give the setting")
+            if not isinstance(self.choices, dict):
+                fail(f"choices must be a dict (parameter -> why it is ours), "
+                     f"not {self.choices!r}")
+            for k, why in self.choices.items():
+                if k not in self.setting:
+                    fail(f"choice {k!r} is not a parameter of the setting "
+                         f"({', '.join(self.setting)})")
+                if not isinstance(why, str) or not why.strip():
+                    fail(f"choice {k!r} needs its reason (a non-empty string)")
+        rng = self.expected_range
+        if rng is not None:
+            try:
+                lo, hi = (float(x) for x in rng)
+            except (TypeError, ValueError):
+                fail(f"expected_range must be (lo, hi), not {rng!r}")
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+                fail(f"expected_range must be finite with lo <= hi, not {rng!r}")
+            if self.model_value is None:
+                fail("a missing value has no expected_range")
+            object.__setattr__(self, "expected_range", (lo, hi))
+
+    @property
+    def in_range(self) -> bool | None:
+        """The model value lies in ``expected_range`` (None: no range declared)."""
+        if self.expected_range is None or self.model_value is None:
+            return None
+        lo, hi = self.expected_range
+        return lo <= self.model_value <= hi
+
+    @property
+    def paper_in_range(self) -> bool | None:
+        """The paper's value lies inside the run's own expected range: the ±1 % rule and the
+        run-to-run spread overlap, so the rule's status says less than it seems."""
+        if self.expected_range is None:
+            return None
+        lo, hi = self.expected_range
+        return lo <= self.paper_value <= hi
 
     @property
     def rel_error(self) -> float | None:
@@ -192,7 +264,13 @@ class Record:
     @property
     def ok(self) -> bool:
         """The outcome is the declared expectation: expected to match and matches (or
-        holds), expected to differ and differs (or is violated), or missing as declared."""
+        holds), expected to differ and differs (or is violated), or missing as declared;
+        and, where an ``expected_range`` is declared, the value lies in it (an ablation is
+        judged by its range alone)."""
+        if self.in_range is False:
+            return False
+        if self.expect == "ablation":
+            return True
         if self.expect == "missing":
             return self.status == "missing"
         return self.agrees == (self.expect == "match")
@@ -207,6 +285,10 @@ class Record:
             "margin": self.margin, "tolerance": self.tolerance, "expect": self.expect,
             "status": self.status, "ok": self.ok, "simulated": self.simulated,
             "fit": self.fit, "note": self.note, "why": self.why,
+            "setting": self.setting, "choices": self.choices,
+            "expected_range": None if self.expected_range is None
+            else list(self.expected_range),
+            "in_range": self.in_range, "paper_in_range": self.paper_in_range,
         }
 
     @classmethod
@@ -214,7 +296,7 @@ class Record:
         """The record :meth:`to_dict` wrote (derived fields are recomputed, not trusted)."""
         keys = ("id", "paper", "metric", "unit", "paper_value", "model_value", "note", "kind",
                 "bound", "tolerance", "why", "formula", "expect", "simulated", "fit",
-                "printed")
+                "printed", "setting", "choices", "expected_range")
         return cls(**{k: d[k] for k in keys if k in d})
 
 
