@@ -469,3 +469,46 @@ def test_setting_choices_and_range_validation():
     with pytest.raises(ValueError, match="belongs to kind 'ablation'"):
         record("railx", "a", "m", "u", 1, 1, expect="ablation")
 
+
+
+def test_committed_ranges_catch_a_change_in_either_direction():
+    """Every committed record with a range: its value moved just outside the range, below and
+    above, fails both the record and the suite's check of the committed run."""
+    from aifabric.scripts.reproduce import load_results
+    ranged = [r for r in load_results() if r.expected_range is not None]
+    assert ranged
+    for r in ranged:
+        lo, hi = r.expected_range
+        step = max(abs(lo), abs(hi), 1e-9) * 1e-6
+        for value in (lo - step, hi + step):
+            d = {**r.to_dict(), "model_value": value}
+            moved = Record.from_dict(d)
+            assert not moved.ok, (r.id, value)
+            assert any("outside its expected range" in w
+                       for w in check_records([moved.to_dict()])), (r.id, value)
+
+
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_every_simulated_record_has_its_setting_and_range(paper):
+    """In the committed full run every simulated record and every ablation says where it ran
+    and where its own value is expected; a ratio of two records is no simulated value."""
+    from aifabric.scripts.reproduce import load_results
+    lacking = [r.id for r in load_results() if r.paper == paper
+               and (r.simulated or r.kind == "ablation")
+               and (r.setting is None or r.expected_range is None)]
+    assert not lacking, f"{paper}: no setting or expected_range: {', '.join(lacking)}"
+
+
+def test_with_ranges_takes_the_committed_range_of_the_run_mode(tmp_path):
+    from aifabric.models.common.records import record, with_ranges
+    table = tmp_path / "ranges.json"
+    table.write_text(json.dumps({"how": "test", "records": {
+        "a": {"full": [1.0, 2.0], "quick": [0.5, 3.0], "spread": "x"},
+        "b": {"full": [1.0, 2.0], "quick": None}}}))
+    recs = [record("railx", i, "m", "u", 1, 1.5, simulated=True) for i in ("a", "b", "c")]
+    full = {r.id: r.expected_range for r in with_ranges(recs, table)}
+    quick = {r.id: r.expected_range for r in with_ranges(recs, table, quick=True)}
+    assert full == {"a": (1.0, 2.0), "b": (1.0, 2.0), "c": None}
+    assert quick == {"a": (0.5, 3.0), "b": None, "c": None}
+    out = with_ranges([record("railx", "a", "m", "u", 1, 2.5, why="r")], table)[0]
+    assert out.in_range is False and not out.ok          # judged, not widened to fit

@@ -50,7 +50,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["Record", "PAPERS", "KINDS", "EXPECTS", "TOLERANCE", "printed_tolerance", "record"]
+__all__ = ["Record", "PAPERS", "KINDS", "EXPECTS", "TOLERANCE", "printed_tolerance", "record",
+           "with_ranges"]
 
 # The five papers, keyed by the models/ package that reproduces each.
 PAPERS: dict[str, str] = {
@@ -305,3 +306,18 @@ def record(paper: str, id: str, metric: str, unit: str, paper_value: float,
     """A :class:`Record` with numbers cast to float (``model_value=None``: missing)."""
     return Record(id=id, paper=paper, metric=metric, unit=unit, paper_value=float(paper_value),
                   model_value=None if model_value is None else float(model_value), **kw)
+
+
+def with_ranges(records: list[Record], path, quick: bool = False) -> list[Record]:
+    """The records with the ``expected_range`` each has in the table at ``path`` (JSON:
+    ``{"how": {...}, "records": {id: {"full": [lo, hi], "quick": [lo, hi], "spread": ...}}}``,
+    kept beside the package that makes the records). The ranges are measured once (the
+    run-to-run spread over seeds or placements plus the stated margin) and committed, never
+    computed from the run they judge; a run whose mode has no range keeps none."""
+    import json
+    from dataclasses import replace
+    from pathlib import Path
+    table = json.loads(Path(path).read_text())["records"]
+    mode = "quick" if quick else "full"
+    return [replace(r, expected_range=tuple(table[r.id][mode]))
+            if r.id in table and table[r.id].get(mode) is not None else r for r in records]

@@ -37,7 +37,12 @@ def _pct(id, metric, text, frac, **kw) -> Record:
 
 # ---------------------------------------------------------------- traces (§6.1-6.2) -----
 
-PLACEMENT_SEEDS = (1, 2, 3, 4, 5)   # placements averaged in the records and the sensitivity
+# Placements of the released trace averaged in the §6.2 records (the full run; the quick run
+# and the other placement assumptions of the sensitivity table use the first five): the
+# placements spread widely (a K = 2 placement's TP-32 waste differs from the next by about
+# an eighth of the mean), so the records' mean needs a score of them.
+PLACEMENT_SEEDS = tuple(range(1, 25))
+SENS_SEEDS = PLACEMENT_SEEDS[:5]
 TRACE_ARCHS = waste.ARCHS
 SOURCES = ("trace", "generated")
 
@@ -94,16 +99,28 @@ def trace_study(seed: int = 1, tps=TPS, *, halves: str = "split",
     return out
 
 
-def placement_mean(seeds=PLACEMENT_SEEDS, tps=TPS, *, halves: str = "split",
-                   spatial: str = "independent", source: str = "trace",
-                   archs=TRACE_ARCHS) -> dict:
-    """{(arch, tp): mean waste ratio over the trace}, averaged over placements (seeds)."""
+def placement_values(seeds=PLACEMENT_SEEDS, tps=TPS, *, halves: str = "split",
+                     spatial: str = "independent", source: str = "trace",
+                     archs=TRACE_ARCHS) -> dict:
+    """{(arch, tp): [mean waste ratio over the trace, one per placement (seed)]}."""
     acc: dict = {}
     for seed in seeds:
         st = trace_study(seed, tps, halves=halves, spatial=spatial, source=source, archs=archs)
         for k, w in st["waste"].items():
             acc.setdefault(k, []).append(float(w.mean()))
-    return {k: float(np.mean(v)) for k, v in acc.items()}
+    return acc
+
+
+def placement_mean(seeds=PLACEMENT_SEEDS, tps=TPS, **kw) -> dict:
+    """{(arch, tp): mean waste ratio over the trace}, averaged over placements (seeds)."""
+    return {k: float(np.mean(v)) for k, v in placement_values(seeds, tps, **kw).items()}
+
+
+def spread(values) -> dict:
+    """Mean, sample standard deviation, range and count of per-placement values."""
+    v = np.asarray(values, dtype=float)
+    return {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+            "min": float(v.min()), "max": float(v.max()), "n": len(v)}
 
 
 SENS_ARCHS = ("big-switch", "infinitehbd-k2", "infinitehbd-k3", "nvl-72", "tpuv4",
@@ -114,14 +131,19 @@ SENS_TPS = (32, 64)
 def sensitivity_study(seeds=PLACEMENT_SEEDS, tps=TPS, generated: bool = True) -> dict:
     """The two placement assumptions (halves split / adjacent x spatially independent /
     clustered) on the released trace, and the calibrated generator (split, i.i.d.): mean
-    waste per architecture and TP, over placements."""
+    waste per architecture and TP, over placements (``seeds`` for the records' setting, the
+    first five of them for the others). ``("spread",)``: the records' setting's
+    per-placement spread (:func:`spread`) per (arch, tp)."""
     out = {}
     for halves in faults.HALVES:
         for spatial in faults.SPATIAL:
             default = (halves, spatial) == ("split", "independent")   # the records' setting
-            out[("trace", halves, spatial)] = placement_mean(
-                seeds, tps if default else SENS_TPS, halves=halves, spatial=spatial,
-                archs=TRACE_ARCHS if default else SENS_ARCHS)
+            vals = placement_values(
+                seeds if default else seeds[:len(SENS_SEEDS)], tps if default else SENS_TPS,
+                halves=halves, spatial=spatial, archs=TRACE_ARCHS if default else SENS_ARCHS)
+            out[("trace", halves, spatial)] = {k: float(np.mean(v)) for k, v in vals.items()}
+            if default:
+                out[("spread",)] = {k: spread(v) for k, v in vals.items()}
     if generated:
         out[("generated", "split", "independent")] = placement_mean(
             seeds[:1], SENS_TPS, source="generated", archs=SENS_ARCHS)
@@ -234,6 +256,12 @@ def aggregate_study(node_ratios=tuple(np.round(np.arange(0.0, 0.2001, 0.01), 3))
 
 # -------------------------------------------------------------------- records ----------
 
+def alt_of(sens: dict, assumption: tuple[str, str], arch: str = "infinitehbd-k2",
+           tp: int = 32) -> float:
+    """The mean waste under another placement assumption (halves, neighbours)."""
+    return sens[("trace", *assumption)][(arch, tp)]
+
+
 def _trace_mean_se(trace: faults.Trace, boot: int = 2000, seed: int = 0) -> float:
     """Bootstrap (over servers) standard error of a trace's mean faulty-node ratio."""
     per = trace.states().mean(axis=0)
@@ -271,16 +299,38 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict, sens: dict,
     k2, k3 = w["infinitehbd-k2"], w["infinitehbd-k3"]
     r4 = float(ts["ratio4"].mean())
     alt = {key[1:]: v[("infinitehbd-k2", 32)] for key, v in sens.items() if key[0] == "trace"}
+    sp = sens[("spread",)]
+    n_place = sp[("infinitehbd-k2", 32)]["n"]
     place = (f"released trace placed on the 9,792-GPU line (faults.place_on_line: 400 servers "
              f"tiled over 1,224 positions, halves n and n + N/2, random neighbours; mean of "
-             f"{len(PLACEMENT_SEEDS)} placements)")
+             f"{n_place} placements)")
+
+    def spread_txt(arch, tp=32):
+        s = sp[(arch, tp)]
+        return (f"over {s['n']} placements: mean {100 * s['mean']:.3f} % +- "
+                f"{100 * s['sd']:.3f} (sd), range {100 * s['min']:.3f}-{100 * s['max']:.3f} %")
+    setting = {"trace": f"released ({prod.nodes} servers, {prod.hours / 24:.0f} days)",
+               "gpus": GPUS, "tp": 32, "placements": n_place, "halves": "n, n + N/2",
+               "neighbours": "random, independent"}
+    choices = {
+        "halves": f"App. A converts 8-GPU nodes to 4-GPU nodes without saying where the two "
+                  f"halves sit on the line; 'at the same location' read literally (halves "
+                  f"side by side) gives K = 2 "
+                  f"{100 * alt_of(sens, ('adjacent', 'independent')):.2f} %",
+        "neighbours": f"the released servers' positions are not published; faults clustered "
+                      f"by first fault give K = 2 "
+                      f"{100 * alt_of(sens, ('split', 'clustered')):.2f} %",
+        "placements": "each placement is one random tiling; the records take their mean"}
+    trace_kw = dict(simulated=True, setting=setting, choices=choices)
     why_k2 = (f"on the {place} K = 2 loses {100 * (k2 - k3):.2f} pp to runs of two faulty "
               f"4-GPU nodes; K = 3 gives {100 * k3:.3f} % (= Big-Switch "
               f"{100 * w['big-switch']:.3f} %); halves side by side "
               f"{100 * alt[('adjacent', 'independent')]:.2f} %, clustered faults "
               f"{100 * alt[('split', 'clustered')]:.2f} % (sensitivity table); and the "
               f"400-server trace's faulty ratio is {100 * st['mean']:.2f} %, not 2.66 %")
-    why_nvl = (f"NVL-72's waste is its 8 backups per 72 GPUs (11.11 %) less the backups that "
+    size72, backup72 = waste.NVL["nvl-72"]
+    why_nvl = (f"NVL-72's waste is its {backup72} backups per {size72} GPUs "
+               f"({100 * backup72 / size72:.2f} %) less the backups that "
                f"stand in for faulty GPUs (counted faulty): the released servers fault less "
                f"({100 * st['mean']:.2f} % against 2.66 %) and their faults are tiled, so the "
                f"backups absorb a "
@@ -292,12 +342,13 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict, sens: dict,
                f"faulty halves in one cube fragment it once) and with the trace's lower fault "
                f"ratio")
     out += [_pct("abstract.tp32.infinitehbd", "mean GPU waste ratio over the trace, TP-32, "
-                 "InfiniteHBD (K = 2)", "0.15", k2, why=why_k2, simulated=True),
+                 "InfiniteHBD (K = 2)", "0.15", k2, why=why_k2, note=spread_txt("infinitehbd-k2"),
+                 **trace_kw),
             _pct("abstract.tp32.nvl72", "mean GPU waste ratio over the trace, TP-32, NVL-72",
-                 "10.31", w["nvl-72"], why=why_nvl, simulated=True),
+                 "10.31", w["nvl-72"], why=why_nvl, note=spread_txt("nvl-72"), **trace_kw),
             _pct("abstract.tp32.tpuv4", "mean GPU waste ratio over the trace, TP-32, TPUv4 "
                  "(TP <= 64 pools the healthy GPUs of a cube)", "6.76", w["tpuv4"],
-                 why=why_tpu, simulated=True),
+                 why=why_tpu, note=spread_txt("tpuv4"), **trace_kw),
             _pct("abstract.tp32.tpuv4_cube_radius", "mean GPU waste ratio over the trace, "
                  "TP-32, TPUv4 read with Table 1's cube-level explosion radius (a cube with a "
                  "fault serves no TP group)", "6.76", w["tpuv4-cube"],
@@ -305,28 +356,33 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict, sens: dict,
                      f"trace's {100 * r4:.2f} % 4-GPU node fault ratio, 1 - (1 - f)^16 = "
                      f"{100 * (1 - (1 - r4) ** 16):.1f} % of the cubes if faults were "
                      f"independent); the paper's 6.76 % fits the pooling reading "
-                     f"(abstract.tp32.tpuv4), not this one", simulated=True),
+                     f"(abstract.tp32.tpuv4), not this one", note=spread_txt("tpuv4-cube"),
+                 **trace_kw),
             _rec("abstract.tp32.vs_nvl72", "NVL-72 waste over InfiniteHBD's, TP-32, trace", "x",
-                 69, w["nvl-72"] / k2, why="the ratio of the two records above: "
-                 f"InfiniteHBD K = 2's {100 * k2:.3f} % sets it (with K = 3's "
-                 f"{100 * k3:.3f} %: {w['nvl-72'] / k3:.1f}x)", simulated=True),
+                 69, w["nvl-72"] / k2, kind="arithmetic", why="arithmetic on two of our "
+                 f"records (abstract.tp32.nvl72 / abstract.tp32.infinitehbd): InfiniteHBD "
+                 f"K = 2's {100 * k2:.3f} % sets it (with K = 3's {100 * k3:.3f} %: "
+                 f"{w['nvl-72'] / k3:.1f}x)"),
             _rec("abstract.tp32.vs_tpuv4", "TPUv4 waste over InfiniteHBD's, TP-32, trace", "x",
-                 45, w["tpuv4"] / k2, why="the ratio of the two records above: "
-                 f"InfiniteHBD K = 2's {100 * k2:.3f} % sets it (with K = 3's "
-                 f"{100 * k3:.3f} %: {w['tpuv4'] / k3:.1f}x)", simulated=True),
+                 45, w["tpuv4"] / k2, kind="arithmetic", why="arithmetic on two of our "
+                 f"records (abstract.tp32.tpuv4 / abstract.tp32.infinitehbd): InfiniteHBD "
+                 f"K = 2's {100 * k2:.3f} % sets it (with K = 3's {100 * k3:.3f} %: "
+                 f"{w['tpuv4'] / k3:.1f}x)"),
             _rec("sec6.2.k3_near_big_switch", "InfiniteHBD K = 3 waste above Big-Switch's, "
                  "TP-32, trace (percentage points)", "pp", 0.1,
                  100 * (k3 - w["big-switch"]), kind="bound", bound="<=",
-                 note="'near-zero', read as within 0.1 pp of the ideal", simulated=True),
+                 note="'near-zero', read as within 0.1 pp of the ideal", **trace_kw),
             _rec("sec2.nvl36.tp16", "NVL-36 waste running TP-16 (no faults)", "%", 11,
                  100 * float(waste.waste("nvl-36", np.zeros((1, GPUS // R), bool), 16, R)[0]),
                  kind="bound", bound=">=", note="4 of 36 GPUs are backups"),
             _pct("sec6.nvl.tp16_waste", "NVL-36/72 waste ratio over the trace, TP >= 16",
                  "11", min(v for (a, tp), v in sens[("trace", "split", "independent")].items()
                            if a in ("nvl-36", "nvl-72") and tp in (16, 32)),
-                 note="'typically 11 %': the lowest of NVL-36/72 at TP-16/32", simulated=True,
-                 why="11.1 % is the fault-free share of backups; over the trace the backups "
-                     "stand in for faulty GPUs, which then count as faulty, not wasted")]
+                 note="'typically 11 %': the lowest of NVL-36/72 at TP-16/32",
+                 simulated=True, setting={**setting, "tp": "16, 32"}, choices=choices,
+                 why=f"{100 * backup72 / size72:.1f} % is the fault-free share of backups; "
+                     f"over the trace the backups stand in for faulty GPUs, which then count "
+                     f"as faulty, not wasted")]
     # Table 7: the bound with p derived from the p99, and the Monte-Carlo check
     p = faults.gpu_fault_prob(faults.PROD_P99, 8)
     out.append(_pct("table7.p_gpu", "GPU failure rate behind the 7.92 % p99", "1.03", p,
@@ -337,14 +393,21 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict, sens: dict,
     for (Rn, K), txt in printed.items():
         out.append(_pct(f"table7.r{Rn}.k{K}", f"waste-ratio bound, R = {Rn}, K = {K}, TP-32",
                         txt, t7[(Rn, K)], kind="definition",
-                        why="p = 1.026 % derived from the p99; the table rounds it to 1.03 %, "
-                            "which the K = 4 cell's P_s^4 amplifies" if (Rn, K) == (4, 4)
-                            else ""))
+                        why=f"p = {100 * p:.3f} % derived from the p99; the table rounds it "
+                            f"to 1.03 %, which the K = 4 cell's P_s^4 amplifies"
+                            if (Rn, K) == (4, 4) else ""))
         m = mc[(Rn, K)]
         out.append(_rec(f"table7.r{Rn}.k{K}.monte_carlo", f"simulated additional waste, R = "
                         f"{Rn}, K = {K}, TP-32 (i.i.d. node faults at P_s)", "%",
                         float(txt), 100 * m["mean"], kind="bound", bound="<=", printed=txt,
-                        simulated=True, note=f"{m['samples']} samples of a 9,792-GPU line; s.e. "
+                        simulated=True,
+                        setting={"gpus": GPUS, "R": Rn, "K": K, "tp": 32,
+                                 "p_gpu": round(p, 6), "samples": m["samples"]},
+                        choices={"samples": "enough for a s.e. well below the value"},
+                        note=f"the bound is loose by design (App. C bounds the waste by the "
+                             f"chance of a run of K faulty nodes); what can fail is the "
+                             f"simulated value's own range. "
+                             f"{m['samples']} samples of a 9,792-GPU line; s.e. "
                              f"{100 * m['sem']:.4f} %; against the bound corrected for "
                              f"App. C's factor-R slip ({100 * m['corrected']:.4g} %, "
                              f"bound.corrected_bound): "
@@ -363,8 +426,11 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict, sens: dict,
                                   ("$/GPU", "W/GPU", "$/(GPU GB/s)", "W/(GPU GB/s)")):
             why = ""
             if sysname == "nvl-36x2" and key == "watts":
-                why = ("Table 8's parts give (36 x 275 + 6,480 x 0.1 + 162 x 2.5) / 72 = "
-                       "152.12 W; 150.33 is not formed from them")
+                s = cost.SYSTEMS[sysname]
+                parts = " + ".join(f"{q.qty:,} x {q.watts:g}" for q in s.parts)
+                why = (f"Table 8's parts give ({parts}) / {s.gpus} = "
+                       f"{sum(q.qty * q.watts for q in s.parts) / s.gpus:.2f} W; {txt} is not "
+                       f"formed from them")
             out.append(_rec(f"table6.{sysname}.{key}", f"{sysname} {key.replace('_', ' ')}",
                             unit, float(txt), t6[sysname][key], kind="arithmetic",
                             printed=txt, why=why))
@@ -382,6 +448,9 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict, sens: dict,
                          f"${c / 1000:.0f}k: none" for c, x in sorted(agg["band"].items()))
         out.append(_pct("fig13d.k2_k3_crossover", "node fault ratio above which K = 3 has the "
                         "lower aggregate cost", "12.1", agg["crossover"], simulated=True,
+                        setting={"gpu_cost": agg["gpu_cost"], "tp": 32,
+                                 "faults": "i.i.d. node faults"},
+                        choices={"gpu_cost": "the paper does not state the GPU price"},
                         note=f"GPU-price band: {band}",
                         why=f"depends on the GPU price, which the paper does not state "
                             f"(${agg['gpu_cost']:,.0f} assumed; {band}: the paper's 12.1 % "
@@ -393,26 +462,32 @@ def records(ts: dict, orch: dict, agg: dict, mc: dict, sens: dict,
     base = float(np.nanmean([v["baseline"] for v in b.values()]))
     base16 = float(np.nanmean([v["baseline"] for v in b16.values()]))
     share = float(np.mean([v["bytes"] for v in b.values()]))
+    orch_kw = dict(simulated=True, setting={
+        "gpus": ORCH["n"] * ORCH["r"], "tp": ORCH["t"], "K": ORCH["K"], "pp": 8,
+        "tor_nodes": ORCH["p"], "aggregation_nodes": ORCH["d"]}, choices={
+        "tor_nodes": "the paper does not state its Fat-Tree's ToR size",
+        "aggregation_nodes": "the paper does not state its Aggregation domain"})
     bytes_note = (f"byte-weighted over all traffic (Llama 3.1-405B, TP-32, PP-8: the DCN "
                   f"carries {100 * share:.2f} % of an iteration's bytes, TP the rest) it is "
                   f"{100 * base * share:.2f} %; with 16-GPU ToRs (4 nodes) the pair share is "
                   f"{100 * base16:.1f} %")
     out += [_pct("fig13b.baseline", "baseline cross-ToR traffic ratio (5 % node faults, mean "
-                 "over job scales)", "10", base, simulated=True,
+                 "over job scales)", "10", base, **orch_kw,
                  note="share of the job's DCN node pairs under different ToRs, 8-GPU ToRs",
                  why=f"our ratio is the share of the job's DCN node pairs that cross ToRs; "
                      f"{bytes_note}: neither reading gives the paper's 10 %, whose "
                      f"denominator is not stated"),
             _pct("fig13b.optimized_90", "optimized cross-ToR traffic ratio, 90 % job scale, 5 % "
-                 "node faults", "1.72", b[0.9]["optimized"], simulated=True,
-                 why=f"ToR size (2 nodes of 4 GPUs) and Aggregation domain (512 nodes) "
+                 "node faults", "1.72", b[0.9]["optimized"], **orch_kw,
+                 why=f"ToR size (2 nodes of 4 GPUs) and Aggregation domain ({ORCH['d']} "
+                     f"nodes) "
                      f"assumed; the paper does not state its Fat-Tree's; byte-weighted "
                      f"{100 * b[0.9]['optimized'] * b[0.9]['bytes']:.2f} %, with 16-GPU ToRs "
                      f"{100 * b16[0.9]['optimized']:.1f} % of DCN pairs"),
             _rec("fig13c.near_zero_limit", "largest node fault ratio keeping the optimized "
                  "cross-ToR ratio near zero (<= 1 %), 85 % job scale", "%", 7,
                  100 * max([f for f, v in c.items() if v["optimized"] <= 0.01], default=0),
-                 simulated=True,
+                 **orch_kw,
                  why="the alignment constraint fails a whole ToR per faulty node; with 2 "
                      "nodes per ToR (assumed) the 85 % job stops fitting aligned near 6 %, "
                      "where the binary search relaxes constraints; with 16-GPU ToRs: "
@@ -570,13 +645,17 @@ def tables_md(ts: dict, sweep: dict, sens: dict, mc: dict, agg: dict,
              "", ""]]
     name = {"split": "n, n + N/2", "adjacent": "2n, 2n + 1",
             "independent": "random (independent)", "clustered": "by first fault (clustered)"}
-    for (source, halves, spatial), v in sens.items():
+    for key, v in sens.items():
+        if key[0] == "spread":
+            continue
+        source, halves, spatial = key
         rows.append([{"trace": "released trace", "generated": "generator (calibrated)"}[source],
                      name[halves], name[spatial]]
                     + [f"{100 * v[k]:.3f} %" for k in cols])
     out.append("\n".join([
         f"**Placement sensitivity** (mean GPU waste over the trace, mean of "
-        f"{len(PLACEMENT_SEEDS)} placements of the released trace; the generator row: one "
+        f"{sens[('spread',)][('infinitehbd-k2', 32)]['n']} placements of the released trace "
+        f"in the records' row, {len(SENS_SEEDS)} in the others; the generator row: one "
         f"synthetic trace calibrated to the released trace's mean {100 * st['mean']:.2f} %, "
         f"p99 {100 * st['p99']:.2f} % and mean fault duration "
         f"{st['mean_duration_h']:.0f} h). 'halves': where the two 4-GPU halves of 8-GPU node "

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aifabric.models.common.records import Record
+from aifabric.models.common.records import Record, with_ranges
 
 from .network import rail_only, rail_optimized, table2
 
@@ -64,9 +64,10 @@ def reproduce() -> list[Record]:
     from .experiments import (collective_records, fig7, fig7_records, same_performance,
                               same_performance_records, sweep_records, table2_records,
                               traffic_records)
-    return (table2_records() + collective_records() + traffic_records(_traffic())
-            + fig7_records(fig7()) + sweep_records(_bands())
-            + same_performance_records(_cached("same", same_performance)))
+    records = (table2_records() + collective_records() + traffic_records(_traffic())
+               + fig7_records(fig7()) + sweep_records(_bands())
+               + same_performance_records(_cached("same", same_performance)))
+    return with_ranges(records, Path(__file__).with_name("expected_ranges.json"))
 
 
 def tables() -> list[str]:

@@ -45,7 +45,7 @@ from .collectives import ag_time
 from .specs import GPT, KORTHIKANTI, MODELS, PLATFORMS, Measured, Platform
 
 __all__ = ["Strategy", "Knobs", "DEFAULT", "iteration_time", "search", "candidates",
-           "calibrate_efficiency", "efficiency_of", "hfu", "divisors", "predicted_hfu",
+           "calibrate_efficiency", "fit_efficiency", "efficiency_of", "hfu", "divisors", "predicted_hfu",
            "CALIBRATION", "memory"]
 
 BYTES = 2   # 16-bit activations, weights and gradients
@@ -172,12 +172,21 @@ def calibrate_efficiency(knobs: Knobs = DEFAULT) -> float:
     """The one compute efficiency (fraction of peak) at which the model's iteration time of
     :data:`CALIBRATION` (its own parallelisation, full recomputation, 80 GB DGX A100s) equals
     the measured 94.42 s. Every other run and platform uses this number."""
-    r, plat = CALIBRATION, PLATFORMS["dgx-a100"]
-    k = knobs.with_(recompute=CALIBRATION_MODE)
+    return fit_efficiency(CALIBRATION, CALIBRATION_MODE, knobs)
+
+
+@functools.lru_cache(maxsize=None)
+def fit_efficiency(r: Measured, recompute: str = "selective", knobs: Knobs = DEFAULT) -> float:
+    """The compute efficiency at which the model's iteration time of run ``r`` (its own
+    parallelisation, DGX A100s) equals the run's measured time with ``recompute``
+    (``"full"``: ``time_full``; ``"selective"``: ``time_selective``)."""
+    plat = PLATFORMS["dgx-a100"]
+    k = knobs.with_(recompute=recompute)
+    target = r.time_full if recompute == "full" else r.time_selective
     lo, hi = 1e-3, 1.0   # the time falls monotonically as the efficiency rises
     for _ in range(60):
         mid = (lo + hi) / 2
-        if _run_time(r, plat.with_(efficiency=mid), k) > r.time_full:
+        if _run_time(r, plat.with_(efficiency=mid), k) > target:
             lo = mid
         else:
             hi = mid

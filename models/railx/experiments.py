@@ -196,16 +196,38 @@ Hx7Mesh (2-Tier FT)   | 200704 48384  0    4128   5822   0.14 7.1  2.01
 TABLE6_PRINTED = {name.strip(): tuple(cells.split())
                   for name, cells in (line.split("|") for line in _TABLE6_TEXT.splitlines())}
 TABLE6_PAPER = {name: tuple(float(c) for c in cells) for name, cells in TABLE6_PRINTED.items()}
-_INCONSISTENT = {
-    ("3D-Torus w/ OCS", "cost"): "288 OCS + 30.7K PCC + 36.9K AOT at the paper's prices is "
-                                 "$54.6M; the printed $185.7M cannot be formed from its parts",
-    ("3D-Torus w/ OCS", "per_inject"): "follows from the $185.7M cost",
-    ("3D-Torus w/ OCS", "per_global"): "the paper's 0.22 / 4.2% would be 5.3, not 5.52",
-    ("3D Torus w/o OCS", "cost"): "30.7K PCC + 36.9K AOT at the paper's prices is $44.5M",
-    ("3D Torus w/o OCS", "per_global"): "the paper's 0.05 / 4.2% would be 1.3, not 1.46",
-    ("1:3 Tap. 2-Tier FT", "per_inject"): "395.7/3072 vs 415.9/2048 is 0.634; the paper's own "
-                                          "1.90x cost/GBW at 33.3% implies 0.634",
-}
+def _inconsistent(rows) -> dict:
+    """Reasons of the Table 6 cells that cannot be formed from the table's own parts, each
+    computed from the printed cells and our parts list of the row."""
+    pr = {name: dict(zip(("scale", "switches", "pcc", "aot", "cost", "per_inject",
+                          "global_pct", "per_global"), cells))
+          for name, cells in TABLE6_PRINTED.items()}
+    ours = {row.name: row for row in rows}
+    out = {}
+    for name in ("3D-Torus w/ OCS", "3D Torus w/o OCS"):
+        p, c = ours[name].parts, pr[name]
+        ocs = f"{p.ocs} OCS + " if p.ocs else ""
+        out[(name, "cost")] = (f"{ocs}{p.pcc / 1e3:.1f}K PCC + {p.aot / 1e3:.1f}K AOT at the "
+                               f"paper's prices is ${ours[name].cost / 1e6:.1f}M"
+                               + ("; the printed $" + c["cost"] + "M cannot be formed from its "
+                                  "parts" if p.ocs else ""))
+        out[(name, "per_global")] = (
+            f"the paper's {c['per_inject']} / {c['global_pct']}% would be "
+            f"{float(c['per_inject']) / float(c['global_pct']) * 100:.1f}, not "
+            f"{c['per_global']}")
+    out[("3D-Torus w/ OCS", "per_inject")] = \
+        f"follows from the ${pr['3D-Torus w/ OCS']['cost']}M cost"
+    tap, base = pr["1:3 Tap. 2-Tier FT"], pr["2-Tier Nonbl. FT"]
+    ratio = (float(tap["cost"]) / float(tap["scale"])) / (float(base["cost"]) /
+                                                           float(base["scale"]))
+    implied = float(tap["per_global"]) * float(tap["global_pct"]) / 100
+    out[("1:3 Tap. 2-Tier FT", "per_inject")] = (
+        f"{tap['cost']}/{tap['scale']} vs {base['cost']}/{base['scale']} is {ratio:.3f}; the "
+        f"paper's own {tap['per_global']}x cost/GBW at {tap['global_pct']}% implies "
+        f"{implied:.3f}")
+    return out
+
+
 # Conventions the records follow (notes: these records match the paper).
 _CONVENTION = {}
 for _m, _name in ((4, "RailX4Mesh"), (7, "RailX7Mesh")):
@@ -226,8 +248,10 @@ def table6_records() -> list[Record]:
     out = []
     cols = ("scale", "switches", "pcc", "aot", "cost", "per_inject", "global_pct", "per_global")
     units = ("chips", "switches", "K", "K", "M$", "x", "%", "x")
-    base = table6()[0].name
-    for row in table6():
+    rows = table6()
+    base = rows[0].name
+    inconsistent = _inconsistent(rows)
+    for row in rows:
         printed = TABLE6_PRINTED[row.name]
         p = row.parts
         model = (p.chips, p.switches + p.ocs, p.pcc / 1e3, p.aot / 1e3, row.cost / 1e6,
@@ -236,7 +260,7 @@ def table6_records() -> list[Record]:
         for col, unit, text, mv in zip(cols, units, printed, model):
             pv = float(text)
             metric = f"Table 6 {row.name}: {col}"
-            why = _INCONSISTENT.get((row.name, col), "")
+            why = inconsistent.get((row.name, col), "")
             defined = {"scale": "the row's input",
                        "global_pct": "the paper's bandwidth formula for this topology"}
             if col in defined or (row.name == base and col in ("per_inject", "per_global")):
