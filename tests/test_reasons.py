@@ -5,9 +5,8 @@ an ablation quoted that way was never run. The model code is read as source: eve
 the literal text of a ``why=`` expression (the string constants, the constant parts of
 f-strings, and what the names it uses are assigned in the same function) must be a small
 integer or a number the paper itself prints; any other number must come from a formatted
-field. ``tests/data/paper_numbers.json`` holds each paper's printed numbers, read from the
-paper's text (``../shared/seeds``; :func:`test_paper_numbers_are_the_papers` checks them
-against it where the texts are beside the repository)."""
+field. ``tests/data/paper_numbers.json`` holds each paper's printed numbers, read once from the
+papers' texts."""
 
 from __future__ import annotations
 
@@ -22,12 +21,8 @@ from aifabric.models.common.records import PAPERS
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMBERS = ROOT / "tests" / "data" / "paper_numbers.json"
-SEEDS = ROOT.parent / "shared" / "seeds"
-SEED_FILES = {"railx": "000_673c08eec1bfe678.txt", "infinitehbd": "001_53e416ce3ec13213.txt",
-              "railonly": "002_6b628c7d18be93bc.txt", "flexsipac": "003_e071c5c37222636e.txt",
-              "chronos": "004_0b1041457eb44b33.txt"}
-# a number standing alone (not part of a name such as fig14a, H100 or k2)
-NUM = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
+# a number not inside a name (fig14a, H100, k2); a unit may follow it (54.6M, 1.90x)
+NUM = re.compile(r"(?<![\w.])\d++(?:,\d{3})*+(?:\.\d+)?+")
 SMALL = 12         # integers up to this count things (phases, VC classes, figure panels)
 
 
