@@ -583,6 +583,36 @@ async def malformed_stacks(dut):
 
 
 @cocotb.test()
+async def malformed_every_output(dut):
+    """Every output index named twice on purpose (each in its turn, at an entry position
+    that walks the stack from the first entry to the last, with the two inputs drawn), and
+    every destination just past the last output (N, and the field's maximum where N does not
+    fill it): each stack is rejected whole (``stack_error``, no entry kept) and a good stack
+    loaded after it clears the flag. The random ``malformed_stacks`` draws its outputs by
+    chance and can miss one; a duplicate check that leaves out one output's column fails
+    here at every seed."""
+    h, rng = await setup(dut, 7)
+    n, b = h.n, max(1, (h.n - 1).bit_length())
+    cases = [("twice", o) for o in range(n)]
+    cases += [("range", v) for v in sorted({n, (1 << b) - 1}) if v >= n]
+    count = min(h.depth, 4)
+    for c, (kind, value) in enumerate(cases):
+        configure(h, rng)
+        entries = random_stack(rng, n, count, 2)
+        k = c % count                                   # first, middle and last entries
+        i, j = (int(x) for x in rng.choice(n, size=2, replace=False))
+        fixes = [(k, i, value)] + ([(k, j, value)] if kind == "twice" else [])
+        await h.load(entries, raw=fixes)
+        got = await h.step(offer_p=0.0)
+        assert got["stack_error"] and got["entries"] == 0, \
+            (kind, value, k, got["stack_error"], got["entries"])
+        await h.load(random_stack(rng, n, count, 2))
+        assert not h.read()["stack_error"], (kind, value)
+    record_stats("malformed_every_output", transactions=h.transactions(),
+                 cycles=h.meter.cycles, cases=len(cases))
+
+
+@cocotb.test()
 async def period_and_guard_change_while_running(dut):
     """T and G changed at run time, T lowered below the current phase included: the slot ends
     at once (the phase never passes the largest T - 1), slots go on, and every word is still
