@@ -234,6 +234,9 @@ class Harness:
         self.count = c = self.count + 1
         self.load_ready = load_ready = self._load_ready()
         self.steps_valid = steps_valid = self._steps_valid()
+        # done promises every step of the matrix taken: never while one still waits
+        if steps_valid and self._done():
+            raise AssertionError(f"cycle {c}: done is high while a step waits")
         # the source (StreamSource.drive)
         if self.current is None and self.queue and not (self.gap_p and
                                                         self.rng.random() < self.gap_p):
