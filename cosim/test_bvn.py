@@ -118,6 +118,10 @@ def frames(rng: np.random.Generator, n: int, w: int, random_count: int, moe_coun
     items += [("zero", np.zeros((n, n), dtype=np.int64)),
               ("full", np.full((n, n), (1 << w) - 1, dtype=np.int64))]
     items += [(bad, random_matrix(rng, n, w)) for bad in ERRORS for _ in range(2)]
+    # the overflow boundary on purpose: 2^W itself (one past the largest value, 2^W - 1,
+    # which the "full" matrix sends) and the lane's maximum, then one drawn between them
+    items.append(("overflow", random_matrix(rng, n, w)))
+    over = iter([1 << w, (1 << LANE_BITS) - 1])
     order = rng.permutation(len(items))
     for k in order:
         kind, mat = items[k]
@@ -134,7 +138,7 @@ def frames(rng: np.random.Generator, n: int, w: int, random_count: int, moe_coun
                 [(beats[e % len(beats)][0], e == extra - 1) for e in range(extra)]
         elif kind == "overflow" and w < LANE_BITS:
             b, j = int(rng.integers(len(beats))), int(rng.integers(rows * n))
-            beats[b][0][j] = int(rng.integers(1 << w, 1 << LANE_BITS))
+            beats[b][0][j] = next(over, None) or int(rng.integers(1 << w, 1 << LANE_BITS))
         elif kind == "overflow":
             error = 0  # W = 32: every lane value fits
         yield kind, mat, beats, error
