@@ -644,3 +644,61 @@ async def error_flags(dut):
     dut.clear.value = 0
     assert await flags() == 1 << ERROR_BITS["no_route"]
     record_stats("error_flags", transactions=0, cycles=b.meter.cycles)
+
+
+@cocotb.test()
+async def protocol_each_cause(dut):
+    """Each cause of the protocol flag alone, everywhere it can happen: a credit returned to
+    an output VC that already holds ``depth`` (every output port, every VC: at reset every
+    output VC is full), a credit naming a VC >= V and a flit sent on a VC >= V (every output
+    and every input port, where V does not fill its field, as at V = 3). The fault is driven
+    for one cycle; the flag is exactly the protocol bit at the next falling edge (registered
+    at the rising edge that samples the fault) and stays until ``clear``."""
+    rng = np.random.default_rng(cocotb.RANDOM_SEED + 9)
+    b = Bench(dut, rng)
+    await b.reset()
+    P, V = b.P, b.V
+    vb = max(1, (V - 1).bit_length())
+    protocol = 1 << ERROR_BITS["protocol"]
+    causes = 0
+
+    async def fault(drive, undrive, what):
+        nonlocal causes
+        await FallingEdge(dut.clk)
+        assert read_int(dut.error) == 0, f"{what}: a flag before the fault"
+        drive()
+        await FallingEdge(dut.clk)
+        undrive()
+        got = read_int(dut.error)
+        assert got == protocol, f"{what}: error {got:#b} one cycle after, not {protocol:#b}"
+        await FallingEdge(dut.clk)
+        assert read_int(dut.error) == protocol, f"{what}: the flag did not stay"
+        dut.clear.value = 1
+        await FallingEdge(dut.clk)
+        dut.clear.value = 0
+        causes += 1
+
+    for q in range(1, P):
+        out = b.outputs[q]
+        for w in [*range(V), *([V] if V < 1 << vb else [])]:
+            await fault(lambda: out.send_credit(w), lambda: out.send_credit(None),
+                        f"credit on output {q} VC {w}")
+    if V < 1 << vb:
+        for p in range(P):
+            inp = b.inputs[p]
+            flit = (True, True, V, b.payload.data(90 + p, 0, 5, 1))
+            await fault(lambda: inp.send(flit), lambda: inp.send(None),
+                        f"flit on input {p} VC {V}")
+    # none of it touched a buffer or a credit: a packet still crosses
+    await b.load_table([(0, 5, 1, 0, 0)])
+    await FallingEdge(dut.clk)
+    b.inputs[0].send((True, True, 0, b.payload.data(99, 0, 5, 1)))
+    await FallingEdge(dut.clk)
+    b.inputs[0].send(None)
+    seen = []
+    for _ in range(6):
+        await FallingEdge(dut.clk)
+        seen += [q for q in range(P) if b.outputs[q].read() is not None]
+    assert seen == [1], f"after the faults destination 5 left on {seen}"
+    assert read_int(dut.error) == 0
+    record_stats("protocol_each_cause", transactions=causes, cycles=b.meter.cycles)

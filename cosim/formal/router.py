@@ -128,8 +128,8 @@ MUTANTS = {
     "credits_returned_le_taken": ("m.d.sync += self.i[p].credit.eq(chosen[p].any())",
                                   "m.d.sync += self.i[p].credit.eq(elig[p].any())"),
     # a credit that brings an output VC back to B is taken for one beyond B
-    "no_protocol_error": ("over.append(eq_const(avail[q][w], B + 1))",
-                          "over.append(eq_const(avail[q][w], B))"),
+    "no_protocol_error": ("full.eq(eq_const(credit[q][w], B)),",
+                          "full.eq(eq_const(credit[q][w], B - 1)),"),
     # virtual cut-through checks one flit of credit instead of the packet's
     "vct_whole_packet_credit": ("_at_least(_pick(m, r.port, [avail[q][w] for q in range(P)], cb),\n"
                                 "                                         r.length)",

@@ -66,7 +66,7 @@ Errors (``error``, sticky until ``clear``): bit 0 a table entry refused (port >=
 V or lo > hi; nothing is written), bit 1 a head whose table entry was never loaded (it waits,
 as in the simulator, and raises the bit again every cycle it waits), bit 2 a head whose length is 0 or more than ``packet``, bit 3 a sender
 broke the credit protocol (a flit written into a full VC or on a VC >= V, a credit beyond
-``depth`` returned), bit 4 a credit signal high on the ejection port (tie it to 0).
+``depth`` returned: it is dropped, the count stays at ``depth``), bit 4 a credit signal high on the ejection port (tie it to 0).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -307,8 +307,14 @@ class Router(wiring.Component):
         for q in range(1, P):
             back_vc = _decode(m, self.o[q].credit_vc, V, f"crv{q}")
             for w in range(V):
-                m.d.comb += avail[q][w].eq((credit[q][w] + (self.o[q].credit & back_vc[w]))[:cb])
-                over.append(eq_const(avail[q][w], B + 1))
+                # a credit returned to a VC that already counts ``depth`` is surplus: flagged
+                # and dropped, so the count never exceeds the downstream buffer
+                back = Signal(name=f"back{q}_{w}")
+                full = Signal(name=f"full{q}_{w}")
+                m.d.comb += [back.eq(self.o[q].credit & back_vc[w]),
+                             full.eq(eq_const(credit[q][w], B)),
+                             avail[q][w].eq((credit[q][w] + (back & ~full))[:cb])]
+                over.append(back & full)
             over.append(self.o[q].credit & ~back_vc.any())
         m.d.comb += err["eject_credit"].eq(self.o[0].credit | self.o[0].credit_vc.any())
         # has_credit[q][w]: output VC (q, w) can take a flit now
