@@ -427,9 +427,7 @@ def records(u: dict, t: dict) -> list:
         record("chronos", "sec8.1.tuned.improvement.max", "circuit faster than tuned DCQCN, "
                "max", "%", PAPER_IMPROVEMENT_MAX, timp.max(), note=note, why=tuned_why,
                expected_range=rng["sec8.1.tuned.improvement.max"], **tuned_kw),
-        record("chronos", "sec8.1.tuned.packet.mean", "tuned DCQCN all-to-all completion, mean",
-               "ms", PAPER_PACKET_MS, 1e3 * tp.mean(), note=note, why=scale + tuned_why,
-               expected_range=rng["sec8.1.tuned.packet.mean"], **tuned_kw),
+        packet_mean(quick, tp, note, scale + tuned_why, rng, tuned_kw),
         record("chronos", "sec8.1.tuned.ratio.mean", "tuned packet / circuit completion "
                "(means)", "x", PAPER_RATIO, tp.mean() / circ.mean(),
                note=note + "; paper: 1 / (1 - 22.04%) from §8.1's mean improvement",
@@ -450,6 +448,20 @@ def records(u: dict, t: dict) -> list:
         out.append(ablation(id_, f"circuit faster than DCQCN ({key}), mean", "%",
                             PAPER_IMPROVEMENT, _imp(circ, v).mean(), key))
     return out
+
+
+def packet_mean(quick: bool, tp, note: str, why: str, rng: dict, kw: dict):
+    """The tuned packet mean (ms) against §8.1's 'approximately 13ms'. At the MoE volume
+    (full run) it lands within the printed digit's tolerance, and the paper's 13 ms lies in
+    the run's own spread: declared a match, the reason kept in the note. At 1 % of the
+    volume (quick run) it cannot: declared a difference."""
+    from aifabric.models.common.records import record
+    kw = dict(kw, expect="differ" if quick else "match")
+    text = dict(why=why) if quick else dict(note=f"{note}; {why}")
+    return record("chronos", "sec8.1.tuned.packet.mean", "tuned DCQCN all-to-all completion, "
+                  "mean", "ms", PAPER_PACKET_MS, 1e3 * tp.mean(),
+                  expected_range=rng["sec8.1.tuned.packet.mean"],
+                  **({"note": note} if quick else {}), **text, **kw)
 
 
 def _timer_list(cfg: RoCE) -> list:
@@ -526,7 +538,20 @@ EXPECTED = {
         "sec8.1.zhu_bc_printed.improvement.mean": (2.8, 4.43),
         "sec8.1.zhu_bc_scaled.improvement.mean": (2.8, 4.43),
     },
-    False: {},
+    False: {
+        "sec8.1.improvement.mean": (15.83, 21.4),
+        "sec8.1.improvement.max": (19.01, 29.14),
+        "sec8.1.packet.mean": (12.052, 14.903),
+        "sec8.1.tuned.improvement.mean": (15.83, 21.4),
+        "sec8.1.tuned.improvement.max": (19.01, 29.14),
+        "sec8.1.tuned.packet.mean": (12.052, 14.903),
+        "sec8.1.tuned.ratio.mean": (1.179, 1.272),
+        "sec8.1.tuned.framed.improvement.mean": (11.65, 17.44),
+        "sec8.1.dcqcn_paper.improvement.mean": (9.47, 12.35),
+        "sec8.1.zhu_f5.improvement.mean": (9.78, 14.89),
+        "sec8.1.zhu_bc_printed.improvement.mean": (3.74, 5.26),
+        "sec8.1.zhu_bc_scaled.improvement.mean": (18.53, 27.27),
+    },
 }
 
 
