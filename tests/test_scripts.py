@@ -184,8 +184,22 @@ def test_reproduce_report_from_the_real_packages(tmp_path, paper):
     assert set(full) == set(by_id), sorted(set(full) ^ set(by_id))
     for key, r in by_id.items():
         f = full[key]
-        assert (f.paper_value, f.kind, f.expect, f.simulated, f.bound) == \
-            (r["paper_value"], r["kind"], r["expect"], r["simulated"], r["bound"]), key
+        assert (f.paper_value, f.kind, f.simulated, f.bound) == \
+            (r["paper_value"], r["kind"], r["simulated"], r["bound"]), key
+        if not scaled_down(f, r):
+            assert f.expect == r["expect"], key
+
+
+TIME_UNITS = ("s", "ms", "us", "ns")
+
+
+def scaled_down(full: Record, quick: dict) -> bool:
+    """An absolute time the quick run measures on less traffic (its setting's ``volume``
+    differs from the full run's) cannot be declared like the full run's: it is compared on
+    everything but the declaration."""
+    fv = (full.setting or {}).get("volume")
+    qv = (quick.get("setting") or {}).get("volume")
+    return full.unit in TIME_UNITS and fv is not None and qv is not None and fv != qv
 
 
 def test_record_kinds_of_the_committed_run():
@@ -202,7 +216,7 @@ def test_record_kinds_of_the_committed_run():
     assert kind["infinitehbd", "table6.infinitehbd-k2.cost"] == "arithmetic"
     assert kind["flexsipac", "sec3a.r16.l3.cus"] == "arithmetic"
     assert kind["chronos", "sec8.bhavan.64port_us"] == "bound"
-    for key in (("railx", "fig14a.hyperx.throughput"), ("chronos", "sec8.1.improvement.mean"),
+    for key in (("railx", "fig14a.hyperx.throughput"), ("chronos", "sec8.1.tuned.improvement.mean"),
                 ("flexsipac", "fig7.gain_vs_h100.min"), ("railonly", "fig10.k8.b256"),
                 ("infinitehbd", "abstract.tp32.infinitehbd")):
         assert rs[key].kind == "value" and rs[key].simulated, key

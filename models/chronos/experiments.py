@@ -73,9 +73,10 @@ def timeslot_records() -> list[Record]:
              100 * loss, "t_max = 10 us (2 km), t_x = 10 ns", **definition),
         _rec("sec6.200m.slot", "slot time T - t_x, 1 MB over 200 m at 400 Gb/s", "us", 22,
              slot * 1e6, "1 MB = 10^6 bytes; 5 ns/m", **definition,
-             why=f"20 us of transfer + 1 us of fibre is {slot * 1e6:.0f} us; the paper's 22 us "
-                 f"matches only with 1 MB = 2^20 bytes (21.97 us), which its MEMS example "
-                 f"(150 MB) rules out"),
+             why=f"{8 * MB / 400e9 * 1e6:.0f} us of transfer + {t200 * 1e6:.0f} us of fibre is "
+                 f"{slot * 1e6:.0f} us; the paper's 22 us matches only with 1 MB = 2^20 bytes "
+                 f"({ts.slot_duration(2**20, 400e9, t200, 0.0) * 1e6:.2f} us), which its MEMS "
+                 f"example (150 MB) rules out"),
         _rec("sec6.200m.efficiency", "efficiency at t_x = 10 ns", "%", 95,
              100 * ts.efficiency(MB, 400e9, t200, 10e-9), "paper: 'exceeds 95%'",
              **definition, bound=">="),

@@ -33,21 +33,27 @@ from .packet import fluid_completion
 from .roce import RoCE, Stalled, hpcc_dcqcn, hpcc_dcqcn_paper, simulate, zhu_reaction_point
 
 __all__ = ["circuit", "BUDGET", "packet_set", "untuned", "volume_sweep", "tune", "Tuned",
-           "tuned"]
+           "tuned", "stopped", "framed", "search_space"]
 
 PRESETS = {"dcqcn": hpcc_dcqcn, "dcqcn_paper": hpcc_dcqcn_paper}
 MAIN_PRESET = "dcqcn"           # run.py's --cc dcqcn: the untuned records
 TEST_SEED = 7                   # the test matrices (as the fluid §8.1 used)
 TRAIN_SEED = 1_000_003          # the training matrices
-# quick: CI-sized (1 % of the volume); full: the paper's volume
+# quick: CI-sized (1 % of the volume); full: the paper's volume. The tuning runs until its
+# best-so-far has stopped improving (:data:`STOP`), between ``min_trials`` and ``max_trials``.
 BUDGET = {True: {"volume": 0.01, "test": 3, "presets": ("dcqcn", "dcqcn_paper"),
-                 "train": 2, "trials": 4, "sweep": (0.003, 0.01, 0.03), "sweep_mats": 2},
-          False: {"volume": 1.0, "test": 100, "presets": ("dcqcn", "dcqcn_paper"),
-                  "train": 2, "trials": 12, "sweep": (0.01, 0.03, 0.1, 0.3, 0.8, 1.0),
-                  "sweep_mats": 2}}
-# The full run: about 640 packet-level simulations of ~4 GB all-to-alls (31 M events, ~7 CPU-s
-# each; about 50 min on 2 shared cores), so 100 test matrices rather than the paper's 1,000 (about
-# 2 CPU-hours per setting); each mean is reported with its 95 % confidence half-width.
+                 "train": 2, "min_trials": 6, "patience": 4, "max_trials": 10,
+                 "sweep": (0.003, 0.01, 0.03), "sweep_mats": 2},
+          False: {"volume": 1.0, "test": 6, "presets": ("dcqcn", "dcqcn_paper"),
+                  "train": 2, "min_trials": 12, "patience": 6, "max_trials": 20,
+                  "sweep": (0.01, 0.03, 0.1, 0.3, 1.0), "sweep_mats": 1}}
+# The full run: up to 20 trials x 2 training matrices, then 6 test matrices x 6 settings of
+# ~4 GB all-to-alls (31 M events, ~7 CPU-s each) on a machine shared by several jobs, so 6
+# test matrices rather than the paper's 1,000; each mean is reported with its 95 %
+# confidence half-width.
+# The tuning has stopped improving when the best-so-far mean fell by less than STOP (relative)
+# over the last ``patience`` trials.
+STOP = 1e-3
 TUNED = ("k_min", "k_max", "p_max", "r_ai", "r_hai", "g")
 
 # The reaction point, as an ablation on the test set: HPCC's ns-3 has no byte counter and
@@ -60,7 +66,7 @@ REACTION_POINT = {
     "dcqcn_paper, F = 5, byte counter 6 MB (300 KB x 800/40)": lambda: zhu_reaction_point(),
 }
 JOBS_ENV = "AIFABRIC_JOBS"   # processes for the matrices of one setting (default: one per core)
-TRIAL_LIMIT = 3.0   # a tuning trial's run stops at 3 x the fluid bound and scores that
+TRIAL_LIMIT = 2.5   # a tuning trial's run stops at 2.5 x the fluid bound and scores that
 
 
 def _ex():
@@ -154,6 +160,7 @@ def untuned(quick: bool, progress: bool = True) -> dict:
     out = {"volume": b["volume"], "matrices": mats,
            "circuit_s": np.array([c["total_s"] for c in circ]),
            "exact_s": np.array([c["exact_s"] for c in circ]),
+           "framed_s": np.array([circuit(framed(d))["total_s"] for d in mats]),
            "decompose_s": np.array([c["decompose_s"] for c in circ]),
            "quant_overhead": np.array([c["quant_overhead"] for c in circ]),
            "fluid_s": np.array([fluid_completion(d, _ex().LINK_BPS) for d in mats]),
@@ -195,17 +202,47 @@ class Tuned:
     history: list          # per trial: mean training completion (s)
     improvement: list      # per trial: mean training improvement of the circuit over it
     best_trial: int
-    trials: int
+    trials: int            # trials run (the search stopped, see :func:`stopped`)
     train: int
+    min_trials: int = 0
+    patience: int = 0
+    max_trials: int = 0
+
+    @property
+    def converged(self) -> bool:
+        """The best-so-far stopped improving before the budget ran out."""
+        return stopped(self.history, self.min_trials, self.patience)
+
+
+def stopped(history, min_trials: int, patience: int, rel: float = STOP) -> bool:
+    """The tuning's stopping rule: at least ``min_trials`` trials, and the best-so-far mean
+    fell by less than ``rel`` (relative) over the last ``patience`` trials."""
+    h = np.asarray(history, dtype=float)
+    if len(h) < max(min_trials, patience + 1):
+        return False
+    best = np.minimum.accumulate(h)
+    return bool(best[-patience - 1] - best[-1] < rel * best[-patience - 1])
+
+
+def search_space(top: float) -> dict:
+    """The tuned parameters' ranges (log-uniform except ``k_max_frac``): K_min from 10 KB to
+    0.95 x ``top`` (the PFC pause threshold of an empty buffer), K_max = K_min + k_max_frac x
+    (top - K_min), P_max 0.001-1, R_AI 10 Mb/s-20 Gb/s, R_HAI 100 Mb/s-100 Gb/s, g 1/1024-1/2."""
+    return {"k_min": (10e3, 0.95 * top, True), "k_max_frac": (0.01, 1.0, False),
+            "p_max": (1e-3, 1.0, True), "r_ai": (10e6, 20e9, True),
+            "r_hai": (100e6, 100e9, True), "g": (1 / 1024, 0.5, True)}
 
 
 def tune(quick: bool, progress: bool = True, seed: int = 0) -> Tuned:
-    """Optuna TPE (``seed``) over the six parameters, minimising the mean completion on the
-    training matrices."""
+    """Optuna TPE (``seed``) over the six parameters the paper tuned, on HPCC ns-3's reaction
+    point (no byte counter, F = 1: the ``dcqcn`` preset's), minimising the mean completion on
+    the training matrices (seed :data:`TRAIN_SEED`, apart from the test matrices); trial 0 is
+    the preset. Runs until :func:`stopped` or ``max_trials``."""
     import optuna
     b = BUDGET[quick]
-    base = hpcc_dcqcn()
+    base = PRESETS[MAIN_PRESET]()
     top = pfc_threshold(base)
+    space = search_space(top)
     train = matrices(b["train"], TRAIN_SEED, b["volume"])
     circ = np.array([circuit(d)["total_s"] for d in train])
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -216,31 +253,35 @@ def tune(quick: bool, progress: bool = True, seed: int = 0) -> Tuned:
                             p_max=v["p_max"], r_ai=v["r_ai"], r_hai=v["r_hai"], g=v["g"])
 
     per_trial: list = []
+    history: list = []
 
     def objective(trial) -> float:
-        v = {"k_min": trial.suggest_float("k_min", 10e3, top / 2, log=True),
-             "k_max_frac": trial.suggest_float("k_max_frac", 0.01, 1.0),
-             "p_max": trial.suggest_float("p_max", 0.01, 1.0, log=True),
-             "r_ai": trial.suggest_float("r_ai", 10e6, 20e9, log=True),
-             "r_hai": trial.suggest_float("r_hai", 100e6, 100e9, log=True),
-             "g": trial.suggest_float("g", 1 / 1024, 0.5, log=True)}
+        v = {k: trial.suggest_float(k, lo, hi, log=log) for k, (lo, hi, log) in space.items()}
         pk = packet_set(train, params(v), TRAIN_SEED, "", False, limit=TRIAL_LIMIT)
         per_trial.append(float(np.mean(1 - circ / pk)))
+        history.append(float(pk.mean()))
         return float(pk.mean())
 
+    def stop(study, trial) -> None:
+        bar.update(1)
+        if stopped(history, b["min_trials"], b["patience"]):
+            study.stop()
+
     study = optuna.create_study(direction="minimize",
-                                sampler=optuna.samplers.TPESampler(seed=seed))
+                                sampler=optuna.samplers.TPESampler(seed=seed,
+                                                                   multivariate=True))
     study.enqueue_trial({"k_min": base.k_min, "k_max_frac": (base.k_max - base.k_min)
                          / (top - base.k_min), "p_max": base.p_max, "r_ai": base.r_ai,
                          "r_hai": base.r_hai, "g": base.g})
     from tqdm import tqdm
-    bar = tqdm(total=b["trials"], desc="§8.1 DCQCN tuning (packet level)",
+    bar = tqdm(total=b["max_trials"], desc="§8.1 DCQCN tuning (packet level)",
                disable=None if progress else True, file=sys.stderr)
-    study.optimize(objective, n_trials=b["trials"], callbacks=[lambda s, t: bar.update(1)])
+    study.optimize(objective, n_trials=b["max_trials"], callbacks=[stop])
     bar.close()
-    return Tuned(params=params(study.best_params), history=[t.value for t in study.trials],
+    return Tuned(params=params(study.best_params), history=history,
                  improvement=per_trial, best_trial=study.best_trial.number,
-                 trials=b["trials"], train=b["train"])
+                 trials=len(history), train=b["train"], min_trials=b["min_trials"],
+                 patience=b["patience"], max_trials=b["max_trials"])
 
 
 def tuned(quick: bool, base: dict, progress: bool = True) -> dict:
@@ -249,6 +290,15 @@ def tuned(quick: bool, base: dict, progress: bool = True) -> dict:
     pk = packet_set(base["matrices"], t.params, TEST_SEED * 100_003, "§8.1 packet (tuned)",
                     progress)
     return {"tuning": t, "packet_s": pk}
+
+
+def framed(d: np.ndarray, cfg: RoCE | None = None) -> np.ndarray:
+    """Byte matrix ``d`` as RoCE frames on the wire: every entry's payload cut into ``mtu``
+    packets, each with ``header_bytes`` of headers (the packet switch's framing; ``cfg``
+    defaults to the ``dcqcn`` preset's)."""
+    cfg = cfg or PRESETS[MAIN_PRESET]()
+    d = np.asarray(d, dtype=np.int64)
+    return d + (-(-d // int(cfg.mtu))) * int(cfg.header_bytes)
 
 
 # --------------------------------------------------------------------- records, report ----
@@ -274,73 +324,235 @@ def ci95(x) -> float:
     return float(1.96 * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
 
 
+def _timers(cfg: RoCE) -> str:
+    """The DCQCN timers of ``cfg`` as 'alpha/decrease/increase a/d/i us'."""
+    return ("alpha/decrease/increase " + "/".join(
+        f"{1e6 * getattr(cfg, k):g}" for k in ("alpha_timer_s", "decrease_timer_s",
+                                                "increase_timer_s")) + " us")
+
+
+def _imp(circ, pk) -> np.ndarray:
+    return 100 * (1 - np.asarray(circ) / np.asarray(pk))
+
+
+def framing_share(u: dict, pk) -> tuple[float, float]:
+    """(improvement mean with RoCE frames on the circuit too, the framing's share in points:
+    the bare-payload improvement minus it) against packet completions ``pk``."""
+    framed_imp = _imp(u["framed_s"], pk).mean()
+    return float(framed_imp), float(_imp(u["circuit_s"], pk).mean() - framed_imp)
+
+
 def records(u: dict, t: dict) -> list:
-    """§8.1's six records (untuned: HPCC's ``dcqcn`` preset; tuned) and the packet/circuit
-    ratio, all simulated values on the packet-level switch."""
+    """§8.1's records (untuned: HPCC's ``dcqcn`` preset; tuned, the headline) and the
+    packet/circuit ratio, all simulated values on the packet-level switch. Every number in a
+    reason is formatted from the run's values or settings."""
     from aifabric.models.common.records import record
     circ = u["circuit_s"]
     pk = u["packet"][MAIN_PRESET]
-    imp = 100 * (1 - circ / pk)
+    imp = _imp(circ, pk)
     tp = t["packet_s"]
-    timp = 100 * (1 - circ / tp)
+    timp = _imp(circ, tp)
+    tn = t["tuning"]
+    preset = PRESETS[MAIN_PRESET]()
     note = _scale_note(u)
     small = u["volume"] < 0.1
     fluid = f"{1e3 * u['fluid_s'].mean():.3f} ms"
+    framed_imp, share = framing_share(u, tp)
+    cfg = tn.params
+    tuning = (f"tuned with {tn.trials} TPE trials x {tn.train} training matrices (another seed "
+              f"than the test matrices; trial 0 the preset, best trial {tn.best_trial}; "
+              + ("stopped: the best-so-far mean fell by less than "
+                 f"{100 * STOP:g} % over the last {tn.patience} trials"
+                 if tn.converged else f"budget of {tn.max_trials} trials spent before the "
+                 f"best-so-far stopped improving") +
+              f") on HPCC ns-3's reaction point ({MAIN_PRESET} preset, {_timers(preset)}, no "
+              f"byte counter, F = {preset.fast_recovery}): K_min {cfg.k_min / 1e6:.3g} MB, "
+              f"K_max {cfg.k_max / 1e6:.3g} MB, P_max {cfg.p_max:.3g}, R_AI "
+              f"{cfg.r_ai / 1e6:.3g} Mb/s, R_HAI {cfg.r_hai / 1e6:.3g} Mb/s, g {cfg.g:.3g}; "
+              f"on the test matrices tuned {1e3 * tp.mean():.3f} ms against the untuned "
+              f"preset's {1e3 * pk.mean():.3f} ms ({timp.mean() - imp.mean():+.2f} points)")
+    framing = (f"framing: the circuit carries bare payload (bytes / rate, as §8.1 computes "
+               f"it) while the packet switch sends {preset.header_bytes} header bytes per "
+               f"{preset.mtu}-byte packet; with RoCE frames on the circuit too the "
+               f"improvement is {framed_imp:.2f}% (the framing's share: {share:.2f} points)")
     if small:
-        setting = (f"at {u['volume']:g}x the MoE volume the egress queues seldom reach K_min, "
+        where = (f"at {u['volume']:g}x the MoE volume the egress queues seldom reach K_min, "
                    f"DCQCN seldom acts and every packet switch sits near the fluid bound "
                    f"({fluid}); the improvement depends on the volume (sec81_volume.png)")
-        untuned_why = f"untuned: HPCC ns-3's dcqcn preset; {setting}"
-        tuned_why = (f"tuned with {t['tuning'].trials} TPE trials on {t['tuning'].train} "
-                     f"training matrices; {setting}")
+        tuned_why = f"{tuning}; {framing}; {where}"
     else:
-        setting = ("the improvement moves with the traffic volume per host (sec81_volume.png) "
+        where = ("the improvement moves with the traffic volume per host (sec81_volume.png) "
                    "and with the DCQCN timers, and our expert fractions are drawn (MoEtion's "
                    "are not published)")
-        untuned_why = (f"untuned: HPCC ns-3's dcqcn preset (the paper tuned its DCQCN, settings "
-                       f"not published); {setting}")
         other = ""
         if "dcqcn_paper" in u["packet"]:
-            other = (f" (HPCC's dcqcn_paper timers, 50/50/55 us, give "
-                     f"{100 * np.mean(1 - circ / u['packet']['dcqcn_paper']):.1f}%)")
+            other = (f"; ablation: HPCC's dcqcn_paper timers ({_timers(PRESETS['dcqcn_paper']())}"
+                     f") give {_imp(circ, u['packet']['dcqcn_paper']).mean():.1f}% untuned")
         rp = u.get("reaction_point", {})
         if rp:
-            other += ("; so does the reaction point HPCC's ns-3 simplifies: with Zhu et al.'s "
-                      "byte counter and F = 5 on those timers the improvement is " +
-                      ", ".join(f"{100 * np.mean(1 - circ / v):.1f}% +/- "
-                                f"{100 * ci95(1 - circ / v):.1f} ({k.split(', ', 1)[1]})"
-                                for k, v in rp.items()))
-        tuned_why = (f"tuned ({t['tuning'].trials} TPE trials x {t['tuning'].train} training "
-                     f"matrices; the paper's budget is not stated) lands "
-                     f"{timp.mean() - imp.mean():+.1f} points from the untuned preset: with HPCC's timers (alpha/decrease/increase "
-                     f"1/4/300 us) the six tuned parameters barely change how fast a cut rate "
-                     f"is regained; the timers do{other}; {setting}")
+            other += ("; ablation, not evidence (Zhu et al.'s reaction point, whose byte "
+                      f"counter at {preset.link_bps / 1e9:g} Gb/s is our free choice): " +
+                      ", ".join(f"{_imp(circ, v).mean():.1f}% +/- {ci95(_imp(circ, v)):.1f} "
+                                f"({REACTION_POINT_SHORT[k]})" for k, v in rp.items()))
+        tuned_why = f"{tuning}; {framing}{other}; {where}"
     scale = (f"our traffic: circuit mean {1e3 * circ.mean():.3f} ms against the paper's implied "
              f"{PAPER_PACKET_MS * (1 - PAPER_IMPROVEMENT / 100):.2f} ms (13 ms x (1 - 22.04%)); ")
-    kw = dict(kind="value", simulated=True, expect="differ")
-    return [
-        record("chronos", "sec8.1.improvement.mean", "circuit faster than DCQCN (HPCC preset), "
-               "mean", "%", PAPER_IMPROVEMENT, imp.mean(),
-               note=f"{note}; 95 % CI of the mean +/- {ci95(imp):.2f} points",
-               why=untuned_why, **kw),
-        record("chronos", "sec8.1.improvement.max", "circuit faster than DCQCN (HPCC preset), "
-               "max", "%", PAPER_IMPROVEMENT_MAX, imp.max(), note=note, why=untuned_why, **kw),
-        record("chronos", "sec8.1.packet.mean", "DCQCN (HPCC preset) all-to-all completion, "
-               "mean", "ms", PAPER_PACKET_MS, 1e3 * pk.mean(), note=note,
-               why=scale + untuned_why, **kw),
+    quick = bool(small)
+    rng = EXPECTED[quick]
+    base_setting = setting(u, t)
+    tuned_kw = dict(kind="value", simulated=True, expect="differ", setting=base_setting,
+                    choices=CHOICES)
+
+    def ablation(id_, metric, unit, paper, value, cfg_name, **extra):
+        st = {k: v for k, v in base_setting.items() if k not in ("tuned", "tuning")}
+        st.update(packet_switch=cfg_name, **extra)
+        return record("chronos", id_, metric, unit, paper, value, note=note, kind="ablation",
+                      setting=st, choices={k: v for k, v in CHOICES.items() if k in st},
+                      expected_range=rng[id_])
+
+    out = [
+        ablation("sec8.1.improvement.mean", "circuit faster than DCQCN (HPCC dcqcn preset, "
+                 "untuned), mean", "%", PAPER_IMPROVEMENT, imp.mean(), "HPCC dcqcn preset, "
+                 "untuned", dcqcn_timers_us=_timer_list(preset)),
+        ablation("sec8.1.improvement.max", "circuit faster than DCQCN (HPCC dcqcn preset, "
+                 "untuned), max", "%", PAPER_IMPROVEMENT_MAX, imp.max(), "HPCC dcqcn preset, "
+                 "untuned", dcqcn_timers_us=_timer_list(preset)),
+        ablation("sec8.1.packet.mean", "DCQCN (HPCC dcqcn preset, untuned) all-to-all "
+                 "completion, mean", "ms", PAPER_PACKET_MS, 1e3 * pk.mean(),
+                 "HPCC dcqcn preset, untuned", dcqcn_timers_us=_timer_list(preset)),
         record("chronos", "sec8.1.tuned.improvement.mean", "circuit faster than tuned DCQCN, "
                "mean", "%", PAPER_IMPROVEMENT, timp.mean(),
                note=f"{note}; 95 % CI of the mean +/- {ci95(timp):.2f} points",
-               why=tuned_why, **kw),
+               why=tuned_why, expected_range=rng["sec8.1.tuned.improvement.mean"], **tuned_kw),
         record("chronos", "sec8.1.tuned.improvement.max", "circuit faster than tuned DCQCN, "
-               "max", "%", PAPER_IMPROVEMENT_MAX, timp.max(), note=note, why=tuned_why, **kw),
-        record("chronos", "sec8.1.tuned.packet.mean", "tuned DCQCN all-to-all completion, mean",
-               "ms", PAPER_PACKET_MS, 1e3 * tp.mean(), note=note, why=scale + tuned_why, **kw),
+               "max", "%", PAPER_IMPROVEMENT_MAX, timp.max(), note=note, why=tuned_why,
+               expected_range=rng["sec8.1.tuned.improvement.max"], **tuned_kw),
+        packet_mean(quick, tp, note, scale + tuned_why, rng, tuned_kw),
         record("chronos", "sec8.1.tuned.ratio.mean", "tuned packet / circuit completion "
                "(means)", "x", PAPER_RATIO, tp.mean() / circ.mean(),
                note=note + "; paper: 1 / (1 - 22.04%) from §8.1's mean improvement",
-               why=tuned_why, **kw),
+               why=tuned_why, expected_range=rng["sec8.1.tuned.ratio.mean"], **tuned_kw),
+        ablation("sec8.1.tuned.framed.improvement.mean", "circuit carrying RoCE frames faster "
+                 "than tuned DCQCN, mean", "%", PAPER_IMPROVEMENT, framed_imp,
+                 "tuned DCQCN", circuit_framing=f"RoCE frames: {preset.mtu}-byte payload + "
+                 f"{preset.header_bytes} header bytes per packet"),
     ]
+    if "dcqcn_paper" in u["packet"]:
+        out.append(ablation("sec8.1.dcqcn_paper.improvement.mean", "circuit faster than DCQCN "
+                            "(HPCC dcqcn_paper preset, untuned), mean", "%", PAPER_IMPROVEMENT,
+                            _imp(circ, u["packet"]["dcqcn_paper"]).mean(),
+                            "HPCC dcqcn_paper preset, untuned",
+                            dcqcn_timers_us=_timer_list(PRESETS["dcqcn_paper"]())))
+    for key, v in u.get("reaction_point", {}).items():
+        id_ = REACTION_POINT_IDS[key]
+        out.append(ablation(id_, f"circuit faster than DCQCN ({key}), mean", "%",
+                            PAPER_IMPROVEMENT, _imp(circ, v).mean(), key))
+    return out
+
+
+def packet_mean(quick: bool, tp, note: str, why: str, rng: dict, kw: dict):
+    """The tuned packet mean (ms) against §8.1's 'approximately 13ms'. At the MoE volume
+    (full run) it lands within the printed digit's tolerance, and the paper's 13 ms lies in
+    the run's own spread: declared a match, the reason kept in the note. At 1 % of the
+    volume (quick run) it cannot: declared a difference."""
+    from aifabric.models.common.records import record
+    kw = dict(kw, expect="differ" if quick else "match")
+    text = dict(why=why) if quick else dict(note=f"{note}; {why}")
+    return record("chronos", "sec8.1.tuned.packet.mean", "tuned DCQCN all-to-all completion, "
+                  "mean", "ms", PAPER_PACKET_MS, 1e3 * tp.mean(),
+                  expected_range=rng["sec8.1.tuned.packet.mean"],
+                  **({"note": note} if quick else {}), **text, **kw)
+
+
+def _timer_list(cfg: RoCE) -> list:
+    return [1e6 * cfg.alpha_timer_s, 1e6 * cfg.decrease_timer_s, 1e6 * cfg.increase_timer_s]
+
+
+def setting(u: dict, t: dict) -> dict:
+    """The parameters §8.1's tuned records ran at (the paper's where it states them: 16 hosts,
+    800 Gb/s, 1 us RTT, DCQCN tuned over K_min, K_max, P_max, R_AI, R_HAI, g on HPCC's ns-3
+    reaction point; the circuit as bytes / rate)."""
+    tn = t["tuning"]
+    preset = PRESETS[MAIN_PRESET]()
+    return {"hosts": int(u["matrices"][0].shape[0]), "link_gbps": preset.link_bps / 1e9,
+            "rtt_us": preset.rtt_s * 1e6, "volume": u["volume"],
+            "test_matrices": len(u["matrices"]), "test_seed": TEST_SEED,
+            "train_matrices": tn.train, "train_seed": TRAIN_SEED,
+            "tuned": {k: float(getattr(tn.params, k)) for k in TUNED},
+            "tuning": {"sampler": "optuna TPE (multivariate, seed 0)", "trials": tn.trials,
+                       "best_trial": tn.best_trial, "min_trials": tn.min_trials,
+                       "patience": tn.patience, "max_trials": tn.max_trials,
+                       "stop_rel": STOP, "stopped": bool(tn.converged)},
+            "reaction_point": {"dcqcn_timers_us": _timer_list(preset),
+                               "fast_recovery": preset.fast_recovery,
+                               "byte_counter_bytes": preset.byte_counter_bytes},
+            "mtu": preset.mtu, "header_bytes": preset.header_bytes,
+            "ack_bytes": preset.ack_bytes,
+            "circuit": {"framing": "bare payload (bytes / rate, as §8.1)",
+                        "slots": _ex().ENGINE_BUDGET, "schedule": "wavefront",
+                        "engine_hz": _ex().ENGINE_HZ, "t_x_s": _ex().T_X}}
+
+
+CHOICES = {
+    "volume": "the MoE all-to-all of Llama 3 405B's hidden size and sequence in bf16 "
+              "(models/chronos/moe.py); the paper gives its completion (~13 ms), not its bytes",
+    "test_matrices": "far fewer than the paper's 1,000: CPU time of the packet-level runs on "
+                     "a shared machine; each mean carries its 95 % confidence half-width",
+    "tuning": "the paper names the tuned parameters and the optimiser, not their ranges nor "
+              "the budget: ours run until the best-so-far stops improving",
+    "hosts": "the expert fractions are drawn (MoEtion's are not published)",
+    "circuit": "slot-quantised schedule plus the engine's decomposition time (the hardware "
+               "design point); the exact BvN is the paper's (ablation in the table)",
+}
+
+REACTION_POINT_SHORT = {
+    "dcqcn_paper, F = 5": "F = 5",
+    "dcqcn_paper, F = 5, byte counter 300 KB (as printed)": "F = 5, byte counter as printed",
+    "dcqcn_paper, F = 5, byte counter 6 MB (300 KB x 800/40)":
+        "F = 5, byte counter scaled with the link rate",
+}
+REACTION_POINT_IDS = {
+    "dcqcn_paper, F = 5": "sec8.1.zhu_f5.improvement.mean",
+    "dcqcn_paper, F = 5, byte counter 300 KB (as printed)":
+        "sec8.1.zhu_bc_printed.improvement.mean",
+    "dcqcn_paper, F = 5, byte counter 6 MB (300 KB x 800/40)":
+        "sec8.1.zhu_bc_scaled.improvement.mean",
+}
+
+# Where each §8.1 record's value is expected, per run size (quick: True): the value measured
+# in the run at that size +/- (the 95 % confidence half-width of the mean over its test
+# matrices, the spread another draw of matrices gives; twice that for a maximum) + a margin
+# (0.5 points, 0.01 ms, 0.01 x), rounded outward.
+EXPECTED = {
+    True: {
+        "sec8.1.improvement.mean": (2.8, 4.43),
+        "sec8.1.improvement.max": (2.72, 4.98),
+        "sec8.1.packet.mean": (0.086, 0.156),
+        "sec8.1.tuned.improvement.mean": (2.8, 4.43),
+        "sec8.1.tuned.improvement.max": (2.72, 4.98),
+        "sec8.1.tuned.packet.mean": (0.086, 0.156),
+        "sec8.1.tuned.ratio.mean": (1.024, 1.051),
+        "sec8.1.tuned.framed.improvement.mean": (-1.98, -0.31),
+        "sec8.1.dcqcn_paper.improvement.mean": (2.8, 4.43),
+        "sec8.1.zhu_f5.improvement.mean": (2.8, 4.43),
+        "sec8.1.zhu_bc_printed.improvement.mean": (2.8, 4.43),
+        "sec8.1.zhu_bc_scaled.improvement.mean": (2.8, 4.43),
+    },
+    False: {
+        "sec8.1.improvement.mean": (15.83, 21.4),
+        "sec8.1.improvement.max": (19.01, 29.14),
+        "sec8.1.packet.mean": (12.052, 14.903),
+        "sec8.1.tuned.improvement.mean": (15.83, 21.4),
+        "sec8.1.tuned.improvement.max": (19.01, 29.14),
+        "sec8.1.tuned.packet.mean": (12.052, 14.903),
+        "sec8.1.tuned.ratio.mean": (1.179, 1.272),
+        "sec8.1.tuned.framed.improvement.mean": (11.65, 17.44),
+        "sec8.1.dcqcn_paper.improvement.mean": (9.47, 12.35),
+        "sec8.1.zhu_f5.improvement.mean": (9.78, 14.89),
+        "sec8.1.zhu_bc_printed.improvement.mean": (3.74, 5.26),
+        "sec8.1.zhu_bc_scaled.improvement.mean": (18.53, 27.27),
+    },
+}
 
 
 def table(u: dict, t: dict, sweep: dict | None = None) -> str:
@@ -359,10 +571,12 @@ def table(u: dict, t: dict, sweep: dict | None = None) -> str:
     rows.append(row("tuned DCQCN", t["packet_s"]))
     rows.append(row("tuned DCQCN, circuit exact unquantised (ablation)", t["packet_s"],
                     u["exact_s"]))
+    rows.append(row("tuned DCQCN, circuit carrying RoCE frames (framing ablation)",
+                    t["packet_s"], u["framed_s"]))
     rows.append(["paper (ns-3, tuned DCQCN)", "~13", "10.13 (implied)", "1.28 (implied)",
                  "22.04%", "32%"])
     tp = t["tuning"]
-    base = hpcc_dcqcn()
+    base = PRESETS[MAIN_PRESET]()
     units = {"k_min": (1e6, "MB"), "k_max": (1e6, "MB"), "p_max": (1, ""),
              "r_ai": (1e6, "Mb/s"), "r_hai": (1e6, "Mb/s"), "g": (1, "")}
     prm = [[k, f"{getattr(base, k) / units[k][0]:.4g} {units[k][1]}",
@@ -372,11 +586,20 @@ def table(u: dict, t: dict, sweep: dict | None = None) -> str:
            f"quantisation overhead mean {100 * u['quant_overhead'].mean():.2f}%, engine "
            f"decomposition mean {1e6 * u['decompose_s'].mean():.2f} us. Tuning: "
            f"{tp.trials} TPE trials x {tp.train} training matrices (first trial: the preset; "
-           f"best trial {tp.best_trial}), K_min < K_max <= the PFC threshold of an empty "
+           f"best trial {tp.best_trial}; "
+           + ("stopped: the best-so-far fell by less than "
+              f"{100 * STOP:g} % over the last {tp.patience} trials" if tp.converged else
+              f"the {tp.max_trials}-trial budget ran out before the best-so-far stopped "
+              "improving") +
+           f"), K_min < K_max <= the PFC threshold of an empty "
            f"buffer ({pfc_threshold(base) / 1e6:.1f} MB).", "",
            md_table(["packet switch", "packet mean (ms)", "circuit mean (ms)",
                      "packet / circuit", "improvement mean ± 95 % CI", "improvement max"], rows), "",
-           md_table(["parameter", "HPCC dcqcn preset", "tuned"], prm), ""]
+           md_table(["parameter", "HPCC dcqcn preset", "tuned"], prm), "",
+           "The tuning's best-so-far (mean training completion) against the trials "
+           "(sec81_tuning_budget.png):", "",
+           md_table(["trials", "best-so-far (ms)", "circuit faster than it (training)"],
+                    budget_rows(tp)), ""]
     if u.get("reaction_point"):
         rp = [row(k, v) for k, v in u["reaction_point"].items()]
         out += ["The reaction point (HPCC's ns-3 has no byte counter and F = 1; Zhu et al.'s "
@@ -392,6 +615,17 @@ def table(u: dict, t: dict, sweep: dict | None = None) -> str:
         out += [md_table(head, srows), ""]
     _ = ex
     return "\n".join(out)
+
+
+def budget_rows(tp: Tuned) -> list:
+    """The best-so-far curve at trials 1, 2, 4, 8, ... and the last trial."""
+    hist = np.asarray(tp.history, dtype=float)
+    best = np.minimum.accumulate(hist)
+    idx = [int(np.argmin(hist[:k + 1])) for k in range(len(hist))]
+    marks = sorted({2 ** j for j in range(len(hist).bit_length()) if 2 ** j <= len(hist)}
+                   | {len(hist)})
+    return [[k, f"{1e3 * best[k - 1]:.4f}", f"{100 * tp.improvement[idx[k - 1]]:.2f}%"]
+            for k in marks]
 
 
 def plot_fig6(u: dict, t: dict, path):
@@ -450,6 +684,8 @@ def plot_budget(t: dict, path):
     k = np.arange(1, len(hist) + 1)
     a.plot(k, 1e3 * hist, ".", color="grey", label="trial")
     a.step(k, 1e3 * best, where="post", label="best so far")
+    a.axvline(tp.best_trial + 1, color="grey", lw=0.6, ls=":",
+              label=f"best: trial {tp.best_trial + 1}")
     a.set_xlabel("trials (TPE; trial 1 = HPCC preset)")
     a.set_ylabel("mean training completion (ms)")
     a.legend(fontsize=8)
@@ -458,6 +694,8 @@ def plot_budget(t: dict, path):
     b.set_xlabel("trials")
     b.set_ylabel("circuit faster than best-so-far DCQCN (%)")
     b.legend(fontsize=8)
-    fig.suptitle(f"DCQCN tuning budget ({tp.train} training matrices)", fontsize=10)
+    stop = (f"stopped after {tp.trials}: < {100 * STOP:g} % better over the last "
+            f"{tp.patience}" if tp.converged else f"budget of {tp.max_trials} spent")
+    fig.suptitle(f"DCQCN tuning ({tp.train} training matrices; {stop})", fontsize=10)
     fig.tight_layout()
     return save(fig, path)

@@ -53,3 +53,113 @@ def test_workers_never_exceed_the_runs(monkeypatch):
     assert workers(3) == 3
     monkeypatch.delenv(JOBS_ENV)
     assert 1 <= workers(1) == 1
+
+
+def _fake_run(rng, volume, ints):
+    """A stand-in for one §8.1 run (untuned and tuned results), every value drawn (counts
+    from the range ``ints``)."""
+    from types import SimpleNamespace
+
+    from aifabric.models.chronos.roce import hpcc_dcqcn
+    from aifabric.models.chronos.sec81 import REACTION_POINT
+    k = 5
+    circ = rng.uniform(5e-3, 15e-3, k)
+    pk = lambda: circ * rng.uniform(1.05, 1.4, k)     # noqa: E731
+    mats = [rng.integers(1, 10**6, (16, 16)) for _ in range(k)]
+    u = {"volume": volume, "matrices": mats, "circuit_s": circ,
+         "exact_s": circ * rng.uniform(0.9, 1, k), "decompose_s": rng.uniform(1e-7, 1e-6, k),
+         "quant_overhead": rng.uniform(0, 0.02, k), "fluid_s": circ * rng.uniform(0.9, 1, k),
+         "framed_s": circ * rng.uniform(1.01, 1.1, k),
+         "packet": {"dcqcn": pk(), "dcqcn_paper": pk()},
+         "reaction_point": {k: pk() for k in REACTION_POINT}}
+    hist = list(rng.uniform(10e-3, 20e-3, 9))
+    tuning = SimpleNamespace(
+        params=hpcc_dcqcn(k_min=rng.uniform(1e6, 9e6), k_max=rng.uniform(10e6, 30e6),
+                          p_max=rng.uniform(0.01, 1), r_ai=rng.uniform(1e7, 1e9),
+                          r_hai=rng.uniform(1e8, 1e10), g=rng.uniform(0.01, 0.4)),
+        history=hist, improvement=list(rng.uniform(0, 0.3, 9)),
+        best_trial=int(rng.integers(0, 9)), trials=int(rng.integers(*ints)),
+        train=int(rng.integers(*ints)), min_trials=int(rng.integers(*ints)),
+        patience=int(rng.integers(*ints)), max_trials=int(rng.integers(*ints)),
+        converged=True)
+    return u, {"tuning": tuning, "packet_s": pk()}
+
+
+# numbers a reason may quote as typed: §8.1's printed values (10.13 ms: 13 ms x (1 - 22.04 %)) and
+# small integers; "95" is the
+# confidence level and "8.1" the section
+PRINTED = {"13", "22.04", "32", "1.28", "10.13", "95", "8.1"}
+
+
+def _numbers(text: str) -> list[str]:
+    """The numbers of ``text`` in order (figure file names left out)."""
+    import re
+    return re.findall(r"\d+(?:[.,]\d+)*", re.sub(r"\S+\.png", "", text))
+
+
+@pytest.mark.parametrize("volume", [0.01, 1.0])
+def test_every_number_in_a_reason_is_computed(monkeypatch, volume):
+    """Two §8.1 runs that share no value and no setting (the presets' timers and framing, the
+    engine's slot budget and clock, the stopping rule differ): a number quoted in both
+    reasons is typed in the code, not formatted from the run, unless §8.1 prints it."""
+    from collections import defaultdict
+
+    from aifabric.models.chronos import experiments, sec81
+    from aifabric.models.chronos.roce import hpcc_dcqcn, hpcc_dcqcn_paper
+    monkeypatch.setattr(sec81, "EXPECTED", defaultdict(lambda: defaultdict(lambda: (0, 1))),
+                        raising=False)
+    u, t = _fake_run(np.random.default_rng(1), volume, (11, 50))
+    first = sec81.records(u, t)
+    patched = {"dcqcn": lambda **kw: hpcc_dcqcn(**{**dict(
+                   alpha_timer_s=3e-6, decrease_timer_s=7e-6, increase_timer_s=123e-6,
+                   header_bytes=77, mtu=1499, fast_recovery=3, link_bps=700e9), **kw}),
+               "dcqcn_paper": lambda **kw: hpcc_dcqcn_paper(**{**dict(
+                   alpha_timer_s=61e-6, decrease_timer_s=67e-6, increase_timer_s=71e-6), **kw})}
+    monkeypatch.setattr(sec81, "PRESETS", patched)
+    monkeypatch.setattr(sec81, "STOP", 0.0037, raising=False)
+    monkeypatch.setattr(experiments, "ENGINE_BUDGET", 333)
+    monkeypatch.setattr(experiments, "ENGINE_HZ", 1.7e9)
+    u2, t2 = _fake_run(np.random.default_rng(3), volume * 0.53, (51, 99))
+    second = sec81.records(u2, t2)
+    typed = {}
+    for a, b in zip(first, second):
+        na, nb = _numbers(a.why + " " + a.note), _numbers(b.why + " " + b.note)
+        assert len(na) == len(nb), (a.id, na, nb)          # one template, other values
+        same = [x for x, y in zip(na, nb) if x == y and x not in PRINTED
+                and not (x.isdigit() and int(x) <= 10)]
+        if same:
+            typed[a.id] = same
+    assert not typed, typed
+
+
+def test_tuning_stops_once_the_best_so_far_stops_improving():
+    from aifabric.models.chronos.sec81 import stopped
+    flat = [10.0, 9.0, 8.0, 8.0, 8.0, 8.0]
+    assert stopped(flat, min_trials=4, patience=3)            # 8.0 for the last 3 trials
+    assert not stopped(flat, min_trials=7, patience=3)        # too few trials yet
+    assert not stopped(flat, min_trials=4, patience=4)        # 9.0 -> 8.0 within the last 4
+    falling = [10.0 * 0.99 ** k for k in range(10)]           # 1 % better every trial
+    assert not stopped(falling, min_trials=4, patience=3)
+    assert stopped(falling, min_trials=4, patience=3, rel=0.05)
+    # a worse trial does not count as progress: best-so-far, not the last value
+    assert stopped([5.0, 9.0, 4.0, 7.0, 6.0, 8.0], min_trials=2, patience=3)
+
+
+def test_framing_adds_the_packet_switch_headers_per_packet():
+    from aifabric.models.chronos.roce import hpcc_dcqcn
+    from aifabric.models.chronos.sec81 import framed
+    d = np.array([[0, 2_500], [1_000, 0]])
+    # 2,500 bytes are 3 packets (1,000 + 1,000 + 500), 1,000 bytes one: 50 header bytes each
+    assert framed(d).tolist() == [[0, 2_650], [1_050, 0]]
+    assert framed(d, hpcc_dcqcn(mtu=500, header_bytes=10)).tolist() == [[0, 2_550], [1_020, 0]]
+
+
+def test_committed_tuned_packet_switch_is_not_slower_than_untuned():
+    """The committed full run: tuning started from the dcqcn preset (trial 0) and kept the
+    best on the training matrices; on the test matrices the tuned mean is not slower."""
+    from aifabric.scripts.reproduce import load_results
+    rs = {r.id: r for r in load_results() if r.paper == "chronos"}
+    untuned, tuned = rs["sec8.1.packet.mean"], rs["sec8.1.tuned.packet.mean"]
+    assert tuned.model_value <= untuned.model_value, (tuned.model_value, untuned.model_value)
+    assert rs["sec8.1.tuned.improvement.mean"].model_value >= \
+        rs["sec8.1.improvement.mean"].model_value
