@@ -32,8 +32,8 @@ def main(argv=None) -> int:
     parser.add_argument("--transactions", type=int, default=None,
                         help="transactions per testbench (default: the testbench's own)")
     parser.add_argument("--waves", action="store_true",
-                        help="write waveforms: build/cosim/<instance>/dump.fst (dump.vcd where "
-                             "Verilator's FST writer cannot be built)")
+                        help="write waveforms: build/cosim/<instance>-waves/last/dump.fst "
+                             "(dump.vcd where Verilator's FST writer cannot be built)")
     args = parser.parse_args(argv)
     if args.transactions is not None and args.transactions < 1:
         parser.error(f"--transactions must be >= 1, not {args.transactions}")
@@ -44,6 +44,7 @@ def main(argv=None) -> int:
     args.seed = seed
     pairs = selected(args, cosim=True)
     print(f"seed {seed} (the same stimulus again: SEED={seed}, or --seed {seed})", flush=True)
+    print(estimate(pairs, args.waves), flush=True)
 
     results = []
     start = time.perf_counter()
@@ -58,6 +59,8 @@ def main(argv=None) -> int:
               f"build {r.build_seconds:.1f} s, simulation {r.sim_seconds:.1f} s)", flush=True)
         if r.first_failure:
             print(f"    first failure: {r.first_failure}", flush=True)
+        if r.run_dir is not None:
+            print(f"    results and log: {r.run_dir}", flush=True)
         if r.waveform is not None and r.waveform.exists():
             note = "" if r.waveform.suffix == ".fst" else (
                 " (VCD: Verilator's FST writer needs the zlib header and liblz4, "
@@ -72,6 +75,32 @@ def main(argv=None) -> int:
         print(f"FAILED with seed {seed}: rerun with SEED={seed} (or --seed {seed})")
         return 1
     return 0
+
+
+def estimate(pairs: list, waves: bool = False, build: Path = BUILD) -> str:
+    """How many parameter sets a run has and roughly how long it takes: the sum of each
+    set's last build and simulation times in build/summary.json (a model already built
+    skips most of its build time), or a line saying there is none to go by."""
+    try:
+        old = json.loads((build / "summary.json").read_text())
+        old = old if isinstance(old, list) else []
+    except (OSError, ValueError):
+        old = []
+    last = {(e.get("block"), json.dumps(e.get("params"), sort_keys=True)):
+            (e.get("build_seconds") or 0) + (e.get("sim_seconds") or 0)
+            for e in old if isinstance(e, dict)}
+    times = [last.get((b.name, json.dumps(p, sort_keys=True))) for b, p in pairs]
+    sets = f"{len(pairs)} parameter set{'s' if len(pairs) != 1 else ''}"
+    known = [t for t in times if t is not None]
+    if not known:
+        return (f"{sets}; no earlier run here to estimate the time from (a cold build "
+                f"of a small block takes a minute or two, the largest ten or more)")
+    total = sum(known) * len(times) / len(known)
+    when = f"{total / 60:.0f} min" if total >= 90 else f"{total:.0f} s"
+    return (f"{sets}; about {when} from the last run{'s' if len(known) > 1 else ''} here"
+            + ("" if len(known) == len(times) else
+               f" ({len(known)} of {len(times)} sets run before)")
+            + (" (waveforms: a traced build of its own, and longer)" if waves else ""))
 
 
 def _entry(r) -> dict:
@@ -101,6 +130,13 @@ def save_summary(results: list, seed: int, seconds: float, build: Path = BUILD) 
     """Merge this run's ``results`` into build/summary.json (one entry per block and
     parameter set, this run's replacing an older one, the other blocks' rows kept) and
     rewrite build/summary.md from it; return the Markdown."""
+    from filelock import FileLock
+    build.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(build / "summary.lock")):     # runs finishing at once keep both rows
+        return _save_summary(results, seed, seconds, build)
+
+
+def _save_summary(results: list, seed: int, seconds: float, build: Path) -> str:
     path = build / "summary.json"
     try:
         old = json.loads(path.read_text())
