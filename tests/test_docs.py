@@ -1,6 +1,7 @@
 """The documentation site (``make docs``): Sphinx builds it with warnings as errors, the block
 reference is generated from the registry, and every Python example on its pages runs."""
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from aifabric.cli import COMMANDS
 from aifabric.rtl.catalog import BLOCKS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +38,27 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     for page in ("tutorial", "commands", "models", "models/chronos", "models/netsim",
                  "reproduction", "api", "changelog"):
         assert (tmp_path / "html" / f"{page}.html").is_file(), page
+    # no directive or role shown as text: a reST directive a MyST page parsed as Markdown
+    # (`.. list-table::`, its `:header-rows:`), an unknown MyST fence or role
+    raw = re.compile(r"\.\. [a-z][\w-]*::|:header-rows:|```\{|\{[a-z][\w-]*\}`")
+    for page in (tmp_path / "html").rglob("*.html"):
+        text = re.sub(r"<[^>]+>", "", page.read_text())
+        found = raw.search(text)
+        assert found is None, f"{page.name}: {text[max(0, found.start() - 80):found.end() + 80]}"
+    # the command reference is each command's parser: every option of every command
+    spec = importlib.util.spec_from_file_location("aifabric_docs",
+                                                  DOCS / "_ext" / "aifabric_docs.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    text = re.sub(r"<[^>]+>", " ", (tmp_path / "html" / "commands.html").read_text())
+    parsers = ext._parsers()
+    assert set(parsers) == set(COMMANDS)
+    for name, parser in parsers.items():
+        section = text[text.index(f"usage: aifabric {name} "):]
+        section = section[:section.find("usage: aifabric", 10) % (len(section) + 1)]
+        for action in parser._actions:
+            for opt in action.option_strings:
+                assert opt in section, f"aifabric {name}: {opt} not in the reference"
 
 
 def test_every_block_has_its_page():
