@@ -4,6 +4,8 @@
   default, the sets ``make`` generates) and its ports (direction, width, array dimensions) at
   its first default parameter set, from the component's signature (one on each page under
   ``docs/blocks/``).
+- figures: the PNGs the pages show (``/_generated/figures/<name>.png``) are copied from the
+  build directory, where ``make reproduce`` and ``make bench`` draw them, before each build.
 - ``aifabric-commands``: the ``aifabric`` command's subcommands with their descriptions, then
   each one's usage and options from its own argparse parser.
 
@@ -12,6 +14,9 @@ directive's nested text as Markdown, which showed ``.. list-table::`` raw.
 """
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 from docutils import nodes
 from docutils.statemachine import StringList
@@ -209,7 +214,42 @@ class CommandsDirective(SphinxDirective):
         return out
 
 
+FIGURES = "_generated/figures"
+FIGURE_REF = re.compile(r"_generated/figures/([\w.-]+\.png)")
+# where the commands draw their figures, under the build directory
+FIGURE_SOURCES = ("reproduce", "bench", "netsim", "synth")
+
+
+def collect_figures(app) -> None:
+    """Before the build: every figure a page shows (``/_generated/figures/<name>.png`` in a
+    MyST ``figure`` or ``image`` directive) copied from where ``make reproduce`` / ``make
+    bench`` drew it (``$AIFABRIC_BUILD`` or ``build/``: ``reproduce/``, ``bench/``, ...) into
+    ``docs/_generated/figures`` (not tracked); a figure not drawn on this machine yet is a
+    placeholder saying which command draws it, so the site still builds."""
+    import os
+    import shutil
+
+    from aifabric.paths import BUILD
+    src = Path(app.srcdir)
+    names = sorted({m.group(1) for page in src.rglob("*.md")
+                    if "_generated" not in page.parts
+                    for m in FIGURE_REF.finditer(page.read_text())})
+    out = src / FIGURES
+    out.mkdir(parents=True, exist_ok=True)
+    placeholder = src / "_static" / "figure_not_drawn.png"
+    for name in names:
+        found = next((BUILD / d / name for d in FIGURE_SOURCES if (BUILD / d / name).is_file()),
+                     placeholder)
+        target = out / name
+        if target.is_file() and target.read_bytes() == found.read_bytes():
+            continue
+        tmp = target.with_name(f".{name}.{os.getpid()}")
+        shutil.copyfile(found, tmp)
+        os.replace(tmp, target)
+
+
 def setup(app):
     app.add_directive("aifabric-block", BlockDirective)
     app.add_directive("aifabric-commands", CommandsDirective)
+    app.connect("builder-inited", collect_figures)
     return {"version": "1", "parallel_read_safe": True}
