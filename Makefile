@@ -48,7 +48,8 @@ cosim: $(STAMP)
 	$(AIFABRIC) cosim $(if $(SEED),--seed $(SEED)) $(if $(filter 1,$(WAVES)),--waves) $(ARGS)
 
 test: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) --dist worksteal $(if $(SEED),--cosim-seed $(SEED)) $(ARGS)
+	$(PY) -m pytest -n $(JOBS) --dist worksteal --junitxml=build/junit/test.xml \
+		$(if $(SEED),--cosim-seed $(SEED)) $(ARGS)
 
 synth: $(STAMP)
 	$(AIFABRIC) synth $(ARGS)

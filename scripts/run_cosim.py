@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from aifabric.cosim.runner import run, run_seed
-from aifabric.rtl.catalog import BLOCKS
+from aifabric.rtl.catalog import BLOCKS, get_block
 
 from ._cli import (BUILD, Parser, UsageError, add_block_args, atomic_write, fmt_params,
                    md_table, run_main, selected, write_json)
@@ -68,9 +68,10 @@ def main(argv=None) -> int:
             print(f"    waveform: {r.waveform}{note}")
 
     text = save_summary(results, args.seed, time.perf_counter() - start)
+    junit = write_junit(results, BUILD / "junit" / "cosim.xml")
     print()
     print(text)
-    print(f"(written to {BUILD / 'summary.md'})")
+    print(f"(written to {BUILD / 'summary.md'}; JUnit XML of this run: {junit})")
     if not all(r.passed for r in results):
         print(f"FAILED with seed {seed}: rerun with SEED={seed} (or --seed {seed})")
         return 1
@@ -101,6 +102,43 @@ def estimate(pairs: list, waves: bool = False, build: Path = BUILD) -> str:
             + ("" if len(known) == len(times) else
                f" ({len(known)} of {len(times)} sets run before)")
             + (" (waveforms: a traced build of its own, and longer)" if waves else ""))
+
+
+def write_junit(results: list, path: Path) -> Path:
+    """One JUnit XML file for CI systems with every parameter set of this run: cocotb's
+    results file of each run (one ``testsuite`` each, named by the block's instance and
+    carrying its seed and run directory), and a failed ``testcase`` for a set that produced
+    none (a failed build). Merged with ElementTree: the files are cocotb's own JUnit, so
+    nothing is translated."""
+    import xml.etree.ElementTree as ET
+    root = ET.Element("testsuites", name="aifabric cosim")
+    for r in results:
+        name = get_block(r.block).instance_name(r.params)
+        suite = ET.SubElement(root, "testsuite", name=name,
+                              package=f"aifabric.cosim.test_{r.block}")
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="seed", value=str(r.seed))
+        ET.SubElement(props, "property", name="parameters", value=fmt_params(r.params))
+        if r.run_dir is not None:
+            ET.SubElement(props, "property", name="run_dir", value=str(r.run_dir))
+        cases = []
+        try:
+            xml = ET.parse(r.run_dir / "results.xml") if r.run_dir is not None else None
+            cases = list(xml.getroot().iter("testcase")) if xml is not None else []
+        except (OSError, ET.ParseError):
+            pass
+        for case in cases:
+            case.set("classname", f"{name}.{case.get('classname', '')}".rstrip("."))
+            suite.append(case)
+        if not cases:
+            case = ET.SubElement(suite, "testcase", name="build_and_run", classname=name)
+            ET.SubElement(case, "failure", message=r.error or "no results").text = r.error
+        suite.set("tests", str(len(suite.findall("testcase"))))
+        suite.set("failures", str(sum(c.find("failure") is not None
+                                      for c in suite.findall("testcase"))))
+    ET.indent(root)
+    atomic_write(path, ET.tostring(root, encoding="unicode") + "\n")
+    return path
 
 
 def _entry(r) -> dict:

@@ -228,6 +228,32 @@ def test_a_scoreboard_mismatch_names_cycle_field_expected_and_received(tmp_path)
         "first mismatch at 30.00 ns: expected 5, received 6"
 
 
+
+def test_one_junit_file_holds_every_parameter_set_of_a_run(tmp_path):
+    """cosim writes one JUnit XML per run for CI: each set's cocotb results as a suite, and
+    a failed case for a set whose build failed (no results at all)."""
+    import shutil
+    import xml.etree.ElementTree as ET
+    (tmp_path / "run").mkdir()
+    shutil.copy(ROOT / "tests" / "data" / "cocotb_scoreboard_mismatch.xml",
+                tmp_path / "run" / "results.xml")
+    failed = result("wwfa", {"n": 4}, build=1.0, sim=1.0, failed=1)
+    failed.run_dir = tmp_path / "run"
+    broken = result("bvn", {"n": 8, "w": 8}, build=1.0,
+                    error="Verilator build failed (exit 2); see build.log")
+    broken.tests = 0
+    path = run_cosim.write_junit([failed, broken], tmp_path / "junit" / "cosim.xml")
+    root = ET.parse(path).getroot()
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["wwfa_n4", "bvn_n8_w8"]
+    assert [(s.get("tests"), s.get("failures")) for s in suites] == [("1", "1"), ("1", "1")]
+    case = suites[0].find("testcase")
+    assert case.get("name") == "random_requests" and case.find("failure") is not None
+    assert "build failed" in suites[1].find("testcase/failure").get("message")
+    props = {p.get("name"): p.get("value") for p in suites[0].iter("property")}
+    assert props["seed"] == str(failed.seed) and props["parameters"] == "n=4"
+
+
 # ---------------------------------------------------------------- numba warm-up ----
 
 def test_warm_compiles_the_named_engines_and_refuses_unknown_ones(capsys):
