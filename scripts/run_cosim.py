@@ -13,6 +13,7 @@ again beside a failure (``SEED=<seed> make cosim`` repeats the stimulus).
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -34,9 +35,16 @@ def main(argv=None) -> int:
     parser.add_argument("--waves", action="store_true",
                         help="write waveforms: build/cosim/<instance>-waves/last/dump.fst "
                              "(dump.vcd where Verilator's FST writer cannot be built)")
+    parser.add_argument("--waves-on-fail", action="store_true",
+                        help="after a failing parameter set, run just its failing test again "
+                             "with a waveform (same seed)")
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                        help="parameter sets built and simulated at once (default 1)")
     args = parser.parse_args(argv)
     if args.transactions is not None and args.transactions < 1:
         parser.error(f"--transactions must be >= 1, not {args.transactions}")
+    if args.jobs < 1:
+        parser.error(f"--jobs must be >= 1, not {args.jobs}")
     try:
         seed = run_seed(args.seed)
     except ValueError as e:
@@ -46,26 +54,60 @@ def main(argv=None) -> int:
     print(f"seed {seed} (the same stimulus again: SEED={seed}, or --seed {seed})", flush=True)
     print(estimate(pairs, args.waves), flush=True)
 
-    results = []
+    from tqdm import tqdm
     start = time.perf_counter()
-    for k, (block, params) in enumerate(pairs, 1):
-        print(f"[{k}/{len(pairs)}] {block.name} {fmt_params(params)}: building and simulating...",
-              flush=True)
-        r = run(block.name, params, seed=args.seed, transactions=args.transactions,
-                waves=args.waves)
-        results.append(r)
-        print(f"[{k}/{len(pairs)}] {block.name} {fmt_params(params)}: {r.describe()} "
-              f"({r.tests} tests, {r.transactions:,} transactions, {r.cycles:,} cycles; "
-              f"build {r.build_seconds:.1f} s, simulation {r.sim_seconds:.1f} s)", flush=True)
+    kw = {"seed": args.seed, "transactions": args.transactions, "waves": args.waves}
+    results: list = [None] * len(pairs)
+    # a bar over the sets with its estimate, where there are several and a terminal
+    bar = tqdm(total=len(pairs), unit="set", desc="cosim", file=sys.stderr,
+               disable=True if len(pairs) < 2 else None, leave=False)
+
+    def report(k: int, r) -> None:
+        block, params = pairs[k]
+        lines = [f"[{k + 1}/{len(pairs)}] {block.name} {fmt_params(params)}: {r.describe()} "
+                 f"({r.tests} tests, {r.transactions:,} transactions, {r.cycles:,} cycles; "
+                 f"build {r.build_seconds:.1f} s, simulation {r.sim_seconds:.1f} s)"]
         if r.first_failure:
-            print(f"    first failure: {r.first_failure}", flush=True)
+            lines.append(f"    first failure: {r.first_failure}")
         if r.run_dir is not None:
-            print(f"    results and log: {r.run_dir}", flush=True)
+            lines.append(f"    results and log: {r.run_dir}")
         if r.waveform is not None and r.waveform.exists():
             note = "" if r.waveform.suffix == ".fst" else (
                 " (VCD: Verilator's FST writer needs the zlib header and liblz4, "
                 "e.g. Debian's zlib1g-dev and liblz4-1)")
-            print(f"    waveform: {r.waveform}{note}")
+            lines.append(f"    waveform: {r.waveform}{note}")
+        for line in lines:
+            bar.write(line, file=sys.stdout)
+        sys.stdout.flush()
+        bar.update(1)
+
+    if args.jobs == 1:
+        for k, (block, params) in enumerate(pairs):
+            bar.write(f"[{k + 1}/{len(pairs)}] {block.name} {fmt_params(params)}: building and "
+                      f"simulating...", file=sys.stdout)
+            sys.stdout.flush()
+            results[k] = run(block.name, params, **kw)
+            report(k, results[k])
+    else:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        with ProcessPoolExecutor(max_workers=min(args.jobs, len(pairs))) as pool:
+            futures = {pool.submit(run, block.name, params, **kw): k
+                       for k, (block, params) in enumerate(pairs)}
+            for future in as_completed(futures):
+                k = futures[future]
+                results[k] = future.result()
+                report(k, results[k])
+    bar.close()
+    if args.waves_on_fail and not args.waves:
+        for r in results:
+            failing = r.first_failure.split(":", 1)[0] if r.first_failure else ""
+            if r.passed or not failing:
+                continue
+            print(f"{r.block} {fmt_params(r.params)}: running {failing} again with a "
+                  f"waveform...", flush=True)
+            again = run(r.block, r.params, testcase=failing, **{**kw, "waves": True})
+            if again.waveform is not None and again.waveform.exists():
+                print(f"    waveform of the failing test: {again.waveform}", flush=True)
 
     text = save_summary(results, args.seed, time.perf_counter() - start)
     junit = write_junit(results, BUILD / "junit" / "cosim.xml")
