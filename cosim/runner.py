@@ -151,6 +151,11 @@ def verilator_runner():
     from cocotb_tools.runner import Verilator
 
     class PortsOnlyVerilator(Verilator):
+        waves_file = "dump.vcd"         # cocotb's name; the runner sets the real one
+
+        def _waves_file(self):
+            return self.waves_file
+
         def _build_command(self):
             cmds = super()._build_command()
             cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
@@ -273,9 +278,48 @@ def verilog_of(block, params: dict) -> str:
     return text
 
 
-def build_dir_for(block: str, params: dict, root: Path | None = None) -> Path:
+def build_dir_for(block: str, params: dict, root: Path | None = None,
+                  waves: bool = False) -> Path:
+    """The model's build directory: ``build/cosim/<instance>``, and ``<instance>-waves`` for
+    the traced model (turning waveforms on or off keeps both builds)."""
     name = get_block(block).instance_name(params)
-    return (root or BUILD / "cosim") / name
+    return (root or BUILD / "cosim") / (name + ("-waves" if waves else ""))
+
+
+KEEP_RUNS = 5       # run directories kept per model (the newest)
+
+
+def _lock(bdir: Path, announce=print):
+    """An exclusive lock on the model's build directory (``<dir>.lock`` beside it), held
+    while the model is generated and built; a run that has to wait says so first."""
+    from filelock import FileLock, Timeout
+    lock = FileLock(str(bdir) + ".lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        announce(f"waiting for {bdir}: another run is building this model")
+        lock.acquire()
+    return lock
+
+
+def _run_dir(bdir: Path, seed: int) -> Path:
+    """A directory of this run's own under ``<build dir>/runs`` (results, log, statistics,
+    waveform), so runs of one model at once never share a file; ``<build dir>/last`` points
+    at the newest. Older run directories beyond :data:`KEEP_RUNS` are removed."""
+    import tempfile
+    runs = bdir / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    rdir = Path(tempfile.mkdtemp(prefix=f"{stamp}-seed{seed}-", dir=runs))
+    link = bdir / f".last.{os.getpid()}"
+    link.unlink(missing_ok=True)
+    link.symlink_to(Path("runs") / rdir.name)
+    os.replace(link, bdir / "last")
+    old = sorted((d for d in runs.iterdir() if d.is_dir()), key=lambda d: d.stat().st_mtime)
+    for d in old[:-KEEP_RUNS]:
+        if d != rdir:
+            shutil.rmtree(d, ignore_errors=True)
+    return rdir
 
 
 @dataclass
@@ -295,6 +339,7 @@ class CosimResult:
     first_failure: str = ""     # the first failing test's assertion message
     waveform: Path | None = None
     stats: list = field(default_factory=list)
+    run_dir: Path | None = None  # this run's results.xml, test.log and waveform
 
     @property
     def passed(self) -> bool:
@@ -319,73 +364,82 @@ def _write_if_changed(path: Path, text: str) -> None:
 def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = None,
         waves: bool = False, testcase: str | None = None, build_root: Path | None = None,
         build_args: tuple[str, ...] = (), test_module: str | None = None,
-        build_opt: str | None = None, all_public: bool = False) -> CosimResult:
+        build_opt: str | None = None, all_public: bool = False,
+        announce=None) -> CosimResult:
     """Generate, build and co-simulate one block at one parameter set.
 
-    Each parameter set gets its own build directory (``build/cosim/<instance>``) so several
-    can run in parallel. Logs go to ``build.log`` and ``test.log`` there; with ``waves`` the
-    FST waveform is ``dump.fst`` there too. ``build_opt`` (e.g. "-O2") overrides the
-    block's C++ optimisation (``Block.build_opt``). ``all_public`` builds the way cocotb's
-    runner does by default, every signal visible to VPI (``--public-flat-rw``): slower, kept
-    for the baseline of ``make bench`` (give it its own ``build_root``). Failures are
-    reported in the result, not raised.
+    Each parameter set gets its own build directory (``build/cosim/<instance>``, with
+    ``-waves`` for the traced model) so several can run in parallel; a run that finds the
+    directory locked by another one building the same model waits for it and says so
+    (``announce``). The build's log is ``build.log`` there; each run then simulates in a
+    directory of its own (``runs/<time>-seed<seed>-<id>``, the newest also ``last``):
+    ``results.xml``, ``test.log`` and, with ``waves``, the FST waveform ``dump.fst``.
+    ``build_opt`` (e.g. "-O2") overrides the block's C++ optimisation (``Block.build_opt``).
+    ``all_public`` builds the way cocotb's runner does by default, every signal visible to
+    VPI (``--public-flat-rw``): slower, kept for the baseline of ``make bench`` (give it its
+    own ``build_root``). Failures are reported in the result, not raised.
     """
     from cocotb_tools.check_results import get_results
 
     spec = get_block(block)
     name = spec.instance_name(params)
-    bdir = build_dir_for(block, params, build_root)
+    bdir = build_dir_for(block, params, build_root, waves=waves)
     bdir.mkdir(parents=True, exist_ok=True)
     result = CosimResult(block=block, params=dict(params), seed=seed, build_dir=bdir)
     setup_verilator()
 
-    verilog = bdir / f"{name}.v"
-    _write_if_changed(verilog, verilog_of(spec, params))
+    start = time.perf_counter()
+    lock = _lock(bdir, announce or (lambda line: print(line, flush=True)))
+    try:
+        verilog = bdir / f"{name}.v"
+        _write_if_changed(verilog, verilog_of(spec, params))
+        if all_public:
+            from cocotb_tools.runner import get_runner
+            runner, sources = get_runner("verilator"), [verilog]
+        else:
+            runner, sources = verilator_runner(), [ports_control_file(verilog, name), verilog]
+        args = ["--quiet-stats", *build_args]
+        fst = None
+        if waves:
+            fst = fst_build_args()
+            args += fst or []
+        makeflags = os.environ["MAKEFLAGS"]
+        opt = build_opt or spec.build_opt
+        if opt:
+            os.environ["MAKEFLAGS"] = " ".join(
+                [w for w in makeflags.split() if not w.startswith("OPT_FAST=")] +
+                [f"OPT_FAST={opt}"])
+        try:
+            runner.build(sources=sources, hdl_toplevel=name, build_dir=bdir, waves=waves,
+                         build_args=args, log_file=bdir / "build.log")
+        except (RuntimeError, SystemExit) as e:
+            result.error = f"Verilator build failed ({e}); see {bdir / 'build.log'}"
+            result.build_seconds = result.seconds = time.perf_counter() - start
+            return result
+        finally:
+            os.environ["MAKEFLAGS"] = makeflags
+        rdir = result.run_dir = _run_dir(bdir, seed)
+    finally:
+        lock.release()
+    built = time.perf_counter()
+    result.build_seconds = built - start
 
-    stats_file = bdir / "stats.jsonl"
-    stats_file.unlink(missing_ok=True)
-    results_xml = bdir / "results.xml"
-    results_xml.unlink(missing_ok=True)
+    stats_file = rdir / "stats.jsonl"
+    results_xml = rdir / "results.xml"
     env = {STATS_ENV: str(stats_file), PARAMS_ENV: json.dumps(params)}
     if transactions is not None:
         env["AIFABRIC_TRANSACTIONS"] = str(transactions)
-
-    if all_public:
-        from cocotb_tools.runner import get_runner
-        runner, sources = get_runner("verilator"), [verilog]
-    else:
-        runner, sources = verilator_runner(), [ports_control_file(verilog, name), verilog]
-    args = ["--quiet-stats", *build_args]
     if waves:
-        fst = fst_build_args()
-        args += fst or []
-        result.waveform = bdir / ("dump.fst" if fst is not None else "dump.vcd")
+        result.waveform = rdir / ("dump.fst" if fst is not None else "dump.vcd")
+        runner.waves_file = result.waveform.name   # the file results.xml attaches
         from aifabric.rtl.waves import gtkw_text      # ports grouped by interface
-        _write_if_changed(bdir / "dump.gtkw", gtkw_text(spec, params, module=name,
+        _write_if_changed(rdir / "dump.gtkw", gtkw_text(spec, params, module=name,
                                                         dumpfile=result.waveform.name))
-    start = time.perf_counter()
-    makeflags = os.environ["MAKEFLAGS"]
-    opt = build_opt or spec.build_opt
-    if opt:
-        os.environ["MAKEFLAGS"] = " ".join(
-            [w for w in makeflags.split() if not w.startswith("OPT_FAST=")] +
-            [f"OPT_FAST={opt}"])
-    try:
-        runner.build(sources=sources, hdl_toplevel=name, build_dir=bdir, waves=waves,
-                     build_args=args, log_file=bdir / "build.log")
-    except (RuntimeError, SystemExit) as e:
-        result.error = f"Verilator build failed ({e}); see {bdir / 'build.log'}"
-        result.build_seconds = result.seconds = time.perf_counter() - start
-        return result
-    finally:
-        os.environ["MAKEFLAGS"] = makeflags
-    built = time.perf_counter()
-    result.build_seconds = built - start
     try:
         runner.test(test_module=test_module or f"aifabric.cosim.test_{block}", hdl_toplevel=name,
-                    build_dir=bdir, test_dir=bdir, seed=seed, extra_env=env, waves=waves,
+                    build_dir=bdir, test_dir=rdir, seed=seed, extra_env=env, waves=waves,
                     testcase=testcase, results_xml=str(results_xml),
-                    log_file=bdir / "test.log")
+                    log_file=rdir / "test.log")
     except (RuntimeError, SystemExit):
         pass  # the results file (or its absence) tells what happened
     result.seconds = time.perf_counter() - start
@@ -393,14 +447,14 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     try:
         result.tests, result.failed = get_results(results_xml)
     except (RuntimeError, FileNotFoundError):
-        result.error = f"simulation produced no results; see {bdir / 'test.log'}"
+        result.error = f"simulation produced no results; see {rdir / 'test.log'}"
     result.stats = read_stats(stats_file)
     result.transactions = sum(s["transactions"] for s in result.stats)
     result.cycles = sum(s["cycles"] for s in result.stats)
     if not result.passed and not result.error:
         result.first_failure = first_failure(results_xml)
-        result.error = (f"{result.failed} of {result.tests} tests failed (seed {seed}); "
-                        f"see {bdir / 'test.log'}")
+        result.error = (f"{result.failed} of {result.tests} tests failed (cosim seed {seed}); "
+                        f"see {rdir / 'test.log'}")
     return result
 
 
@@ -435,10 +489,80 @@ def first_failure(results_xml: Path, log: Path | None = None) -> str:
         exc = re.compile(r"^\s*((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure)(?::.*)?)$")
         found = next((m.group(1) for m in map(exc.match, text.splitlines()) if m), "")
         msg = found.strip()
+    mismatch = first_mismatch(log or results_xml.parent / "test.log")
+    if mismatch:
+        msg = mismatch
     msg = " ".join(msg.split())
-    if len(msg) > 200:
-        msg = msg[:197] + "..."
+    if len(msg) > 300:
+        msg = msg[:297] + "..."
     return ": ".join(x for x in (name, msg) if x)
+
+
+_LOG_LINE = re.compile(r"^\s*(-\.--|[\d.]+)(\w*s)\s+(\w+)\s+(\S+)\s+(.*)$")
+
+
+def _fields(text: str) -> dict | None:
+    """``Name(a=1, b=[(0, 1)])`` -> {"a": "1", "b": "[(0, 1)]"}: a transaction's repr split
+    at its top-level commas; None where it has no such form."""
+    m = re.fullmatch(r"\s*[\w.]+\((.*)\)\s*", text, re.S)
+    if m is None:
+        return None
+    out, depth, item = {}, 0, ""
+    for ch in m.group(1) + ",":
+        if ch == "," and depth == 0:
+            key, sep, value = item.partition("=")
+            if not sep:
+                return None
+            out[key.strip()] = value.strip()
+            item = ""
+            continue
+        depth += (ch in "([{") - (ch in ")]}")
+        item += ch
+    return out
+
+
+def first_mismatch(log: Path) -> str:
+    """The first scoreboard mismatch in a cocotb log (cocotb-bus's "Received transaction
+    differed from expected output", then the expected and the received transaction), one
+    line: ``first mismatch at cycle C, field F: expected E, received R``. The cycle is the
+    transactions' own ``cycle`` field, else the simulation time; the fields are those whose
+    values differ. '' where the log holds no mismatch."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    start = next((k for k, ln in enumerate(lines)
+                  if "Received transaction differed from expected output" in ln), None)
+    if start is None:
+        return ""
+    when = _LOG_LINE.match(lines[start])
+    blocks, current = {}, None
+    for ln in lines[start + 1:]:
+        m = _LOG_LINE.match(ln)
+        if m is not None:
+            tail = m.group(5).strip()
+            if tail in ("Expected:", "Received:"):
+                current = tail[:-1].lower()
+                blocks[current] = []
+                continue
+            if "received" in blocks:
+                break
+            current = None
+        elif current is not None:
+            blocks[current].append(ln.strip())
+    exp, got = (" ".join(blocks.get(k, [])) for k in ("expected", "received"))
+    if not exp or not got:
+        return ""
+    fe, fg = _fields(exp), _fields(got)
+    if fe is None or fg is None:
+        at = f" at {when.group(1)} {when.group(2)}" if when else ""
+        return f"first mismatch{at}: expected {exp}, received {got}"
+    cycle = fe.get("cycle") or fg.get("cycle")
+    at = f"cycle {cycle}" if cycle is not None else \
+        (f"{when.group(1)} {when.group(2)}" if when else "?")
+    differ = [k for k in dict.fromkeys([*fe, *fg]) if fe.get(k) != fg.get(k)] or list(fe)
+    return "first mismatch at " + at + "; " + "; ".join(
+        f"field {k}: expected {fe.get(k, '-')}, received {fg.get(k, '-')}" for k in differ)
 
 
 def clean(block: str, params: dict, build_root: Path | None = None) -> None:

@@ -14,7 +14,7 @@ version = release = __version__
 
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "aifabric_docs"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_generated"]
 myst_heading_anchors = 3
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False

@@ -8,6 +8,7 @@ this one table, so adding a block is adding one :class:`Block` entry (plus its c
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
@@ -128,10 +129,40 @@ class Block:
         """Raise the component's own TypeError/ValueError if ``params`` are not allowed."""
         not_elaborated(self.build(params))  # built only to validate
 
-    def verilog(self, params: dict, name: str | None = None) -> str:
+    def resolve(self, overrides: Mapping | None = None) -> dict:
+        """The full parameter set a request stands for: the block's first default set with
+        ``overrides`` changed, checked by building the component (names, types, ranges).
+
+        The one place the command line, the Python API and the FuseSoC generator turn "these
+        parameters" into a set: ``resolve({"ports": 6})`` of the router is its first default
+        set at six ports. Raises TypeError (an unknown name, a wrong type) or ValueError (a
+        value out of range), the message starting with the block's name.
+        """
+        if overrides is None:
+            overrides = {}
+        if not isinstance(overrides, Mapping):
+            raise TypeError(f"{self.name}: parameters must be a mapping of name to value, "
+                            f"not {type(overrides).__name__}")
+        unknown = sorted(set(overrides) - set(self.param_names))
+        if unknown:
+            raise TypeError(f"{self.name}: unknown parameter {unknown[0]!r}; parameters are "
+                            f"{', '.join(self.param_names)}")
+        params = {**(self.params[0] if self.params else {}), **overrides}
+        try:
+            self.validate(params)
+        except (TypeError, ValueError) as e:
+            msg = str(e)
+            if msg.startswith(self.name):
+                raise
+            raise type(e)(f"{self.name}: {msg}") from None
+        return params
+
+    def verilog(self, params: Mapping | None = None, name: str | None = None) -> str:
         """Lint-clean Verilog of one parameter set, module ``name`` (default
-        :meth:`instance_name`)."""
+        :meth:`instance_name`). ``params`` may name only the parameters to change
+        (:meth:`resolve`)."""
         from .verilog import convert
+        params = self.resolve(params)
         top, name = self.build(params), name or self.instance_name(params)
         if hasattr(top, "convert_verilog"):      # a system that instantiates one module often
             return top.convert_verilog(name=name)

@@ -31,7 +31,8 @@ The generator runs ``python3`` from ``PATH``, so aifabric must be importable the
 the environment aifabric is installed in (``source .venv/bin/activate``) before ``fusesoc``.
 
 The cores themselves (``rtl/generators.core`` and one ``rtl/<area>/<block>.core`` per block)
-are written by ``aifabric verilog --cores`` from the registry; a test keeps them current.
+are written from the registry (``make cores`` in a checkout; ``aifabric verilog --cores``
+writes a set under the build directory); a test keeps the shipped ones current.
 """
 
 import json
@@ -205,12 +206,7 @@ def generate(config: dict, vlnv: str, out: Path) -> Path:
     if cocotb and block.cosim_in:
         raise ValueError(f"{block.name} has no testbench of its own (cocotb: true): it is "
                          f"co-simulated inside {block.cosim_in}; simulate that block instead")
-    unknown = sorted(set(config) - set(block.param_names))
-    if unknown:
-        raise ValueError(f"{block.name}: unknown parameter {unknown[0]!r}; parameters are "
-                         f"{', '.join(block.param_names)}")
-    params = {**block.params[0], **config}
-    block.validate(params)                       # TypeError/ValueError name the parameter
+    params = block.resolve(config)               # TypeError/ValueError name the parameter
     verilog = out / f"{module}.v"
     verilog.write_text(block.header(params) + block.verilog(params, name=module))
     if cocotb:
@@ -219,18 +215,27 @@ def generate(config: dict, vlnv: str, out: Path) -> Path:
     return verilog
 
 
-def write_cores(root: Path | None = None) -> list[Path]:
-    """(Re)write ``generators.core`` and every block's core under ``root`` (default: this
-    package's folder); return the paths written or already current."""
+def write_cores(root: Path) -> list[Path]:
+    """(Re)write ``generators.core``, the generator script it runs and every block's core
+    under ``root``; return the paths written or already current. The package ships the same
+    cores in its own folder; ``aifabric verilog --cores`` writes a copy under the build
+    directory (never into an installed package), and ``make cores`` refreshes the checkout's."""
+    import shutil
+
     from aifabric.rtl.catalog import BLOCKS, VERSION
-    root = Path(root or Path(__file__).resolve().parent)
+    root = Path(root)
     files = {root / "generators.core": generator_core(VERSION)}
     for block in BLOCKS.values():
         files[root / block.area / f"{block.name}.core"] = block_core(block, VERSION)
     for path, text in files.items():
         if not path.is_file() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-    return list(files)
+    script, here = root / Path(__file__).name, Path(__file__).resolve()
+    if not script.exists() or not script.resolve().samefile(here):
+        if not script.is_file() or script.read_bytes() != here.read_bytes():
+            shutil.copyfile(here, script)
+    return [*files, script]
 
 
 def main(argv=None) -> int:

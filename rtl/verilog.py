@@ -199,7 +199,8 @@ def slang_lint(path) -> list:
     """pyslang's diagnostics of one Verilog file with every warning on (``-Weverything``),
     formatted as slang prints them (``file:line:col: warning: ... [-Wname]``); [] when clean.
 
-    pyslang is a development dependency (``pip install aifabric[dev]``)."""
+    Raises ImportError where pyslang is not installed (it is a dependency of aifabric, but an
+    environment may lack a wheel for its platform)."""
     import pyslang
     # a SourceManager of its own: the default one keeps a file it has read once, so an
     # edited file would be linted as it was

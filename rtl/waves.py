@@ -10,7 +10,8 @@ come first. Names are those Verilator writes into a dump of the co-simulation:
 shown in hexadecimal, single bits as bits.
 
 A co-simulation with waves (``aifabric cosim --waves``) writes ``dump.gtkw`` beside its dump,
-naming it as its ``[dumpfile]``: ``gtkwave build/cosim/<instance>/dump.gtkw`` opens both;
+naming it as its ``[dumpfile]``: ``gtkwave build/cosim/<instance>-waves/last/dump.gtkw`` opens
+both;
 ``aifabric verilog`` writes ``<instance>.gtkw`` beside the Verilog.
 """
 
@@ -58,20 +59,26 @@ def port_groups(block, params: dict) -> list[tuple[str, list[tuple[str, int]]]]:
 def gtkw_text(block, params: dict, *, module: str | None = None,
               dumpfile: str | None = None) -> str:
     """The GTKWave save file of ``block`` at ``params`` (module ``module``, default
-    :meth:`Block.instance_name`)."""
+    :meth:`Block.instance_name`), written with pyvcd's :class:`vcd.gtkw.GTKWSave`."""
+    import io
+
+    from vcd.gtkw import GTKWSave
     module = module or block.instance_name(params)
-    lines = [f"[*] GTKWave save file of {module} (aifabric {block.name}): ports by interface",
-             "[*] Signals are <module>.<port>, as Verilator writes a dump."]
+    out = io.StringIO()
+    save = GTKWSave(out)
+    save.comment(f"GTKWave save file of {module} (aifabric {block.name}): ports by interface")
+    save.comment("Signals are <module>.<port>, as Verilator writes a dump.")
     if dumpfile:
-        lines.append(f'[dumpfile] "{dumpfile}"')
-    lines += ["[timestart] 0", f"[treeopen] {module}.",
-              "[sst_expanded] 1", "[signals_width] 260"]
+        save.dumpfile(dumpfile, abspath=False)      # beside the save file
+    save.timestart(0)
+    save.treeopen(f"{module}.")
+    save.sst_expanded(True)
+    save.signals_width(260)
     for label, ports in port_groups(block, params):
-        lines += ["@800200", f"-{label}"]
-        for name, width in ports:
-            if width == 1:
-                lines += ["@28", f"{module}.{name}"]
-            else:
-                lines += ["@22", f"{module}.{name}[{width - 1}:0]"]
-        lines += ["@1000200", f"-{label}"]
-    return "\n".join(lines) + "\n"
+        with save.group(label):
+            for name, width in ports:
+                if width == 1:
+                    save.trace(f"{module}.{name}", datafmt="bin")
+                else:
+                    save.trace(f"{module}.{name}[{width - 1}:0]", datafmt="hex")
+    return out.getvalue()

@@ -51,11 +51,15 @@ def parse_value(text: str):
 def parse_params(items: list[str] | None) -> dict | None:
     if not items:
         return None
-    params = {}
+    params, seen = {}, {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"--param {item!r}: expected NAME=VALUE, e.g. --param n=8")
+        if key.strip() in params:
+            raise UsageError(f"--param {key.strip()} is given twice ({seen[key.strip()]} and "
+                             f"{item}); give each parameter once")
+        seen[key.strip()] = item
         params[key.strip()] = parse_value(value.strip())
     return params
 
@@ -84,25 +88,14 @@ def selected(args, attr: str = "params", cosim: bool = False) -> list[tuple[Bloc
             raise UsageError(f"{name} has no testbench of its own: it is co-simulated inside "
                              f"{blocks[-1].cosim_in} (--block {blocks[-1].cosim_in})")
     params = parse_params(args.param)
-    if params is not None:
-        if len(blocks) != 1:
-            raise UsageError("--param needs exactly one --block")
-        unknown = sorted(set(params) - set(blocks[0].param_names))
-        if unknown:
-            raise UsageError(f"{blocks[0].name}: unknown parameter {unknown[0]!r}; parameters "
-                             f"are {', '.join(blocks[0].param_names)}")
-        base = blocks[0].params[0] if blocks[0].params else {}
-        pairs = [(blocks[0], {**base, **params})]
-    else:
-        pairs = [(b, p) for b in blocks for p in getattr(b, attr)]
-    for block, p in pairs:
-        try:
-            block.validate(p)
-        except (TypeError, ValueError) as e:
-            msg = str(e)
-            raise UsageError(msg if msg.startswith(block.name) else f"{block.name}: {msg}") \
-                from None
-    return pairs
+    if params is not None and len(blocks) != 1:
+        raise UsageError("--param needs exactly one --block")
+    try:
+        if params is not None:
+            return [(blocks[0], blocks[0].resolve(params))]
+        return [(b, b.resolve(p)) for b in blocks for p in getattr(b, attr)]
+    except (TypeError, ValueError) as e:
+        raise UsageError(str(e)) from None
 
 
 def atomic_write(path: Path, text: str) -> None:

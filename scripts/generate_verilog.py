@@ -5,12 +5,12 @@ place, so build/verilog/ only ever holds complete, lint-clean files; its header 
 package version, the source revision and the parameters.
 
 FuseSoC users do not need these files: one core per block (``rtl/<area>/<block>.core``) runs
-the ``aifabric_verilog`` generator with the parameters a design asks for. ``--cores`` rewrites
-those cores from the registry (after adding a block or changing the version).
+the ``aifabric_verilog`` generator with the parameters a design asks for. ``--cores`` writes
+those cores from the registry into build/fusesoc (or ``--out``), never into the package.
 
     aifabric verilog                       # every block, default parameters
     aifabric verilog --block wwfa --param n=32
-    aifabric verilog --cores               # the FuseSoC cores under rtl/
+    aifabric verilog --cores               # the FuseSoC cores, into build/fusesoc
 """
 
 from __future__ import annotations
@@ -31,21 +31,33 @@ from ._cli import BUILD, Parser, add_block_args, fmt_params, output_dir, run_mai
 def main(argv=None) -> int:
     parser = Parser(description=__doc__.split("\n\n")[0])
     add_block_args(parser)
-    parser.add_argument("--out", type=Path, default=BUILD / "verilog",
-                        help="The output directory (default build/verilog).")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="The output directory (default build/verilog; with --cores "
+                             "build/fusesoc).")
     parser.add_argument("--no-lint", action="store_true",
                         help="Skip the lint (Verilator -Wall and pyslang).")
     parser.add_argument("--cores", action="store_true",
-                        help="Only rewrite the FuseSoC cores under rtl/ from the registry.")
+                        help="Only write the FuseSoC cores (the generator's and one per "
+                             "block) from the registry into --out; add the folder to "
+                             "FuseSoC with --cores-root.")
     args = parser.parse_args(argv)
     if args.cores:
         from aifabric.rtl.fusesoc_generator import write_cores
-        for path in write_cores():
+        for path in write_cores(output_dir(args.out or BUILD / "fusesoc")):
             print(path)
         return 0
+    args.out = args.out or BUILD / "verilog"
     pairs = selected(args)
 
     output_dir(args.out)
+    slang = not args.no_lint
+    if slang:
+        try:
+            import pyslang  # noqa: F401
+        except ImportError:
+            slang = False
+            print("note: pyslang is not importable: lint by Verilator alone "
+                  "(pip install pyslang adds slang's -Weverything)", file=sys.stderr)
     failed = 0
     with tempfile.TemporaryDirectory(dir=args.out, prefix=".staging-") as staging:
         for block, params in pairs:
@@ -57,11 +69,12 @@ def main(argv=None) -> int:
             if not args.no_lint:
                 try:
                     lint(staged)
-                    found = slang_lint(staged)
+                    found = slang_lint(staged) if slang else []
                     if found:
                         raise LintError(f"{staged.name}: pyslang -Weverything:\n"
                                         + "\n".join(found))
-                    status = "written, lint-clean (verilator -Wall, pyslang)"
+                    status = ("written, lint-clean (verilator -Wall"
+                              + (", pyslang)" if slang else ")"))
                 except LintError as e:
                     print(e, file=sys.stderr)
                     failed += 1

@@ -18,6 +18,7 @@ Results: build/netsim/<name>.jsonl (one line per finished point; a rerun resumes
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -123,6 +124,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=OUT, help="output directory")
     ap.add_argument("--quiet", action="store_true", help="no progress bar or banner")
     args = ap.parse_args(argv)
+    if args.name is not None and (not args.name.strip() or args.name in (".", "..") or any(
+            sep in args.name for sep in {os.sep, os.altsep or os.sep, "/"})):
+        raise UsageError(f"--name {args.name!r}: a file name under --out, without a path "
+                         f"separator (give the folder with --out)")
 
     ks = parse_list(args.k, int, "k") if args.k else [None]
     rates = [1.0] if args.traffic == "trace" else parse_list(args.rates, float, "rates")

@@ -50,10 +50,20 @@ def collect(systems: dict[str, object], out_dir: Path, quick: bool = False):
     figures: list[Path] = []
     status: dict[str, str] = {}
     tables: dict[str, list[str]] = {}
-    for key, module in systems.items():
+    import sys
+    import time
+    start = time.perf_counter()
+
+    def progress(k: int, key: str, what: str) -> None:
+        # a line per step on stderr: a paper's run takes minutes (the full run hours)
+        print(f"reproduce [{k}/{len(systems)}] {key}: {what} "
+              f"({time.perf_counter() - start:.0f} s so far)", file=sys.stderr, flush=True)
+
+    for k, (key, module) in enumerate(systems.items(), 1):
         if module is None:
             status[key] = "no records yet (no models/{} package)".format(key)
             continue
+        progress(k, key, "records" + (" (quick)" if quick else ""))
         reproduce = getattr(module, "reproduce", None)
         if reproduce is None:
             status[key] = "no records yet (package has no reproduce())"
@@ -65,6 +75,7 @@ def collect(systems: dict[str, object], out_dir: Path, quick: bool = False):
                                  f"paper {key!r}")
         records += got
         if hasattr(module, "figures"):
+            progress(k, key, f"{len(got)} records; figures")
             fig_kwargs = {"quick": quick} \
                 if "quick" in inspect.signature(module.figures).parameters else {}
             figures += [Path(p) for p in module.figures(out_dir, **fig_kwargs)]

@@ -13,11 +13,12 @@ again beside a failure (``SEED=<seed> make cosim`` repeats the stimulus).
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
 from aifabric.cosim.runner import run, run_seed
-from aifabric.rtl.catalog import BLOCKS
+from aifabric.rtl.catalog import BLOCKS, get_block
 
 from ._cli import (BUILD, Parser, UsageError, add_block_args, atomic_write, fmt_params,
                    md_table, run_main, selected, write_json)
@@ -32,11 +33,18 @@ def main(argv=None) -> int:
     parser.add_argument("--transactions", type=int, default=None,
                         help="transactions per testbench (default: the testbench's own)")
     parser.add_argument("--waves", action="store_true",
-                        help="write waveforms: build/cosim/<instance>/dump.fst (dump.vcd where "
-                             "Verilator's FST writer cannot be built)")
+                        help="write waveforms: build/cosim/<instance>-waves/last/dump.fst "
+                             "(dump.vcd where Verilator's FST writer cannot be built)")
+    parser.add_argument("--waves-on-fail", action="store_true",
+                        help="after a failing parameter set, run just its failing test again "
+                             "with a waveform (same seed)")
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                        help="parameter sets built and simulated at once (default 1)")
     args = parser.parse_args(argv)
     if args.transactions is not None and args.transactions < 1:
         parser.error(f"--transactions must be >= 1, not {args.transactions}")
+    if args.jobs < 1:
+        parser.error(f"--jobs must be >= 1, not {args.jobs}")
     try:
         seed = run_seed(args.seed)
     except ValueError as e:
@@ -44,34 +52,135 @@ def main(argv=None) -> int:
     args.seed = seed
     pairs = selected(args, cosim=True)
     print(f"seed {seed} (the same stimulus again: SEED={seed}, or --seed {seed})", flush=True)
+    print(estimate(pairs, args.waves), flush=True)
 
-    results = []
+    from tqdm import tqdm
     start = time.perf_counter()
-    for k, (block, params) in enumerate(pairs, 1):
-        print(f"[{k}/{len(pairs)}] {block.name} {fmt_params(params)}: building and simulating...",
-              flush=True)
-        r = run(block.name, params, seed=args.seed, transactions=args.transactions,
-                waves=args.waves)
-        results.append(r)
-        print(f"[{k}/{len(pairs)}] {block.name} {fmt_params(params)}: {r.describe()} "
-              f"({r.tests} tests, {r.transactions:,} transactions, {r.cycles:,} cycles; "
-              f"build {r.build_seconds:.1f} s, simulation {r.sim_seconds:.1f} s)", flush=True)
+    kw = {"seed": args.seed, "transactions": args.transactions, "waves": args.waves}
+    results: list = [None] * len(pairs)
+    # a bar over the sets with its estimate, where there are several and a terminal
+    bar = tqdm(total=len(pairs), unit="set", desc="cosim", file=sys.stderr,
+               disable=True if len(pairs) < 2 else None, leave=False)
+
+    def report(k: int, r) -> None:
+        block, params = pairs[k]
+        lines = [f"[{k + 1}/{len(pairs)}] {block.name} {fmt_params(params)}: {r.describe()} "
+                 f"({r.tests} tests, {r.transactions:,} transactions, {r.cycles:,} cycles; "
+                 f"build {r.build_seconds:.1f} s, simulation {r.sim_seconds:.1f} s)"]
         if r.first_failure:
-            print(f"    first failure: {r.first_failure}", flush=True)
+            lines.append(f"    first failure: {r.first_failure}")
+        if r.run_dir is not None:
+            lines.append(f"    results and log: {r.run_dir}")
         if r.waveform is not None and r.waveform.exists():
             note = "" if r.waveform.suffix == ".fst" else (
                 " (VCD: Verilator's FST writer needs the zlib header and liblz4, "
                 "e.g. Debian's zlib1g-dev and liblz4-1)")
-            print(f"    waveform: {r.waveform}{note}")
+            lines.append(f"    waveform: {r.waveform}{note}")
+        for line in lines:
+            bar.write(line, file=sys.stdout)
+        sys.stdout.flush()
+        bar.update(1)
+
+    if args.jobs == 1:
+        for k, (block, params) in enumerate(pairs):
+            bar.write(f"[{k + 1}/{len(pairs)}] {block.name} {fmt_params(params)}: building and "
+                      f"simulating...", file=sys.stdout)
+            sys.stdout.flush()
+            results[k] = run(block.name, params, **kw)
+            report(k, results[k])
+    else:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        with ProcessPoolExecutor(max_workers=min(args.jobs, len(pairs))) as pool:
+            futures = {pool.submit(run, block.name, params, **kw): k
+                       for k, (block, params) in enumerate(pairs)}
+            for future in as_completed(futures):
+                k = futures[future]
+                results[k] = future.result()
+                report(k, results[k])
+    bar.close()
+    if args.waves_on_fail and not args.waves:
+        for r in results:
+            failing = r.first_failure.split(":", 1)[0] if r.first_failure else ""
+            if r.passed or not failing:
+                continue
+            print(f"{r.block} {fmt_params(r.params)}: running {failing} again with a "
+                  f"waveform...", flush=True)
+            again = run(r.block, r.params, testcase=failing, **{**kw, "waves": True})
+            if again.waveform is not None and again.waveform.exists():
+                print(f"    waveform of the failing test: {again.waveform}", flush=True)
 
     text = save_summary(results, args.seed, time.perf_counter() - start)
+    junit = write_junit(results, BUILD / "junit" / "cosim.xml")
     print()
     print(text)
-    print(f"(written to {BUILD / 'summary.md'})")
+    print(f"(written to {BUILD / 'summary.md'}; JUnit XML of this run: {junit})")
     if not all(r.passed for r in results):
         print(f"FAILED with seed {seed}: rerun with SEED={seed} (or --seed {seed})")
         return 1
     return 0
+
+
+def estimate(pairs: list, waves: bool = False, build: Path = BUILD) -> str:
+    """How many parameter sets a run has and roughly how long it takes: the sum of each
+    set's last build and simulation times in build/summary.json (a model already built
+    skips most of its build time), or a line saying there is none to go by."""
+    try:
+        old = json.loads((build / "summary.json").read_text())
+        old = old if isinstance(old, list) else []
+    except (OSError, ValueError):
+        old = []
+    last = {(e.get("block"), json.dumps(e.get("params"), sort_keys=True)):
+            (e.get("build_seconds") or 0) + (e.get("sim_seconds") or 0)
+            for e in old if isinstance(e, dict)}
+    times = [last.get((b.name, json.dumps(p, sort_keys=True))) for b, p in pairs]
+    sets = f"{len(pairs)} parameter set{'s' if len(pairs) != 1 else ''}"
+    known = [t for t in times if t is not None]
+    if not known:
+        return (f"{sets}; no earlier run here to estimate the time from (a cold build "
+                f"of a small block takes a minute or two, the largest ten or more)")
+    total = sum(known) * len(times) / len(known)
+    when = f"{total / 60:.0f} min" if total >= 90 else f"{total:.0f} s"
+    return (f"{sets}; about {when} from the last run{'s' if len(known) > 1 else ''} here"
+            + ("" if len(known) == len(times) else
+               f" ({len(known)} of {len(times)} sets run before)")
+            + (" (waveforms: a traced build of its own, and longer)" if waves else ""))
+
+
+def write_junit(results: list, path: Path) -> Path:
+    """One JUnit XML file for CI systems with every parameter set of this run: cocotb's
+    results file of each run (one ``testsuite`` each, named by the block's instance and
+    carrying its seed and run directory), and a failed ``testcase`` for a set that produced
+    none (a failed build). Merged with ElementTree: the files are cocotb's own JUnit, so
+    nothing is translated."""
+    import xml.etree.ElementTree as ET
+    root = ET.Element("testsuites", name="aifabric cosim")
+    for r in results:
+        name = get_block(r.block).instance_name(r.params)
+        suite = ET.SubElement(root, "testsuite", name=name,
+                              package=f"aifabric.cosim.test_{r.block}")
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="seed", value=str(r.seed))
+        ET.SubElement(props, "property", name="parameters", value=fmt_params(r.params))
+        if r.run_dir is not None:
+            ET.SubElement(props, "property", name="run_dir", value=str(r.run_dir))
+        cases = []
+        try:
+            xml = ET.parse(r.run_dir / "results.xml") if r.run_dir is not None else None
+            cases = list(xml.getroot().iter("testcase")) if xml is not None else []
+        except (OSError, ET.ParseError):
+            pass
+        for case in cases:
+            case.set("classname", f"{name}.{case.get('classname', '')}".rstrip("."))
+            suite.append(case)
+        if not cases:
+            case = ET.SubElement(suite, "testcase", name="build_and_run", classname=name)
+            ET.SubElement(case, "failure", message=r.error or "no results").text = r.error
+        suite.set("tests", str(len(suite.findall("testcase"))))
+        suite.set("failures", str(sum(c.find("failure") is not None
+                                      for c in suite.findall("testcase"))))
+    ET.indent(root)
+    atomic_write(path, ET.tostring(root, encoding="unicode") + "\n")
+    return path
 
 
 def _entry(r) -> dict:
@@ -101,6 +210,13 @@ def save_summary(results: list, seed: int, seconds: float, build: Path = BUILD) 
     """Merge this run's ``results`` into build/summary.json (one entry per block and
     parameter set, this run's replacing an older one, the other blocks' rows kept) and
     rewrite build/summary.md from it; return the Markdown."""
+    from filelock import FileLock
+    build.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(build / "summary.lock")):     # runs finishing at once keep both rows
+        return _save_summary(results, seed, seconds, build)
+
+
+def _save_summary(results: list, seed: int, seconds: float, build: Path) -> str:
     path = build / "summary.json"
     try:
         old = json.loads(path.read_text())

@@ -51,7 +51,7 @@ def tool(name: str) -> str:
     exe = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
     if exe is None:
         raise UsageError(f"{name} not found; install the synthesis extra: "
-                         f"pip install -e '.[synth]' (make does this)")
+                         "pip install 'aifabric[synth]' (in a checkout: make venv)")
     return exe
 
 

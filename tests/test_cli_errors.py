@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from aifabric.cosim.runner import CosimResult, first_failure
+from aifabric.cosim.runner import CosimResult, first_failure, first_mismatch
 from aifabric.models.chronos.stack import stack_from_genstack
 from aifabric.models.common.netsim.traffic import TrafficError, load_trace
 from aifabric.models.infinitehbd.faults import read_trace_csv, read_trace_json
@@ -65,6 +65,15 @@ def test_netsim_out_in_sys_is_one_line_before_simulating(capsys):
         ["--topology", "mesh", "--side", "2", "--rates", "0.1", "--warmup", "0", "--window",
          "1", "--drain", "0", "--quiet", "--out", "/sys/aifabric-netsim"]))
     assert err.startswith("error: --out /sys/aifabric-netsim: cannot create the directory (")
+
+
+@pytest.mark.parametrize("name", ["../../evil", "sub/x", "..", ""])
+def test_netsim_refuses_a_name_that_leaves_out(tmp_path, capsys, name):
+    err = one_line_exit_2(capsys, lambda: netsim.main(
+        ["--topology", "mesh", "--side", "2", "--rates", "0.1", "--warmup", "0", "--window",
+         "1", "--drain", "0", "--quiet", "--out", str(tmp_path / "out"), "--name", name]))
+    assert err.startswith(f"error: --name {name!r}: a file name under --out"), err
+    assert not (tmp_path / "out").exists() and list(tmp_path.iterdir()) == []
 
 
 def test_a_report_that_cannot_be_written_names_its_path(tmp_path, capsys):
@@ -190,6 +199,59 @@ def test_first_failure_quotes_the_assertion(tmp_path):
     assert first_failure(tmp_path / "results.xml") == \
         "checks: AssertionError: flit 7 arrived twice"
     assert first_failure(tmp_path / "elsewhere" / "results.xml") == ""     # neither file
+
+
+
+def test_a_scoreboard_mismatch_names_cycle_field_expected_and_received(tmp_path):
+    """cocotb-bus's scoreboard fails with "Received transaction differed from expected
+    transaction"; the values are only in the log (results and log of a WWFA run whose model
+    dropped one grant in its second cycle). The summary's line names them."""
+    data = ROOT / "tests" / "data"
+    want = ("random_requests: first mismatch at cycle 1; field grants(i->j): expected "
+            "[(1, 0), (2, 3), (3, 2)], received [(0, 1), (1, 0), (2, 3), (3, 2)]")
+    assert first_failure(data / "cocotb_scoreboard_mismatch.xml",
+                         data / "cocotb_scoreboard_mismatch.log") == want
+    text = run_cosim.save_summary(
+        [result("wwfa", {"n": 4}, build=1.0, sim=1.0, failed=1, first=want,
+                error="1 of 1 tests failed (cosim seed 3); see test.log")], 3, 2,
+        build=tmp_path)
+    row = next(ln for ln in text.splitlines() if ln.startswith("| wwfa |"))
+    assert "cycle 1; field grants(i->j): expected [(1, 0), (2, 3), (3, 2)], received" in row
+    # a transaction without fields: both values, at the simulation time
+    (tmp_path / "test.log").write_text(
+        "    30.00ns ERROR    cocotb.scoreboard.x   Received transaction differed from "
+        "expected output\n    30.00ns INFO     cocotb.scoreboard.x   Expected:\n"
+        "                                         5\n"
+        "    30.00ns INFO     cocotb.scoreboard.x   Received:\n"
+        "                                         6\n")
+    assert first_mismatch(tmp_path / "test.log") == \
+        "first mismatch at 30.00 ns: expected 5, received 6"
+
+
+
+def test_one_junit_file_holds_every_parameter_set_of_a_run(tmp_path):
+    """cosim writes one JUnit XML per run for CI: each set's cocotb results as a suite, and
+    a failed case for a set whose build failed (no results at all)."""
+    import shutil
+    import xml.etree.ElementTree as ET
+    (tmp_path / "run").mkdir()
+    shutil.copy(ROOT / "tests" / "data" / "cocotb_scoreboard_mismatch.xml",
+                tmp_path / "run" / "results.xml")
+    failed = result("wwfa", {"n": 4}, build=1.0, sim=1.0, failed=1)
+    failed.run_dir = tmp_path / "run"
+    broken = result("bvn", {"n": 8, "w": 8}, build=1.0,
+                    error="Verilator build failed (exit 2); see build.log")
+    broken.tests = 0
+    path = run_cosim.write_junit([failed, broken], tmp_path / "junit" / "cosim.xml")
+    root = ET.parse(path).getroot()
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["wwfa_n4", "bvn_n8_w8"]
+    assert [(s.get("tests"), s.get("failures")) for s in suites] == [("1", "1"), ("1", "1")]
+    case = suites[0].find("testcase")
+    assert case.get("name") == "random_requests" and case.find("failure") is not None
+    assert "build failed" in suites[1].find("testcase/failure").get("message")
+    props = {p.get("name"): p.get("value") for p in suites[0].iter("property")}
+    assert props["seed"] == str(failed.seed) and props["parameters"] == "n=4"
 
 
 # ---------------------------------------------------------------- numba warm-up ----

@@ -180,8 +180,14 @@ def test_waves_written_under_the_build_directory(tmp_path, cosim_seed):
     result = run("wwfa", {"n": 4}, seed=cosim_seed, transactions=50, waves=True,
                  build_root=tmp_path)
     assert result.passed, result.describe()
-    assert result.waveform is not None and result.waveform.parent == result.build_dir
+    assert result.waveform is not None and result.waveform.parent == result.run_dir
+    assert result.run_dir.parent == result.build_dir / "runs"
+    assert result.build_dir.name.endswith("-waves")          # the traced model's own build
     assert result.waveform.suffix in (".fst", ".vcd")
+    # results.xml attaches the waveform that was written, first (CI systems take the first)
+    xml = (result.run_dir / "results.xml").read_text()
+    assert f'name="attachment" value="{result.waveform}"' in xml, xml
+    assert xml.index(str(result.waveform)) < xml.index("test.log")
     data = result.waveform.read_bytes()
     if result.waveform.suffix == ".vcd":
         assert b"$var" in data and b"grants" in data
@@ -249,7 +255,7 @@ def test_a_dump_keeps_the_hierarchy_holds_named_signals_and_its_save_file_names_
     assert {f"{top}.{i}" for i in ("ep0", "ep1", "ep2", "switch", "switch.master",
                                    "switch.sequencer", "switch.crossbar")} <= scopes, scopes
     assert f"{top}.ep1.missed" in dump and f"{top}.switch.master.running" in dump
-    gtkw = (result.build_dir / "dump.gtkw").read_text()
+    gtkw = (result.run_dir / "dump.gtkw").read_text()
     assert '[dumpfile] "dump.vcd"' in gtkw
     shown = re.findall(r"^([A-Za-z]\S*?)(?:\[(\d+):0\])?$", gtkw, re.M)
     assert len(shown) > 10

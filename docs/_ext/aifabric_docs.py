@@ -4,10 +4,19 @@
   default, the sets ``make`` generates) and its ports (direction, width, array dimensions) at
   its first default parameter set, from the component's signature (one on each page under
   ``docs/blocks/``).
-- ``aifabric-commands``: the ``aifabric`` command's subcommands with their descriptions.
+- figures: the PNGs the pages show (``/_generated/figures/<name>.png``) are copied from the
+  build directory, where ``make reproduce`` and ``make bench`` draw them, before each build.
+- ``aifabric-commands``: the ``aifabric`` command's subcommands with their descriptions, then
+  each one's usage and options from its own argparse parser.
+
+Both build docutils nodes (tables, literal blocks), not reST text: a MyST page parses a
+directive's nested text as Markdown, which showed ``.. list-table::`` raw.
 """
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 from docutils import nodes
 from docutils.statemachine import StringList
@@ -65,22 +74,47 @@ def _layouts(component) -> list[tuple[str, int, str]]:
     return rows
 
 
-def _table(header: list[str], rows: list, widths: list[int] | None = None) -> list[str]:
-    out = [".. list-table::", "   :header-rows: 1"]
-    if widths:
-        out.append(f"   :widths: {' '.join(map(str, widths))}")
-    out.append("")
-    for row in [header, *rows]:
-        for k, cell in enumerate(row):
+def _table(header: list[str], rows: list, widths: list[int] | None = None,
+           code_first: bool = True) -> nodes.table:
+    """A table as docutils nodes (not reST text: a MyST page would parse that as Markdown
+    and show it raw); the first column of the body as code."""
+    widths = widths or [1] * len(header)
+    table = nodes.table()
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    for w in widths:
+        group += nodes.colspec(colwidth=w)
+
+    def row(cells, head=False):
+        tr = nodes.row()
+        for k, cell in enumerate(cells):
             text = str(cell).replace("\n", " ") or "-"
-            out.append(f"   {'* -' if k == 0 else '  -'} ``{text}``" if k == 0 and row is not header
-                       else f"   {'* -' if k == 0 else '  -'} {text}")
-    out.append("")
-    return out
+            para = nodes.paragraph()
+            para += nodes.literal(text=text) if (k == 0 and code_first and not head) \
+                else nodes.Text(text)
+            tr += nodes.entry("", para)
+        return tr
+
+    thead = nodes.thead()
+    thead += row(header, head=True)
+    tbody = nodes.tbody()
+    for r in rows:
+        tbody += row(r)
+    group += thead
+    group += tbody
+    return table
 
 
-def _block_text(name: str) -> list[str]:
-    """reStructuredText of one block's reference (description, parameters, ports)."""
+def _paragraph(state, text: str, offset: int) -> list:
+    """One paragraph of inline markup (``*x*``, ``**x**``, double-backtick code: the same
+    in MyST and reST) parsed by the page's own parser."""
+    node = nodes.container()
+    state.nested_parse(StringList([text]), offset, node)
+    return node.children
+
+
+def _block_nodes(state, offset: int, name: str) -> list:
+    """One block's reference (description, parameters, ports, payload layouts) as nodes."""
     from aifabric.rtl._util import not_elaborated
     from aifabric.rtl.catalog import get_block
     block = get_block(name)
@@ -90,23 +124,23 @@ def _block_text(name: str) -> list[str]:
     base = dict(block.params[0]) if block.params else {}
     component = not_elaborated(block.build(base))
     sets = "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) for s in info["params"])
-    text = [f"*{info['description']}* (``aifabric.rtl.{info['area']}.{block.name}``, "
-            f"class ``{block.component.__name__}``)", "",
-            "**Parameters** (the ranges the constructor enforces; generated and "
-            f"co-simulated at: {sets})", ""]
-    text += _table(["parameter", "range", "default"], params, [30, 40, 30])
+    out = _paragraph(state, f"*{info['description']}* (``aifabric.rtl.{info['area']}."
+                            f"{block.name}``, class ``{block.component.__name__}``)", offset)
+    out += _paragraph(state, "**Parameters** (the ranges the constructor enforces; generated "
+                             f"and co-simulated at: {sets})", offset)
+    out.append(_table(["parameter", "range", "default"], params, [30, 40, 30]))
     where = ", ".join(f"{k}={v}" for k, v in base.items())
-    text += [f"**Ports** at {where or 'its defaults'} (widths in bits; arrays of ports have "
-             "their dimensions), besides ``clk`` and ``rst`` (one clock domain, synchronous "
-             "active-high reset)", ""]
-    text += _table(["port", "direction", "width", "array"], _ports(component),
-                   [40, 20, 20, 20])
+    out += _paragraph(state, f"**Ports** at {where or 'its defaults'} (widths in bits; arrays "
+                             "of ports have their dimensions), besides ``clk`` and ``rst`` "
+                             "(one clock domain, synchronous active-high reset)", offset)
+    out.append(_table(["port", "direction", "width", "array"], _ports(component),
+                      [40, 20, 20, 20]))
     fields = _layouts(component)
     if fields:
-        text += ["**Payload and command layouts** (bit offsets from the least significant "
-                 "bit; the fields a driver encodes)", ""]
-        text += _table(["field", "offset", "width"], fields, [50, 25, 25])
-    return text
+        out += _paragraph(state, "**Payload and command layouts** (bit offsets from the least "
+                                 "significant bit; the fields a driver encodes)", offset)
+        out.append(_table(["field", "offset", "width"], fields, [50, 25, 25]))
+    return out
 
 
 class BlockDirective(SphinxDirective):
@@ -114,26 +148,108 @@ class BlockDirective(SphinxDirective):
     has_content = False
 
     def run(self):
-        text = _block_text(self.arguments[0])
-        node = nodes.container()
-        self.state.nested_parse(StringList(text, source=f"aifabric-block {self.arguments[0]}"),
-                                self.content_offset, node)
-        return node.children
+        return _block_nodes(self.state, self.content_offset, self.arguments[0])
+
+
+def _parsers() -> dict:
+    """Each command's argparse parser, as its own ``main`` builds it: ``main(["--help"])``
+    is run with ``parse_args`` stopped before it prints, so the reference is the parser."""
+    import importlib
+
+    from aifabric.cli import COMMANDS
+    from aifabric.scripts._cli import Parser
+
+    class Caught(Exception):
+        pass
+
+    found = {}
+    original = Parser.parse_args
+
+    def catch(self, *args, **kwargs):
+        raise Caught(self)
+
+    Parser.parse_args = catch
+    try:
+        for name, (module, _) in COMMANDS.items():
+            try:
+                if module:
+                    importlib.import_module(f"aifabric.scripts.{module}").main(["--help"])
+                else:
+                    from aifabric.cli import blocks
+                    blocks(["--help"])
+            except Caught as e:
+                found[name] = e.args[0]
+    finally:
+        Parser.parse_args = original
+    return found
 
 
 class CommandsDirective(SphinxDirective):
+    """The command table, then each command's usage and options from its parser."""
     has_content = False
 
     def run(self):
         from aifabric.cli import COMMANDS
-        rows = [(name, desc) for name, (_, desc) in COMMANDS.items()]
-        node = nodes.container()
-        self.state.nested_parse(StringList(_table(["command", "what it does"], rows,
-                                                  [25, 75])), self.content_offset, node)
-        return node.children
+        out = [_table(["command", "what it does"],
+                      [(name, desc) for name, (_, desc) in COMMANDS.items()], [25, 75])]
+        for name, parser in _parsers().items():
+            parser.prog = f"aifabric {name}"
+            section = nodes.section(ids=[f"aifabric-{name}"])
+            section += nodes.title(text=f"aifabric {name}")
+            usage = nodes.literal_block(text=parser.format_usage().strip())
+            usage["language"] = "text"
+            section += usage
+            rows = []
+            for action in parser._actions:
+                if action.help == "==SUPPRESS==" or not action.option_strings:
+                    continue
+                opts = ", ".join(action.option_strings)
+                if action.metavar or action.nargs != 0:
+                    opts += f" {action.metavar or action.dest.upper()}"
+                text = (action.help or "") % {"default": action.default, "prog": parser.prog} \
+                    if action.help and "%(" in action.help else (action.help or "")
+                rows.append((opts, " ".join(text.split())))
+            section += _table(["option", "meaning"], rows, [35, 65])
+            out.append(section)
+        return out
+
+
+FIGURES = "_generated/figures"
+FIGURE_REF = re.compile(r"_generated/figures/([\w.-]+\.png)")
+# where the commands draw their figures, under the build directory
+FIGURE_SOURCES = ("reproduce", "bench", "netsim", "synth")
+
+
+def collect_figures(app) -> None:
+    """Before the build: every figure a page shows (``/_generated/figures/<name>.png`` in a
+    MyST ``figure`` or ``image`` directive) copied from where ``make reproduce`` / ``make
+    bench`` drew it (``$AIFABRIC_BUILD`` or ``build/``: ``reproduce/``, ``bench/``, ...) into
+    ``docs/_generated/figures`` (not tracked); a figure not drawn on this machine yet is a
+    placeholder saying which command draws it, so the site still builds."""
+    import os
+    import shutil
+
+    from aifabric.paths import BUILD
+    src = Path(app.srcdir)
+    names = sorted({m.group(1) for page in src.rglob("*.md")
+                    if "_generated" not in page.parts
+                    for m in FIGURE_REF.finditer(page.read_text())})
+    out = src / FIGURES
+    out.mkdir(parents=True, exist_ok=True)
+    placeholder = src / "_static" / "figure_not_drawn.png"
+    for name in names:
+        found = next((BUILD / d / name for d in FIGURE_SOURCES if (BUILD / d / name).is_file()),
+                     placeholder)
+        target = out / name
+        if target.is_file() and target.read_bytes() == found.read_bytes():
+            continue
+        tmp = target.with_name(f".{name}.{os.getpid()}")
+        shutil.copyfile(found, tmp)
+        os.replace(tmp, target)
 
 
 def setup(app):
     app.add_directive("aifabric-block", BlockDirective)
     app.add_directive("aifabric-commands", CommandsDirective)
+    app.connect("builder-inited", collect_figures)
     return {"version": "1", "parallel_read_safe": True}
