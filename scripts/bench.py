@@ -893,7 +893,7 @@ link_design {top}
 set_clock_transition {slew} [get_clocks clk]
 set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clk]]
 set_input_transition {slew} [all_inputs]
-report_worst_slack -max -digits 6
+report_worst_slack -digits 6
 exit
 """
 
