@@ -935,7 +935,11 @@ def run_sta(args) -> str:
             text = subprocess.run([sta, "-no_splash", "-exit", "sta.tcl"], cwd=out,
                                   capture_output=True, text=True, check=True).stdout
             sta_s = time.perf_counter() - t0
-            slack = float(re.search(r"worst slack\s+(-?[\d.]+)", text).group(1))
+            m = re.search(r"worst slack\s+(-?[\d.]+)", text)
+            if m is None:
+                raise RuntimeError(f"OpenSTA gave no slack for {top} on {lib_name}: "
+                                   f"{text.strip()[-300:]}")
+            slack = float(m.group(1))
             theirs = (period - slack) * unit
             results.append({"library": lib_name, "instance": top, "ours_ps": ours,
                             "opensta_ps": round(theirs, 1),

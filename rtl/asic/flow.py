@@ -42,7 +42,7 @@ def yosys_script(top: str, libs: list[str], dff_lib: str, target_ps: float) -> s
     return (f"read_verilog {top}.v; synth -flatten -top {top}; "
             f"dfflibmap -liberty {dff_lib}; abc -D {target_ps:.0f} {lib_args}; opt_clean; "
             f"tee -q -o stat.json stat -json {lib_args}; "
-            f"write_json netlist.json; write_verilog -noattr netlist.v")
+            f"write_json netlist.json; write_verilog -noattr -simple-lhs netlist.v")
 
 
 def run(yosys: str, verilog: str, top: str, lib_name: str, out: Path,

@@ -2,9 +2,10 @@
 
 One ideal clock (every flip-flop's clock pin; arrival 0, slew ``clock_slew``), no wires (the
 load of a net is the sum of its sink pins' rise or fall capacitances, ``output_load`` for a
-top-level output): a pre-layout estimate. Rise and fall are propagated separately through each arc's
-unateness; a net's slew is the largest of the arcs reaching it (the usual conservative
-choice); delays and slews are the tables' bilinear interpolation in (input slew, output load).
+top-level output): a pre-layout estimate. Rise and fall are propagated separately through
+each arc's unateness; a net's slew is the largest of the arcs reaching it (the usual
+conservative choice); delays and slews are the tables' bilinear interpolation in (input
+slew, output load).
 
 Paths timed: register to register (clock-to-Q at the launching flop, setup at the capturing
 one) and input to register (inputs arrive at 0 with slew ``input_slew``). Asynchronous
