@@ -886,7 +886,7 @@ STA_BLOCKS = (("wwfa", {"n": 8}), ("wwfa", {"n": 16}), ("slot_endpoint", {"d": 3
               ("deinterleaver", {"ports": 4, "wavelengths": 60, "timer_bits": 20,
                                  "settle": 100_000}))
 
-_STA_TCL = """read_liberty {libs}
+_STA_TCL = """{libs}
 read_verilog netlist.v
 link_design {top}
 {wire_load}create_clock -name clk -period {period} [get_ports clk]
@@ -929,7 +929,8 @@ def run_sta(args) -> str:
             slew = r["fo4_slew_ps"] / unit
             period = 100_000 / unit
             (out / "sta.tcl").write_text(_STA_TCL.format(
-                libs=" ".join(str(p) for p in libs), top=top, period=period, slew=slew,
+                libs="\n".join(f"read_liberty {p}" for p in libs), top=top, period=period,
+                slew=slew,
                 wire_load="set_wire_load_model -name Zero\n" if lib_name == "sg13g2" else ""))
             t0 = time.perf_counter()
             text = subprocess.run([sta, "-no_splash", "-exit", "sta.tcl"], cwd=out,
