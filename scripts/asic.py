@@ -73,17 +73,17 @@ def main(argv=None) -> int:
 
 
 def _save(results: list[dict]) -> str:
-    """Merge ``results`` into build/asic/summary.json (the newest per instance and library)
-    and rewrite summary.md."""
+    """Rewrite build/asic/summary.json and .md from every instance's file in build/asic/
+    (runs for different blocks, even at the same time, add up); ``results`` go first."""
     path = BUILD / "asic" / "summary.json"
-    try:
-        old = json.loads(path.read_text()).get("results", [])
-    except (OSError, ValueError):
-        old = []
-    merged = {r["instance"]: r for r in old}
-    for r in results:
-        prev = merged.get(r["instance"], {"libraries": {}})
-        merged[r["instance"]] = {**r, "libraries": {**prev["libraries"], **r["libraries"]}}
+    merged = {r["instance"]: r for r in results}
+    for f in sorted((BUILD / "asic").glob("*.json")):
+        try:
+            r = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(r, dict) and "instance" in r and r["instance"] not in merged:
+            merged[r["instance"]] = r
     rows = []
     for r in merged.values():
         for lib, x in r["libraries"].items():
