@@ -84,8 +84,14 @@ def _save(results: list[dict]) -> str:
             continue
         if isinstance(r, dict) and "instance" in r and r["instance"] not in merged:
             merged[r["instance"]] = r
+    order = list(BLOCKS)
+
+    def key(r):         # registry order, then size (the first library's cell count)
+        first = next(iter(r["libraries"].values()), {})
+        return (order.index(r["block"]) if r["block"] in order else len(order),
+                first.get("cells") or 0)
     rows = []
-    for r in merged.values():
+    for r in sorted(merged.values(), key=key):
         for lib, x in r["libraries"].items():
             path_ = x["reg2reg"] if x["reg2reg"] and (not x["in2reg"] or x["reg2reg"]["delay_ps"]
                                                       >= x["in2reg"]["delay_ps"]) else x["in2reg"]
