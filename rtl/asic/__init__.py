@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LIB_DIR = Path(__file__).parent / "lib"
+# nets of more sinks are timed through a tree of x4 buffers, each driving at most this many
+MAX_FANOUT = 16
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class LibrarySpec:
     files: tuple            # shipped file names in lib/ (gzip); the first holds the flops
     dff: str                # the file dfflibmap reads
     inverter: str           # the inverter FO4 is computed from
+    buffer: str             # the buffer of the timer's buffer trees on high-fanout nets
     licence: str
 
     def paths(self) -> list[Path]:
@@ -40,10 +43,12 @@ class LibrarySpec:
 LIBRARIES = {
     "sg13g2": LibrarySpec("sg13g2", "IHP SG13G2 130 nm, typical, 1.2 V, 25 C",
                           ("sg13g2_stdcell_typ_1p20V_25C.lib.gz",),
-                          "sg13g2_stdcell_typ_1p20V_25C.lib.gz", "sg13g2_inv_1", "Apache-2.0"),
+                          "sg13g2_stdcell_typ_1p20V_25C.lib.gz", "sg13g2_inv_1", "sg13g2_buf_4",
+                          "Apache-2.0"),
     "asap7": LibrarySpec("asap7", "ASAP7 7 nm predictive, RVT, TT, 0.7 V",
                          ("asap7_seq.lib.gz", "asap7_simple.lib.gz", "asap7_invbuf.lib.gz"),
-                         "asap7_seq.lib.gz", "INVx1_ASAP7_75t_R", "BSD-3-Clause"),
+                         "asap7_seq.lib.gz", "INVx1_ASAP7_75t_R",
+                         "BUFx4_ASAP7_75t_R", "BSD-3-Clause"),
 }
 
 # Which cells of each original file are shipped (None: all).

@@ -7,6 +7,13 @@ each arc's unateness; a net's slew is the largest of the arcs reaching it (the u
 conservative choice); delays and slews are the tables' bilinear interpolation in (input
 slew, output load).
 
+High-fanout nets: ABC leaves nets of thousands of sinks on one x1 gate (a reset or an
+enable broadcast to every flop), which place and route would buffer. With ``max_fanout`` set,
+a net of more than ``max_fanout`` sinks is timed through a balanced tree of ``buffer`` cells,
+each driving at most ``max_fanout`` (the driver sees the top level's buffers, a leaf the
+mean sink capacitance times its share): the delay of the buffers is added to the net's
+arrival and the leaf buffer's slew is the sinks'.
+
 Paths timed: register to register (clock-to-Q at the launching flop, setup at the capturing
 one) and input to register (inputs arrive at 0 with slew ``input_slew``). Asynchronous
 set/reset arcs (``clear``/``preset``, recovery/removal) are not timed.
@@ -68,7 +75,8 @@ class Timer:
     """Time one module of a Yosys JSON netlist mapped onto ``lib``'s cells."""
 
     def __init__(self, module: dict, lib: Library, input_slew: float, clock_slew: float,
-                 output_load: float = 0.0):
+                 output_load: float = 0.0, max_fanout: int | None = None,
+                 buffer: str | None = None):
         self.lib, self.input_slew, self.clock_slew = lib, input_slew, clock_slew
         self.names = {}
         for name, nn in sorted(module.get("netnames", {}).items(),
@@ -107,7 +115,42 @@ class Timer:
             raise ValueError(f"cells not in {lib.name}: {', '.join(sorted(unknown))}")
         self.clocks = {conn.get(cell.ff["clocked_on"].strip("!() '"))
                        for _, cell, conn in self.insts if cell.ff}
+        self.trees = {}         # net -> [load of each buffer level, rise and fall]
+        if max_fanout:
+            self._buffer_trees(max_fanout, lib.cells[buffer])
         self._order = self._topo()
+
+    def _buffer_trees(self, fanout: int, buf: Cell) -> None:
+        self.buf = buf
+        bin_ = buf.inputs[0]
+        self.buf_arc = next(a for a in buf.outputs[0].arcs if a.related == bin_.name)
+        for b, sinks in self.sinks.items():
+            k = len(sinks)
+            if k <= fanout or b in self.clocks:
+                continue
+            per_sink = [self.load[b][e] / k for e in (RISE, FALL)]
+            counts = []             # buffers per level, leaves first
+            n = k
+            while n > fanout:
+                n = -(-n // fanout)
+                counts.append(n)
+            levels = []             # the load each level's buffer drives, top level first
+            below = k
+            for c in counts:        # leaves first: each drives its share of what is below
+                share = below / c
+                cap = per_sink if below == k else list(bin_.caps)
+                levels.append([share * cap[RISE], share * cap[FALL]])
+                below = c
+            self.trees[b] = levels[::-1]
+            self.load[b] = [counts[-1] * bin_.caps[RISE], counts[-1] * bin_.caps[FALL]]
+
+    def _through(self, b, edge: int, t: float, s: float) -> tuple[float, float]:
+        """Arrival and slew at the sinks of net ``b`` (through its buffer tree, if any)."""
+        for load in self.trees.get(b, ()):
+            tabs = self.buf_arc.tables
+            t += tabs[f"cell_{_EDGE[edge]}"].lookup(s, load[edge])
+            s = tabs[f"{_EDGE[edge]}_transition"].lookup(s, load[edge])
+        return t, s
 
     def _topo(self) -> list[int]:
         """Combinational instances in topological order (flops and constants cut cycles)."""
@@ -163,6 +206,7 @@ class Timer:
                                 continue
                             t = p.time + dt.lookup(p.slew, load[oe])
                             s = st.lookup(p.slew, load[oe]) if st else p.slew
+                            t, s = self._through(ob, oe, t, s)
                             q = at.get((ob, oe))
                             if q is None:
                                 at[(ob, oe)] = Point(t, s, (ib, e, iname, cell.name,
@@ -194,6 +238,7 @@ class Timer:
                         load = self.load[ob][oe]
                         t = dt.lookup(self.clock_slew, load)
                         s = arc.tables[f"{_EDGE[oe]}_transition"].lookup(self.clock_slew, load)
+                        t, s = self._through(ob, oe, t, s)
                         q = starts.get((ob, oe))
                         if q is None or t > q.time:
                             starts[(ob, oe)] = Point(t, s, ("clock", oe, iname, cell.name,
@@ -238,13 +283,15 @@ class Timer:
             p = at[key]
             if p.prev is None:
                 steps.append({"net": self.names.get(key[0], str(key[0])),
-                              "edge": _EDGE[key[1]], "arrival_ps": round(p.time, 2)})
+                              "edge": _EDGE[key[1]], "arrival_ps": round(p.time, 2),
+                              "buffer_levels": len(self.trees.get(key[0], ()))})
                 break
             ib, ie, iname, cname, frm, to = p.prev
             steps.append({"instance": iname, "cell": cname, "from": frm, "to": to,
                           "edge": _EDGE[key[1]], "arrival_ps": round(p.time, 2),
                           "slew_ps": round(p.slew, 2),
-                          "net": self.names.get(key[0], str(key[0]))})
+                          "net": self.names.get(key[0], str(key[0])),
+                          "buffer_levels": len(self.trees.get(key[0], ()))})
             key = None if ib == "clock" else (ib, ie)
         steps.reverse()
         prev = 0.0
@@ -258,7 +305,7 @@ class Timer:
         if kind == "reg2reg":
             starts = self._launch()
         else:
-            starts = {(b, e): Point(0.0, self.input_slew, None)
+            starts = {(b, e): Point(*self._through(b, e, 0.0, self.input_slew), None)
                       for b in self.inputs if b not in self.clocks for e in (RISE, FALL)}
         at = self._propagate(starts)
         w = self._capture(at)
@@ -275,9 +322,12 @@ class Timer:
 
 
 def time_netlist(module: dict, lib: Library, input_slew: float, clock_slew: float,
-                 output_load: float = 0.0) -> dict:
-    """Worst register-to-register and input-to-register paths; ``period_ps`` is the larger."""
-    t = Timer(module, lib, input_slew, clock_slew, output_load)
+                 output_load: float = 0.0, max_fanout: int | None = None,
+                 buffer: str | None = None) -> dict:
+    """Worst register-to-register and input-to-register paths; ``period_ps`` is the larger;
+    ``buffered_nets``: how many nets were timed through a buffer tree."""
+    t = Timer(module, lib, input_slew, clock_slew, output_load, max_fanout, buffer)
     paths = {k: t.worst(k) for k in ("reg2reg", "in2reg")}
     delays = [p["delay_ps"] for p in paths.values() if p]
-    return {"period_ps": max(delays) if delays else None, **paths}
+    return {"period_ps": max(delays) if delays else None, "buffered_nets": len(t.trees),
+            **paths}

@@ -27,7 +27,8 @@ def _gate(name, pins, sense, rise, fall, trans=("10, 10", "10, 10"), area=1):
 # Units ps and fF. Tables over (input slew 0..100 ps) x (load 0..10 fF):
 #   INV  rise 10 + 0.1 slew + 2 load, fall 8 + 0.1 slew + 1 load, transition 10 + load,
 #        input capacitance 2 fF
-#   AND2 10 + load, OR2 12 + load, XOR2 (non-unate) 15 + load, transition 10, inputs 1 fF
+#   AND2 10 + load, OR2 12 + load, XOR2 (non-unate) 15 + load, BUF 5 + load, transition 10,
+#        inputs 1 fF
 #   DFF  clock-to-Q 20 + load, Q transition 10 + load, setup 5 + 0.1 data slew, D/CLK 1 fF
 LIB = "\n".join([
     'library (hand) { time_unit : "1ps"; capacitive_load_unit (1, ff);',
@@ -43,6 +44,7 @@ LIB = "\n".join([
     _gate("AND2", "AB", "positive_unate", ["10, 20", "10, 20"], ["10, 20", "10, 20"]),
     _gate("OR2", "AB", "positive_unate", ["12, 22", "12, 22"], ["12, 22", "12, 22"]),
     _gate("XOR2", "AB", "non_unate", ["15, 25", "15, 25"], ["15, 25", "15, 25"]),
+    _gate("BUF", "A", "positive_unate", ["5, 15", "5, 15"], ["5, 15", "5, 15"]),
     'cell (DFF) { area : 4; ff (IQ, IQN) { clocked_on : "CLK"; next_state : "D"; } '
     'pin (CLK) { direction : input; capacitance : 1; clock : true; } '
     'pin (D) { direction : input; capacitance : 1; timing () { related_pin : "CLK"; '
@@ -136,6 +138,23 @@ def test_ripple_adder(lib):
     assert r["cells"] == ["DFF", "XOR2", "AND2", "OR2", "AND2", "OR2"]
     assert r["start"] in ("ra1", "rb1") and r["end"] == "r_c3.D"
     assert t["in2reg"] is None          # no input but the clock
+
+
+def test_a_high_fanout_net_is_timed_through_a_buffer_tree(lib):
+    n = Net()
+    n.dff("r0", "x", "q0")
+    for i in range(20):
+        n.dff(f"s{i}", "q0", f"o{i}")
+    bare = time_netlist(n.module(), lib, input_slew=0.0, clock_slew=0.0)
+    # q0 drives 20 D pins: 20 + 20 = 40, slew 30; setup 5 + 3 = 8: 48
+    assert bare["reg2reg"]["delay_ps"] == pytest.approx(48.0)
+    t = time_netlist(n.module(), lib, input_slew=0.0, clock_slew=0.0, max_fanout=8,
+                     buffer="BUF")
+    # three buffers (20 sinks, 8 each at most): q0 sees 3 fF, 20 + 3 = 23; each buffer
+    # drives 20/3 fF: 5 + 6.667 = 11.667, slew 10; setup 5 + 1 = 6: 40.667
+    assert t["reg2reg"]["delay_ps"] == pytest.approx(23 + 5 + 20 / 3 + 6, abs=0.01)
+    assert t["buffered_nets"] == 1
+    assert t["reg2reg"]["steps"][0]["buffer_levels"] == 1
 
 
 def test_fo4_from_the_inverter_tables(lib):
