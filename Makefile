@@ -22,7 +22,7 @@ WAVES ?= 0
 SEED  ?=
 JOBS  ?= auto
 
-.PHONY: all cores verilog cosim test synth bench reproduce netsim formal mutate docs clean distclean venv
+.PHONY: all cores verilog cosim test synth asic bench reproduce netsim formal mutate docs clean distclean venv
 
 all: verilog cosim ; $(AIFABRIC) warm
 
@@ -53,6 +53,10 @@ test: $(STAMP)
 
 synth: $(STAMP)
 	$(AIFABRIC) synth $(ARGS)
+
+# ASIC estimate: cells, area and period on IHP SG13G2 and ASAP7 (build/asic/)
+asic: $(STAMP)
+	nice -n 10 $(AIFABRIC) asic $(ARGS)
 
 bench: $(STAMP)
 	$(AIFABRIC) bench $(ARGS)

@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                            "against the golden models."),
     "synth": ("synth", "Synthesize blocks for Lattice ECP5 with Yosys and nextpnr and report "
                        "LUTs, flip-flops and Fmax."),
+    "asic": ("asic", "Map blocks onto standard cells (IHP SG13G2, ASAP7) and report cells, "
+                     "area and clock period from a static timer."),
     "formal": ("formal", "Prove every block's safety properties with SymbiYosys."),
     "mutate": ("mutate", "Measure each block's mutation score against its testbench and "
                          "properties."),

