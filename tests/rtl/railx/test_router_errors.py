@@ -61,10 +61,11 @@ def test_each_cause_sets_the_protocol_bit_alone_and_it_sticks_until_clear(case):
     assert seen == {"now": PROTOCOL, "later": PROTOCOL, "cleared": 0}
 
 
-def test_an_extra_credit_sets_the_protocol_bit_and_the_count_stays_beyond_depth():
-    """The extra credit is counted (depth + 1 free slots): the cause persists, so ``clear``
-    cannot clear it (only a reset restores the count)."""
-    assert drive("extra_credit") == {"now": PROTOCOL, "later": PROTOCOL, "cleared": PROTOCOL}
+def test_an_extra_credit_sets_the_protocol_bit_and_is_dropped():
+    """The extra credit is flagged and dropped (the count stays at depth: a router that kept
+    it could send depth + 1 flits into a buffer of depth), so the flag sticks until
+    ``clear`` and does not come back."""
+    assert drive("extra_credit") == {"now": PROTOCOL, "later": PROTOCOL, "cleared": 0}
 
 
 @pytest.mark.parametrize("case", ["credit_vc_without_credit", "flit_vc_without_valid"])
