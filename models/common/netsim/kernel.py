@@ -15,11 +15,6 @@ whose state outgrows the caches, touching as few memory lines per cycle as possi
 - the route tables are packed, one entry per (router, row, destination), rows shared by
   the VCs that route alike (``vrow``, see :func:`models.common.netsim.sim.route_table`).
 
-A cycle is :func:`run`'s loop over the routers, each router's cycle the reference model's
-phases as functions of its own: :func:`_credits` (1), :func:`_inject` (2), :func:`_vc_allocate`
-(3), :func:`_switch` (4, switch allocation and traversal). The routers, switch allocators and
-link models of the registry are flags these phases read (``cfg``), not copies of them.
-
 State is a dict of arrays built by :class:`models.common.netsim.sim.Simulator`; scalars
 live in ``cfg`` (int64) and ``ctr`` (int64 counters, indices below).
 
@@ -112,376 +107,6 @@ def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _credits(slot, r, ctr, credits, cred_ring, pend, B, P, V, check):
-    """Phase 1: the credits due at router r in this cycle (``slot``). Returns False if an invariant
-    failed (``ctr[K_STATUS]`` says which)."""
-    # 1. credits that arrive this cycle
-    if pend[r, slot] > 0:
-        pend[r, slot] = 0
-        for p in range(1, P):
-            for v in range(V):
-                c = cred_ring[r, slot, p, v]
-                if c:
-                    credits[r, p, v] += c
-                    cred_ring[r, slot, p, v] = 0
-                    if check and credits[r, p, v] > B:
-                        ctr[K_STATUS] = CREDIT
-                        ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
-                            r, p, v, credits[r, p, v]
-                        return False
-    return True
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _inject(
-        t, r, ctr, width, vrow, rt, buf, vq, occ, in_state, vaw, pk_src, pk_dst, pk_len, pk_create,
-        pk_tag, free, nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr, tr, tr_ptr, tr_end,
-        perm, hot, ev, B, L, V, hot_frac, logcap, logging, mode, n_chips, q_inject, seed, w0, w1):
-    """Phase 2: router r's source writes up to ``width[r, 0]`` flits. Returns False if an invariant
-    failed (``ctr[K_STATUS]`` says which)."""
-    # 2. injection: up to width[r, 0] flits from the source queue
-    budget = width[r, 0]
-    while budget > 0:
-        if inj_vc[r] < 0:
-            if srcn[r] > t:                  # the source queue's head is not due
-                break
-            ln = tr[tr_ptr[r], 3] if mode == MODE_TRACE else L
-            vv = -1
-            for i in range(V):
-                v = _wrap(inj_ptr[r] + i, V)
-                if B - vq[r, 0, v, 1] >= ln:
-                    vv = v
-                    break
-            if vv < 0:                       # no injection VC has room for it
-                break
-            tc, s = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)
-            if mode == MODE_TRACE:
-                dst = tr[tr_ptr[r], 2]
-            else:
-                k = sk[r]
-                dst = destination(mode, perm, hot, hot_frac, n_chips, r,
-                                  uniform(seed, r, k, -1), uniform(seed, r, k, -2))
-            top = ctr[K_FREE]
-            if top == 0:
-                ctr[K_STATUS] = CAPACITY
-                return False
-            ctr[K_FREE] = top - 1
-            slot_id = free[top - 1]
-            pk_src[slot_id], pk_dst[slot_id], pk_len[slot_id] = r, dst, ln
-            pk_create[slot_id] = tc
-            pk_tag[slot_id] = (r << 32) | sk[r]
-            sk[r] += 1
-            if mode == MODE_TRACE:
-                tr_ptr[r] += 1
-            else:
-                j = sj[r, s] + 1
-                sj[r, s] = j
-                nxt[r, s] += gap(uniform(seed, r, s, j), q_inject)
-            srcn[r] = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)[0]
-            if w0 <= tc < w1:
-                ctr[K_MEAS_INJ] += 1
-            ctr[K_PKT_INJ] += 1
-            inj_vc[r], inj_slot[r], inj_done[r] = vv, slot_id, 0
-            inj_ptr[r] = _wrap(vv + 1, V)
-        v, sid = inj_vc[r], inj_slot[r]
-        j = _wrap(vq[r, 0, v, 0] + vq[r, 0, v, 1], B)
-        ln = pk_len[sid]
-        buf[r, 0, v, j, 0] = sid
-        buf[r, 0, v, j, 1] = inj_done[r] | ((inj_done[r] == ln - 1) << 15) | (ln << 16)
-        buf[r, 0, v, j, 2] = t + 1
-        if inj_done[r] == 0:
-            buf[r, 0, v, j, 3] = _route(rt, r, vrow[0], pk_dst[sid])
-        if vq[r, 0, v, 1] == 0:
-            vq[r, 0, v, 2] = t + 1
-            if in_state[r, 0, v] == 0:
-                _mark(vaw, r, v)
-        vq[r, 0, v, 1] += 1
-        occ[r] += 1
-        ctr[K_INJ] += 1
-        ctr[K_LAST] = t
-        if logging:
-            _log(ev, ctr, logcap, t, EV_INJECT, r, 0, v, -1, -1, pk_tag[sid],
-                 inj_done[r])
-        inj_done[r] += 1
-        budget -= 1
-        if inj_done[r] == pk_len[sid]:
-            inj_vc[r] = -1
-    return True
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _vc_allocate(
-        t, r, nlinks, link_busy, buf, vq, in_state, in_op, in_ov, in_vat, out_busy, credits,
-        va_ptr, hrt, vaw, act, NW, PV, V, pidx, plinks, req_pri, req_q, vidx):
-    """Phase 3: route computation and VC allocation at router r. Returns False if an invariant
-    failed    (``ctr[K_STATUS]`` says which)."""
-    # 3. route computation + VC allocation for heads that arrived in an earlier cycle
-    #    (the VCs with a head and no output VC yet are the set bits of vaw[r])
-    nreq = 0
-    for w in range(NW):
-        m = vaw[r, w]
-        while m != 0:
-            low = m & (~m + _ONE)
-            m ^= low
-            i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
-            p, v = pidx[i], vidx[i]
-            if vq[r, p, v, 2] > t:
-                continue
-            op = hrt[r, p, v, 0]
-            if op == -2:
-                # the head's route, read once from the head flit (looked up in the
-                # tables when the head was written, see _route): a blocked head
-                # retries every cycle
-                h = vq[r, p, v, 0]
-                rw = buf[r, p, v, h, 3]
-                op = (rw & 0xFF) - 1
-                hrt[r, p, v, 0], hrt[r, p, v, 1] = op, (rw >> 8) & 0xFF
-                hrt[r, p, v, 2], hrt[r, p, v, 3] = (rw >> 16) & 0xFF, buf[r, p, v, h, 1] >> 16
-            if op == 0:
-                in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, 0, 0
-                _unmark(vaw, r, i)
-                _mark(act, r, i)
-                in_vat[r, p, v] = t
-                continue
-            if op < 0:
-                continue
-            ln = hrt[r, p, v, 3]
-            if plinks and link_busy[r, op] >= nlinks[r, op]:
-                continue
-            for ov in range(hrt[r, p, v, 1], hrt[r, p, v, 2] + 1):
-                if not out_busy[r, op, ov] and credits[r, op, ov] >= ln:
-                    o = op * V + ov
-                    qq = p * V + v
-                    pri = _unwrap(qq - va_ptr[r, op, ov], PV)
-                    if nreq == 0:
-                        for x in range(PV):
-                            req_q[x] = -1
-                    nreq += 1
-                    if req_q[o] < 0 or pri < req_pri[o]:
-                        req_q[o], req_pri[o] = qq, pri
-                    break
-    if nreq > 0:
-        for o in range(PV):
-            qq = req_q[o]
-            if qq < 0:
-                continue
-            op, ov = o // V, o % V
-            p, v = qq // V, qq % V
-            if plinks:
-                if link_busy[r, op] >= nlinks[r, op]:
-                    continue            # the port's links went to lower output VCs
-                link_busy[r, op] += 1
-            out_busy[r, op, ov] = True
-            in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, op, ov
-            _unmark(vaw, r, qq)
-            _mark(act, r, qq)
-            in_vat[r, p, v] = t
-            va_ptr[r, op, ov] = _wrap(qq + 1, PV)
-    return True
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _switch(
-        t, slot, r, ctr, nbr, nbr_port, width, delay, cdelay, nlinks, link_busy, vrow, rt, buf, vq,
-        occ, in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend, sa_in, sa_out,
-        last_pkt, last_seq, hrt, vaw, act, pk_dst, pk_create, pk_tag, free, hist, ev, util,
-        wf_prio, B, D1, H, NW, P, V, best_c, best_pri, bypass, c_ok, c_op, c_p, c_v, check, elig,
-        lanes_in, logcap, logging, maxw, ne, out_done, pidx, plinks, plist, stamp, used, vidx,
-        vsent, w0, w1, wavefront, wf_col, wf_row, wf_v):
-    """Phase 4: switch allocation and traversal at router r. Returns the allocation stamp, -1 if an
-    invariant failed (``ctr[K_STATUS]`` says which)."""
-    # 4. switch allocation in rounds, as many as the router's widest port has lanes:
-    #    each round every port with a lane left wins at most one flit (input first,
-    #    then output)
-    #    over the VCs holding an output VC (the set bits of act[r]); elig is all False
-    #    between routers
-    npl = 0
-    for p in range(P):
-        used[p], lanes_in[p], ne[p] = 0, 0, 0
-    for w in range(NW):
-        m = act[r, w]
-        while m != 0:
-            low = m & (~m + _ONE)
-            m ^= low
-            i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
-            p, v = pidx[i], vidx[i]
-            vsent[p, v] = 0
-            if in_vat[r, p, v] < t + bypass and vq[r, p, v, 1] > 0 and \
-                    vq[r, p, v, 2] <= t and (in_op[r, p, v] == 0 or
-                                                  credits[r, in_op[r, p, v],
-                                                          in_ov[r, p, v]] > 0):
-                elig[p, v] = True
-                if ne[p] == 0:
-                    plist[npl] = p
-                    npl += 1
-                ne[p] += 1
-    if npl == 0:
-        return stamp
-    for lane in range(maxw[r]):
-        nc = 0
-        stamp += 1
-        if wavefront:
-            # requests: input port x output port, each with its first eligible VC in
-            # round-robin order; the wrapped wave-front arbiter grants a matching
-            for k in range(npl):
-                p = plist[k]
-                for oq in range(P):
-                    wf_v[p, oq] = -1
-                if ne[p] == 0 or lanes_in[p] >= width[r, p]:
-                    continue
-                for i in range(V):
-                    v = _wrap(sa_in[r, p] + i, V)
-                    if elig[p, v]:
-                        op = in_op[r, p, v]
-                        if used[op] < width[r, op] and wf_v[p, op] < 0:
-                            wf_v[p, op] = v
-            for oq in range(P):
-                wf_col[oq] = False
-            for k in range(npl):
-                wf_row[plist[k]] = False
-            prio = wf_prio[r]
-            for d in range(P):
-                diag = _wrap(prio + d, P)
-                for k in range(npl):
-                    p = plist[k]
-                    oq = _unwrap(diag - p, P)
-                    if not wf_row[p] and not wf_col[oq] and wf_v[p, oq] >= 0:
-                        wf_row[p], wf_col[oq] = True, True
-                        c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, wf_v[p, oq], oq, True
-                        nc += 1
-            wf_prio[r] = _wrap(prio + 1, P)
-            if nc == 0:
-                break
-            # grants in input-port order, as the separable allocator traverses them
-            for i in range(1, nc):
-                j = i
-                while j > 0 and c_p[j - 1] > c_p[j]:
-                    c_p[j - 1], c_p[j] = c_p[j], c_p[j - 1]
-                    c_v[j - 1], c_v[j] = c_v[j], c_v[j - 1]
-                    c_op[j - 1], c_op[j] = c_op[j], c_op[j - 1]
-                    j -= 1
-        else:
-            for k in range(npl):
-                p = plist[k]
-                if ne[p] == 0 or lanes_in[p] >= width[r, p]:
-                    continue
-                for i in range(V):
-                    v = _wrap(sa_in[r, p] + i, V)
-                    if not elig[p, v]:
-                        continue
-                    op = in_op[r, p, v]
-                    if used[op] >= width[r, op]:
-                        continue
-                    c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
-                    pri = _unwrap(p - sa_out[r, op], P)
-                    if out_done[op] != stamp or pri < best_pri[op]:
-                        out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
-                    nc += 1
-                    break
-            if nc == 0:
-                break
-            for c in range(nc):
-                op = c_op[c]
-                if best_c[op] == c:
-                    c_ok[c] = True
-                    sa_out[r, op] = _wrap(c_p[c] + 1, P)
-        for c in range(nc):
-            if not c_ok[c]:
-                continue
-            p, v, op = c_p[c], c_v[c], c_op[c]
-            sa_in[r, p] = _wrap(v + 1, V)
-            lanes_in[p] += 1
-            used[op] += 1
-            ov = in_ov[r, p, v]
-            h = vq[r, p, v, 0]
-            sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
-            seq, tail = sq_t & 0x7FFF, ((sq_t >> 15) & 1) == 1
-            vq[r, p, v, 0] = _wrap(h + 1, B)
-            vq[r, p, v, 1] -= 1
-            if vq[r, p, v, 1] > 0:
-                vq[r, p, v, 2] = buf[r, p, v, _wrap(h + 1, B), 2]
-            occ[r] -= 1
-            ctr[K_LAST] = t
-            if logging:
-                _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk_tag[sid], seq)
-            if p > 0:
-                u, up = nbr[r, p], nbr_port[r, p]
-                ds = _wrap(slot + cdelay[r, p], D1)
-                cred_ring[u, ds, up, v] += 1
-                pend[u, ds] += 1
-            if w0 <= t < w1:
-                util[r, op] += 1
-            vsent[p, v] += 1
-            if op == 0:
-                ctr[K_EJ] += 1
-                if w0 <= t < w1:
-                    ctr[K_WIN_EJ] += 1
-                if tail:
-                    ctr[K_PKT_DONE] += 1
-                    tc = pk_create[sid]
-                    if w0 <= tc < w1:
-                        lat = t - tc
-                        ctr[K_MEAS_DONE] += 1
-                        ctr[K_LAT_SUM] += lat
-                        if lat > ctr[K_LAT_MAX]:
-                            ctr[K_LAT_MAX] = lat
-                        hist[min(lat, H - 1)] += 1
-                    free[ctr[K_FREE]] = sid
-                    ctr[K_FREE] += 1
-            else:
-                s, sq = nbr[r, op], nbr_port[r, op]
-                j = _wrap(vq[s, sq, ov, 0] + vq[s, sq, ov, 1], B)
-                if check:
-                    if vq[s, sq, ov, 1] >= B or credits[r, op, ov] <= 0:
-                        ctr[K_STATUS] = CREDIT
-                        ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
-                            r, op, ov, credits[r, op, ov]
-                        return -1
-                    lp, ls = last_pkt[s, sq, ov], last_seq[s, sq, ov]
-                    ok = (seq == 0 and ls == -1) or (sid == lp and seq == ls + 1)
-                    if not ok:
-                        ctr[K_STATUS] = CONTIGUITY
-                        ctr[K_E0], ctr[K_E1], ctr[K_E2] = s, sq, ov
-                        ctr[K_E3] = pk_tag[sid]
-                        return -1
-                    last_pkt[s, sq, ov] = sid
-                    last_seq[s, sq, ov] = -1 if tail else seq
-                buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
-                buf[s, sq, ov, j, 2] = t + delay[r, op] + 1
-                if seq == 0:
-                    buf[s, sq, ov, j, 3] = _route(rt, s, vrow[ov], pk_dst[sid])
-                if vq[s, sq, ov, 1] == 0:
-                    vq[s, sq, ov, 2] = t + delay[r, op] + 1
-                    if in_state[s, sq, ov] == 0:
-                        _mark(vaw, s, sq * V + ov)
-                vq[s, sq, ov, 1] += 1
-                occ[s] += 1
-                credits[r, op, ov] -= 1
-                if tail:
-                    out_busy[r, op, ov] = False
-                    if plinks:
-                        link_busy[r, op] -= 1
-            if tail:
-                in_state[r, p, v] = 0
-                _unmark(act, r, p * V + v)
-                hrt[r, p, v, 0] = -2
-                if vq[r, p, v, 1] > 0:
-                    _mark(vaw, r, p * V + v)
-            e = not tail and vq[r, p, v, 1] > 0 and \
-                vq[r, p, v, 2] <= t and \
-                (op == 0 or credits[r, op, ov] > 0) and \
-                (not plinks or op == 0 or
-                 vsent[p, v] * nlinks[r, op] < width[r, op])
-            if elig[p, v] and not e:
-                elig[p, v] = False
-                ne[p] -= 1
-    for k in range(npl):
-        for v in range(V):
-            elig[plist[k], v] = False
-    return stamp
-
-
-@numba.njit(cache=True, error_model="numpy")
 def run(t0, t1, cfg, fcfg, ctr,
         nbr, nbr_port, width, delay, cdelay, nlinks, link_busy, vrow, rt,
         buf, vq, occ,
@@ -540,30 +165,339 @@ def run(t0, t1, cfg, fcfg, ctr,
         for r in range(R):
             if occ[r] == 0 and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
                 continue
-            if not _credits(slot, r, ctr, credits, cred_ring, pend, B, P, V, check):
-                return t
-            if not _inject(
-                    t, r, ctr, width, vrow, rt, buf, vq, occ, in_state, vaw, pk_src, pk_dst,
-                    pk_len, pk_create, pk_tag, free, nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done,
-                    inj_ptr, tr, tr_ptr, tr_end, perm, hot, ev, B, L, V, hot_frac, logcap, logging,
-                    mode, n_chips, q_inject, seed, w0, w1):
-                return t
+            # 1. credits that arrive this cycle
+            if pend[r, slot] > 0:
+                pend[r, slot] = 0
+                for p in range(1, P):
+                    for v in range(V):
+                        c = cred_ring[r, slot, p, v]
+                        if c:
+                            credits[r, p, v] += c
+                            cred_ring[r, slot, p, v] = 0
+                            if check and credits[r, p, v] > B:
+                                ctr[K_STATUS] = CREDIT
+                                ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
+                                    r, p, v, credits[r, p, v]
+                                return t
+            # 2. injection: up to width[r, 0] flits from the source queue
+            budget = width[r, 0]
+            while budget > 0:
+                if inj_vc[r] < 0:
+                    if srcn[r] > t:                  # the source queue's head is not due
+                        break
+                    ln = tr[tr_ptr[r], 3] if mode == MODE_TRACE else L
+                    vv = -1
+                    for i in range(V):
+                        v = _wrap(inj_ptr[r] + i, V)
+                        if B - vq[r, 0, v, 1] >= ln:
+                            vv = v
+                            break
+                    if vv < 0:                       # no injection VC has room for it
+                        break
+                    tc, s = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)
+                    if mode == MODE_TRACE:
+                        dst = tr[tr_ptr[r], 2]
+                    else:
+                        k = sk[r]
+                        dst = destination(mode, perm, hot, hot_frac, n_chips, r,
+                                          uniform(seed, r, k, -1), uniform(seed, r, k, -2))
+                    top = ctr[K_FREE]
+                    if top == 0:
+                        ctr[K_STATUS] = CAPACITY
+                        return t
+                    ctr[K_FREE] = top - 1
+                    slot_id = free[top - 1]
+                    pk_src[slot_id], pk_dst[slot_id], pk_len[slot_id] = r, dst, ln
+                    pk_create[slot_id] = tc
+                    pk_tag[slot_id] = (r << 32) | sk[r]
+                    sk[r] += 1
+                    if mode == MODE_TRACE:
+                        tr_ptr[r] += 1
+                    else:
+                        j = sj[r, s] + 1
+                        sj[r, s] = j
+                        nxt[r, s] += gap(uniform(seed, r, s, j), q_inject)
+                    srcn[r] = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)[0]
+                    if w0 <= tc < w1:
+                        ctr[K_MEAS_INJ] += 1
+                    ctr[K_PKT_INJ] += 1
+                    inj_vc[r], inj_slot[r], inj_done[r] = vv, slot_id, 0
+                    inj_ptr[r] = _wrap(vv + 1, V)
+                v, sid = inj_vc[r], inj_slot[r]
+                j = _wrap(vq[r, 0, v, 0] + vq[r, 0, v, 1], B)
+                ln = pk_len[sid]
+                buf[r, 0, v, j, 0] = sid
+                buf[r, 0, v, j, 1] = inj_done[r] | ((inj_done[r] == ln - 1) << 15) | (ln << 16)
+                buf[r, 0, v, j, 2] = t + 1
+                if inj_done[r] == 0:
+                    buf[r, 0, v, j, 3] = _route(rt, r, vrow[0], pk_dst[sid])
+                if vq[r, 0, v, 1] == 0:
+                    vq[r, 0, v, 2] = t + 1
+                    if in_state[r, 0, v] == 0:
+                        _mark(vaw, r, v)
+                vq[r, 0, v, 1] += 1
+                occ[r] += 1
+                ctr[K_INJ] += 1
+                ctr[K_LAST] = t
+                if logging:
+                    _log(ev, ctr, logcap, t, EV_INJECT, r, 0, v, -1, -1, pk_tag[sid],
+                         inj_done[r])
+                inj_done[r] += 1
+                budget -= 1
+                if inj_done[r] == pk_len[sid]:
+                    inj_vc[r] = -1
             if occ[r] == 0:
                 continue
-            if not _vc_allocate(
-                    t, r, nlinks, link_busy, buf, vq, in_state, in_op, in_ov, in_vat, out_busy,
-                    credits, va_ptr, hrt, vaw, act, NW, PV, V, pidx, plinks, req_pri, req_q, vidx):
-                return t
-            stamp = _switch(
-                    t, slot, r, ctr, nbr, nbr_port, width, delay, cdelay, nlinks, link_busy, vrow,
-                    rt, buf, vq, occ, in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring,
-                    pend, sa_in, sa_out, last_pkt, last_seq, hrt, vaw, act, pk_dst, pk_create,
-                    pk_tag, free, hist, ev, util, wf_prio, B, D1, H, NW, P, V, best_c, best_pri,
-                    bypass, c_ok, c_op, c_p, c_v, check, elig, lanes_in, logcap, logging, maxw, ne,
-                    out_done, pidx, plinks, plist, stamp, used, vidx, vsent, w0, w1, wavefront,
-                    wf_col, wf_row, wf_v)
-            if stamp < 0:
-                return t
+            # 3. route computation + VC allocation for heads that arrived in an earlier cycle
+            #    (the VCs with a head and no output VC yet are the set bits of vaw[r])
+            nreq = 0
+            for w in range(NW):
+                m = vaw[r, w]
+                while m != 0:
+                    low = m & (~m + _ONE)
+                    m ^= low
+                    i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
+                    p, v = pidx[i], vidx[i]
+                    if vq[r, p, v, 2] > t:
+                        continue
+                    op = hrt[r, p, v, 0]
+                    if op == -2:
+                        # the head's route, read once from the head flit (looked up in the
+                        # tables when the head was written, see _route): a blocked head
+                        # retries every cycle
+                        h = vq[r, p, v, 0]
+                        rw = buf[r, p, v, h, 3]
+                        op = (rw & 0xFF) - 1
+                        hrt[r, p, v, 0], hrt[r, p, v, 1] = op, (rw >> 8) & 0xFF
+                        hrt[r, p, v, 2], hrt[r, p, v, 3] = (rw >> 16) & 0xFF, buf[r, p, v, h, 1] >> 16
+                    if op == 0:
+                        in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, 0, 0
+                        _unmark(vaw, r, i)
+                        _mark(act, r, i)
+                        in_vat[r, p, v] = t
+                        continue
+                    if op < 0:
+                        continue
+                    ln = hrt[r, p, v, 3]
+                    if plinks and link_busy[r, op] >= nlinks[r, op]:
+                        continue
+                    for ov in range(hrt[r, p, v, 1], hrt[r, p, v, 2] + 1):
+                        if not out_busy[r, op, ov] and credits[r, op, ov] >= ln:
+                            o = op * V + ov
+                            qq = p * V + v
+                            pri = _unwrap(qq - va_ptr[r, op, ov], PV)
+                            if nreq == 0:
+                                for x in range(PV):
+                                    req_q[x] = -1
+                            nreq += 1
+                            if req_q[o] < 0 or pri < req_pri[o]:
+                                req_q[o], req_pri[o] = qq, pri
+                            break
+            if nreq > 0:
+                for o in range(PV):
+                    qq = req_q[o]
+                    if qq < 0:
+                        continue
+                    op, ov = o // V, o % V
+                    p, v = qq // V, qq % V
+                    if plinks:
+                        if link_busy[r, op] >= nlinks[r, op]:
+                            continue            # the port's links went to lower output VCs
+                        link_busy[r, op] += 1
+                    out_busy[r, op, ov] = True
+                    in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, op, ov
+                    _unmark(vaw, r, qq)
+                    _mark(act, r, qq)
+                    in_vat[r, p, v] = t
+                    va_ptr[r, op, ov] = _wrap(qq + 1, PV)
+            # 4. switch allocation in rounds, as many as the router's widest port has lanes:
+            #    each round every port with a lane left wins at most one flit (input first,
+            #    then output)
+            #    over the VCs holding an output VC (the set bits of act[r]); elig is all False
+            #    between routers
+            npl = 0
+            for p in range(P):
+                used[p], lanes_in[p], ne[p] = 0, 0, 0
+            for w in range(NW):
+                m = act[r, w]
+                while m != 0:
+                    low = m & (~m + _ONE)
+                    m ^= low
+                    i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
+                    p, v = pidx[i], vidx[i]
+                    vsent[p, v] = 0
+                    if in_vat[r, p, v] < t + bypass and vq[r, p, v, 1] > 0 and \
+                            vq[r, p, v, 2] <= t and (in_op[r, p, v] == 0 or
+                                                          credits[r, in_op[r, p, v],
+                                                                  in_ov[r, p, v]] > 0):
+                        elig[p, v] = True
+                        if ne[p] == 0:
+                            plist[npl] = p
+                            npl += 1
+                        ne[p] += 1
+            if npl == 0:
+                continue
+            for lane in range(maxw[r]):
+                nc = 0
+                stamp += 1
+                if wavefront:
+                    # requests: input port x output port, each with its first eligible VC in
+                    # round-robin order; the wrapped wave-front arbiter grants a matching
+                    for k in range(npl):
+                        p = plist[k]
+                        for oq in range(P):
+                            wf_v[p, oq] = -1
+                        if ne[p] == 0 or lanes_in[p] >= width[r, p]:
+                            continue
+                        for i in range(V):
+                            v = _wrap(sa_in[r, p] + i, V)
+                            if elig[p, v]:
+                                op = in_op[r, p, v]
+                                if used[op] < width[r, op] and wf_v[p, op] < 0:
+                                    wf_v[p, op] = v
+                    for oq in range(P):
+                        wf_col[oq] = False
+                    for k in range(npl):
+                        wf_row[plist[k]] = False
+                    prio = wf_prio[r]
+                    for d in range(P):
+                        diag = _wrap(prio + d, P)
+                        for k in range(npl):
+                            p = plist[k]
+                            oq = _unwrap(diag - p, P)
+                            if not wf_row[p] and not wf_col[oq] and wf_v[p, oq] >= 0:
+                                wf_row[p], wf_col[oq] = True, True
+                                c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, wf_v[p, oq], oq, True
+                                nc += 1
+                    wf_prio[r] = _wrap(prio + 1, P)
+                    if nc == 0:
+                        break
+                    # grants in input-port order, as the separable allocator traverses them
+                    for i in range(1, nc):
+                        j = i
+                        while j > 0 and c_p[j - 1] > c_p[j]:
+                            c_p[j - 1], c_p[j] = c_p[j], c_p[j - 1]
+                            c_v[j - 1], c_v[j] = c_v[j], c_v[j - 1]
+                            c_op[j - 1], c_op[j] = c_op[j], c_op[j - 1]
+                            j -= 1
+                else:
+                    for k in range(npl):
+                        p = plist[k]
+                        if ne[p] == 0 or lanes_in[p] >= width[r, p]:
+                            continue
+                        for i in range(V):
+                            v = _wrap(sa_in[r, p] + i, V)
+                            if not elig[p, v]:
+                                continue
+                            op = in_op[r, p, v]
+                            if used[op] >= width[r, op]:
+                                continue
+                            c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
+                            pri = _unwrap(p - sa_out[r, op], P)
+                            if out_done[op] != stamp or pri < best_pri[op]:
+                                out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
+                            nc += 1
+                            break
+                    if nc == 0:
+                        break
+                    for c in range(nc):
+                        op = c_op[c]
+                        if best_c[op] == c:
+                            c_ok[c] = True
+                            sa_out[r, op] = _wrap(c_p[c] + 1, P)
+                for c in range(nc):
+                    if not c_ok[c]:
+                        continue
+                    p, v, op = c_p[c], c_v[c], c_op[c]
+                    sa_in[r, p] = _wrap(v + 1, V)
+                    lanes_in[p] += 1
+                    used[op] += 1
+                    ov = in_ov[r, p, v]
+                    h = vq[r, p, v, 0]
+                    sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
+                    seq, tail = sq_t & 0x7FFF, ((sq_t >> 15) & 1) == 1
+                    vq[r, p, v, 0] = _wrap(h + 1, B)
+                    vq[r, p, v, 1] -= 1
+                    if vq[r, p, v, 1] > 0:
+                        vq[r, p, v, 2] = buf[r, p, v, _wrap(h + 1, B), 2]
+                    occ[r] -= 1
+                    ctr[K_LAST] = t
+                    if logging:
+                        _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk_tag[sid], seq)
+                    if p > 0:
+                        u, up = nbr[r, p], nbr_port[r, p]
+                        ds = _wrap(slot + cdelay[r, p], D1)
+                        cred_ring[u, ds, up, v] += 1
+                        pend[u, ds] += 1
+                    if w0 <= t < w1:
+                        util[r, op] += 1
+                    vsent[p, v] += 1
+                    if op == 0:
+                        ctr[K_EJ] += 1
+                        if w0 <= t < w1:
+                            ctr[K_WIN_EJ] += 1
+                        if tail:
+                            ctr[K_PKT_DONE] += 1
+                            tc = pk_create[sid]
+                            if w0 <= tc < w1:
+                                lat = t - tc
+                                ctr[K_MEAS_DONE] += 1
+                                ctr[K_LAT_SUM] += lat
+                                if lat > ctr[K_LAT_MAX]:
+                                    ctr[K_LAT_MAX] = lat
+                                hist[min(lat, H - 1)] += 1
+                            free[ctr[K_FREE]] = sid
+                            ctr[K_FREE] += 1
+                    else:
+                        s, sq = nbr[r, op], nbr_port[r, op]
+                        j = _wrap(vq[s, sq, ov, 0] + vq[s, sq, ov, 1], B)
+                        if check:
+                            if vq[s, sq, ov, 1] >= B or credits[r, op, ov] <= 0:
+                                ctr[K_STATUS] = CREDIT
+                                ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
+                                    r, op, ov, credits[r, op, ov]
+                                return t
+                            lp, ls = last_pkt[s, sq, ov], last_seq[s, sq, ov]
+                            ok = (seq == 0 and ls == -1) or (sid == lp and seq == ls + 1)
+                            if not ok:
+                                ctr[K_STATUS] = CONTIGUITY
+                                ctr[K_E0], ctr[K_E1], ctr[K_E2] = s, sq, ov
+                                ctr[K_E3] = pk_tag[sid]
+                                return t
+                            last_pkt[s, sq, ov] = sid
+                            last_seq[s, sq, ov] = -1 if tail else seq
+                        buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
+                        buf[s, sq, ov, j, 2] = t + delay[r, op] + 1
+                        if seq == 0:
+                            buf[s, sq, ov, j, 3] = _route(rt, s, vrow[ov], pk_dst[sid])
+                        if vq[s, sq, ov, 1] == 0:
+                            vq[s, sq, ov, 2] = t + delay[r, op] + 1
+                            if in_state[s, sq, ov] == 0:
+                                _mark(vaw, s, sq * V + ov)
+                        vq[s, sq, ov, 1] += 1
+                        occ[s] += 1
+                        credits[r, op, ov] -= 1
+                        if tail:
+                            out_busy[r, op, ov] = False
+                            if plinks:
+                                link_busy[r, op] -= 1
+                    if tail:
+                        in_state[r, p, v] = 0
+                        _unmark(act, r, p * V + v)
+                        hrt[r, p, v, 0] = -2
+                        if vq[r, p, v, 1] > 0:
+                            _mark(vaw, r, p * V + v)
+                    e = not tail and vq[r, p, v, 1] > 0 and \
+                        vq[r, p, v, 2] <= t and \
+                        (op == 0 or credits[r, op, ov] > 0) and \
+                        (not plinks or op == 0 or
+                         vsent[p, v] * nlinks[r, op] < width[r, op])
+                    if elig[p, v] and not e:
+                        elig[p, v] = False
+                        ne[p] -= 1
+            for k in range(npl):
+                for v in range(V):
+                    elig[plist[k], v] = False
         # end of cycle: invariants and the watchdog
         if check and (t + 1) % every == 0:
             total = 0
