@@ -51,10 +51,11 @@ TOPOLOGIES = {
 }
 KS = (1, 2, 3, 4)
 CURVE = tuple(round(0.1 * i, 1) for i in range(1, 11))
-# The full run: the HyperX k = 2 curve of Fig 14(a) (the record's), the saturation points of
-# the other k (Fig 14(b)) and the ablations, with Table 5's windows. ``curves="all"``: every
-# curve at every rate, Fig 14(a)'s Dragonfly and 2D-Torus too.
-FULL = {"rates": (0.2, 0.4, 0.5, 0.6, 0.8, 1.0), "sat_rates": (1.0,), "warmup": 5000, "window": 10000,
+# The full run: the saturation points (offered 1.0) of the HyperX at every k (Fig 14(a)'s
+# record, Fig 14(b)) and of the ablations, with Table 5's windows (a point is about 70
+# CPU-seconds). ``curves="all"``: every curve at every rate of CURVE, Fig 14(a)'s Dragonfly
+# and 2D-Torus too.
+FULL = {"rates": (1.0,), "sat_rates": (1.0,), "warmup": 5000, "window": 10000,
         "drain": 20000, "scan_rates": (1.0,)}
 QUICK = {"rates": (1.0,), "warmup": 500, "window": 1500, "drain": 0, "scan_rates": (1.0,)}
 # Where the record's value is expected (flits/cycle/chip), quick and full windows: seed 1's
@@ -84,8 +85,8 @@ def run(out_dir: Path, quick: bool = False, workers: int | None = None,
     ``{(topology, k): [row per rate]}`` and ``{("ablation", name): [rows]}`` (the HyperX at
     k = 2, offered 1.0, one choice of :data:`ABLATIONS` changed). Quick: the HyperX at k = 1,
     2, 4 and the ablations, offered 1.0 (past saturation), short windows. Full
-    (``curves="record"``): the HyperX at k = 2 at the curve's rates, the other k and the
-    ablations offered 1.0; ``curves="all"``: every curve at every rate and Fig 14(a)'s other
+    (``curves="record"``): the HyperX at every k and the ablations offered 1.0;
+    ``curves="all"``: every curve at every rate of :data:`CURVE` and Fig 14(a)'s other
     topologies. ``only_b``: Fig 14(b)'s curves only."""
     from aifabric.models.common.netsim.sweep import point, sweep
     if curves not in ("record", "all"):
@@ -95,6 +96,8 @@ def run(out_dir: Path, quick: bool = False, workers: int | None = None,
     every = quick or curves_all
 
     def rates(key):
+        if curves_all:
+            return CURVE
         return cfg["rates"] if every or key == (HX, 2) else cfg["sat_rates"]
     curves = [((HX, k), spec(HX, k), rates((HX, k))) for k in KS if not quick or k != 3]
     if not only_b:
