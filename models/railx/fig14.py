@@ -39,8 +39,7 @@ __all__ = ["TOPOLOGIES", "run", "records", "plot_a", "plot_b", "bounds", "ABLATI
 VCS = 1                            # VCs per routing class (Algorithm 1's minimum: 3 in all)
 ROUTER, LINKS = "vct", "parallel"
 # HyperX k = 2 at the headline's setting but one choice changed (name -> spec keys)
-ABLATIONS = {"pipelined": {"router": "pipelined"}, "shared": {"links": "shared"},
-             "vcs6": {"vcs": 6}}
+ABLATIONS = {"pipelined": {"router": "pipelined"}, "shared": {"links": "shared"}}
 SYSTEM = {"m": 4, "n": 2, "R": 18}
 HX = "2D-HyperX 9x9"
 # topology -> (spec, VC classes of its routing)
@@ -60,12 +59,11 @@ FULL = {"rates": (1.0,), "sat_rates": (1.0,), "warmup": 5000, "window": 10000,
 QUICK = {"rates": (1.0,), "warmup": 500, "window": 1500, "drain": 0, "scan_rates": (1.0,)}
 # Where the record's value is expected (flits/cycle/chip), quick and full windows: seed 1's
 # value at these windows (quick) or at 1,000 + 2,000 cycles (full) plus a margin of 0.03 on
-# either side; two VCs per class fill more slowly (0.57 quick, 0.65 at 1,000 + 2,000 cycles),
-# so its full range is wider, reaching up (see docs/figures.md)
+# either side (see docs/figures.md)
 RANGES = {"quick": {"headline": (0.51, 0.58), "pipelined": (0.37, 0.44),
-                    "shared": (0.51, 0.58), "vcs6": (0.54, 0.60)},
+                    "shared": (0.51, 0.58)},
           "full": {"headline": (0.51, 0.58), "pipelined": (0.37, 0.44),
-                   "shared": (0.51, 0.58), "vcs6": (0.60, 0.75)}}
+                   "shared": (0.51, 0.58)}}
 
 
 def spec(name: str, k: int, vcs: int = VCS, **over) -> dict:
@@ -187,13 +185,6 @@ def records(curves: dict, bound: dict | None = None, quick: bool = False) -> lis
                expected_range=ranges["shared"],
                note="eq 5's n·k lanes as one link every packet shares flit by flit, "
                     "instead of n links held per packet; offered 1.0"),
-        record("railx", "fig14a.hyperx.vcs6", "2D-HyperX m=4 n=2 all-to-all saturation "
-               "throughput, k = 2, two VCs per Algorithm 1 class (ablation)",
-               "flits/cycle/chip", 0.8, abl["vcs6"], kind="ablation",
-               setting={**setting, **ABLATIONS["vcs6"]}, expected_range=ranges["vcs6"],
-               note="the headline's setting with two VCs per class: a second packet per "
-                    "class can pass a blocked one at every input, the injection port "
-                    "included; offered 1.0"),
         record("railx", "fig14a.hyperx.max", "2D-HyperX m=4 n=2 theoretical all-to-all "
                "maximum", "flits/cycle/chip", 1, max_thr, kind="value",
                note="2B_c/N from the built graph's bisection (eq 2-4); 9 nodes per row "
