@@ -4,6 +4,7 @@ rates (and seeds, and internal bandwidths k), latency-throughput curves.
     aifabric netsim --topology hyperx --m 4 --n 2 --R 18 --k 2 --vcs 18 \\
         --traffic uniform --rates 0.1:1.0:0.1 --seed 1
     aifabric netsim --topology mesh --side 8 --vcs 2 --rates 0.05,0.2,0.4
+    aifabric netsim ... --router vct --links parallel   # RailX §6.1's ideal VCT router
     aifabric netsim ... --workers 2                    # local processes (default)
     aifabric netsim ... --scheduler tcp://host:8786    # an existing Dask cluster
 
@@ -44,6 +45,7 @@ def parse_list(text: str, kind, what: str) -> list:
 
 
 def spec_of(args, k: int | None) -> dict:
+    from aifabric.models.common.netsim.registry import KINDS, default_name
     if args.topology in ("mesh", "torus"):
         spec = {"topology": args.topology, "k": 8 if args.side is None else args.side,
                 "vcs": 2 if args.vcs is None else args.vcs,
@@ -62,8 +64,11 @@ def spec_of(args, k: int | None) -> dict:
         spec["trace"] = str(Path(args.trace).resolve())
     if args.force:
         spec["force"] = True
-    if args.allocator != "separable":
-        spec["allocator"] = args.allocator
+    if args.routing is not None:
+        spec["routing"] = args.routing
+    for kind in KINDS:                  # only what differs from the registered default
+        if getattr(args, kind) != default_name(kind):
+            spec[kind] = getattr(args, kind)
     return spec
 
 
@@ -100,9 +105,15 @@ def main(argv=None) -> int:
     ap.add_argument("--inject", type=int, help="injection width (default: RailX 4n, mesh 1)")
     ap.add_argument("--buffer", type=int, default=16, help="flits per VC (Table 5: 16)")
     ap.add_argument("--length", type=int, default=4, help="flits per packet (Table 5: 4)")
-    ap.add_argument("--allocator", choices=("separable", "wavefront"), default="separable",
-                    help="switch allocator: separable round robin, or the wrapped wave-front "
-                         "arbiter over ports")
+    from aifabric.models.common.netsim import registry
+    for kind in registry.KINDS:                  # options, names and defaults from the registry
+        names = registry.choices(kind)
+        ap.add_argument(f"--{kind}", choices=names, default=registry.default_name(kind),
+                        help=f"the {kind} (default {registry.default_name(kind)}): " + "; ".join(
+                            f"{n}: {registry.choice(kind, n).doc}" for n in names))
+    ap.add_argument("--routing", choices=registry.routings(),
+                    help="routing function (default: the topology's): " + "; ".join(
+                        f"{n}: {registry.routing(n).doc}" for n in registry.routings()))
     ap.add_argument("--traffic", choices=PATTERNS, default="uniform",
                     help="The traffic pattern (default uniform).")
     ap.add_argument("--trace", help="CSV trace (cycle,src,dst,flits) for --traffic trace")

@@ -70,7 +70,7 @@ def fig14_records(quick: bool = False) -> list[Record]:
     channel-load bounds of the k = 2 tables over every in-node order (about a minute)."""
     from . import fig14
     bound = None if quick else _cached("fig14_bounds", fig14.bounds)
-    return fig14.records(_fig14(quick), bound)
+    return fig14.records(_fig14(quick), bound, quick)
 
 
 def _fig16():

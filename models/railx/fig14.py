@@ -14,13 +14,15 @@ In-node order: Algorithm 1 leaves it open; :data:`.netsim.DEFAULT_ORDER` (y-then
 phase, x-then-y in the Y phase, y-then-x in the destination node) has the highest
 channel-load bound of the 8 orders (:func:`bounds` reports the search).
 
-VCs: the paper gives no VC count. Algorithm 1 needs 3 VC classes (on the HyperX and on this
-Dragonfly, whose groups are joined all-to-all along X like a HyperX row); the 2D-Torus routes
-with one class per node hop (9). Every topology gets the same ``VCS`` VCs per port (the same
-buffer memory), split evenly among its classes: 18, the count where the HyperX's k = 2
-throughput stops rising (offered 1.0, Table 5 windows: 3 VCs 0.40, 6 0.72, 12 0.89, 18 0.92,
-24 0.93; the next step gains less than the figure's ±0.02). The full run re-measures that scan (``VC_SCAN``) and
-reports it beside the record; 3 is the smallest count Algorithm 1 allows.
+Router and VCs (the headline's setting, :data:`SETTING`): §6.1 simulates "the ideal virtual
+cut-through router and the credit-based lossless flow control" (the simulator's ``vct``
+router) and gives no VC count; every topology runs with its routing's minimum (Algorithm 1's 3
+VC classes on the HyperX and on this Dragonfly, whose groups are joined all-to-all along X like
+a HyperX row; one class per node hop, 9, on the 2D-Torus), one VC per class. Links between
+chips: eq 5 counts a chip-to-chip connection as n ports of k times the rail bandwidth, the n
+ports of a chip edge (Fig 7), so it is n parallel links of k lanes, each carrying one packet at
+a time (the ``parallel`` link model). Ablations at the same setting: the pipelined router of
+the RTL, and the n·k lanes as one link shared flit by flit.
 """
 
 from __future__ import annotations
@@ -31,10 +33,13 @@ from aifabric.models.common.records import Record, record
 
 from . import netsim  # noqa: F401  (registers the RailX topologies with the simulator)
 
-__all__ = ["TOPOLOGIES", "run", "records", "plot_a", "plot_b", "bounds", "VC_SCAN"]
+__all__ = ["TOPOLOGIES", "run", "records", "plot_a", "plot_b", "bounds", "ABLATIONS",
+           "SETTING"]
 
-VCS = 18
-VC_SCAN = (3, 6, 12, 18, 24)       # VCs of the HyperX k = 2 ablation (full run)
+VCS = 1                            # VCs per routing class (Algorithm 1's minimum: 3 in all)
+ROUTER, LINKS = "vct", "parallel"
+# HyperX k = 2 at the headline's setting but one choice changed (name -> spec keys)
+ABLATIONS = {"pipelined": {"router": "pipelined"}, "shared": {"links": "shared"}}
 SYSTEM = {"m": 4, "n": 2, "R": 18}
 HX = "2D-HyperX 9x9"
 # topology -> (spec, VC classes of its routing)
@@ -45,42 +50,60 @@ TOPOLOGIES = {
 }
 KS = (1, 2, 3, 4)
 CURVE = tuple(round(0.1 * i, 1) for i in range(1, 11))
-# The full run: the HyperX k = 2 curve of Fig 14(a) (the record's), the saturation points of
-# the other k (Fig 14(b)) and topologies, and the VC scan, with Table 5's windows (about 20
-# CPU-minutes). ``curves="all"``: every curve at every rate (2-3 CPU-hours on this machine).
-FULL = {"rates": CURVE, "sat_rates": (0.9, 1.0), "warmup": 5000, "window": 10000,
+# The full run: the saturation points (offered 1.0) of the HyperX at every k (Fig 14(a)'s
+# record, Fig 14(b)) and of the ablations, with Table 5's windows (a point is about 70
+# CPU-seconds). ``curves="all"``: every curve at every rate of CURVE, Fig 14(a)'s Dragonfly
+# and 2D-Torus too.
+FULL = {"rates": (1.0,), "sat_rates": (1.0,), "warmup": 5000, "window": 10000,
         "drain": 20000, "scan_rates": (1.0,)}
-QUICK = {"rates": (1.0,), "warmup": 500, "window": 1500, "drain": 0}
+QUICK = {"rates": (1.0,), "warmup": 500, "window": 1500, "drain": 0, "scan_rates": (1.0,)}
+# Where the record's value is expected (flits/cycle/chip), quick and full windows: seed 1's
+# value at these windows (quick) or at 1,000 + 2,000 cycles (full) plus a margin of 0.03 on
+# either side (see docs/figures.md)
+RANGES = {"quick": {"headline": (0.51, 0.58), "pipelined": (0.37, 0.44),
+                    "shared": (0.51, 0.58)},
+          "full": {"headline": (0.51, 0.58), "pipelined": (0.37, 0.44),
+                   "shared": (0.51, 0.58)}}
 
 
-def spec(name: str, k: int, vcs: int = VCS) -> dict:
+def spec(name: str, k: int, vcs: int = VCS, **over) -> dict:
+    """The spec of a topology at internal bandwidth ``k``: ``vcs`` per routing class, the
+    headline's router and link model unless ``over`` changes them."""
     base, classes = TOPOLOGIES[name]
-    return {**base, **SYSTEM, "k": k, "vcs": vcs // classes * classes, "buffer": 16,
-            "length": 4}
+    return {**base, **SYSTEM, "k": k, "vcs": vcs * classes, "buffer": 16, "length": 4,
+            "router": ROUTER, "links": LINKS, **over}
+
+
+SETTING = {k: v for k, v in spec(HX, 2).items() if k != "topology"}
 
 
 def run(out_dir: Path, quick: bool = False, workers: int | None = None,
         progress: bool = False, only_b: bool = False, curves: str = "record") -> dict:
     """Simulate every point (resuming from ``out_dir``'s logs); returns
-    ``{(topology, k): [row per rate]}`` and, in the full run, ``{("vcs", per_class): [rows]}``
-    (the HyperX at k = 2, saturation rates). Quick: the HyperX at k = 1, 2, 4, offered 1.0
-    (past saturation), short windows. Full (``curves="record"``): the HyperX at k = 2 at
-    every rate, the other k and topologies at their saturation rates; ``curves="all"``:
-    every curve at every rate. ``only_b``: Fig 14(b)'s curves only."""
+    ``{(topology, k): [row per rate]}`` and ``{("ablation", name): [rows]}`` (the HyperX at
+    k = 2, offered 1.0, one choice of :data:`ABLATIONS` changed). Quick: the HyperX at k = 1,
+    2, 4 and the ablations, offered 1.0 (past saturation), short windows. Full
+    (``curves="record"``): the HyperX at every k and the ablations offered 1.0;
+    ``curves="all"``: every curve at every rate of :data:`CURVE` and Fig 14(a)'s other
+    topologies. ``only_b``: Fig 14(b)'s curves only."""
     from aifabric.models.common.netsim.sweep import point, sweep
     if curves not in ("record", "all"):
         raise ValueError(f"curves must be 'record' or 'all', not {curves!r}")
     cfg = QUICK if quick else FULL
-    every = quick or curves == "all"
+    curves_all = not quick and curves == "all"
+    every = quick or curves_all
 
     def rates(key):
+        if curves_all:
+            return CURVE
         return cfg["rates"] if every or key == (HX, 2) else cfg["sat_rates"]
     curves = [((HX, k), spec(HX, k), rates((HX, k))) for k in KS if not quick or k != 3]
-    if not quick and not only_b:
+    if not only_b:
+        curves += [(("ablation", a), spec(HX, 2, **over), cfg["scan_rates"])
+                   for a, over in ABLATIONS.items()]
+    if curves_all and not only_b:         # Fig 14(a)'s other topologies: plotted, no record
         curves += [((name, 2), spec(name, 2), rates((name, 2))) for name in TOPOLOGIES
                    if name != HX]
-        curves += [(("vcs", v), spec(HX, 2, v), cfg["scan_rates"]) for v in VC_SCAN
-                   if v != VCS]
     points, owner = [], []
     for o, s, rates in curves:
         for rate in rates:
@@ -92,8 +115,6 @@ def run(out_dir: Path, quick: bool = False, workers: int | None = None,
     out: dict = {}
     for o, row in zip(owner, rows):
         out.setdefault(o, []).append(row)
-    if ("vcs", VC_SCAN[0]) in out:
-        out[("vcs", VCS)] = [r for r in out[(HX, 2)] if r["rate"] in cfg["scan_rates"]]
     return out
 
 
@@ -112,18 +133,20 @@ def _sat(rows) -> float:
     return max(r["accepted"] for r in rows)
 
 
-def vc_scan(curves: dict) -> dict[int, float]:
-    """VCs (total) -> saturation throughput of the HyperX at k = 2 (full run)."""
-    return {v: _sat(curves[("vcs", v)]) for v in VC_SCAN if ("vcs", v) in curves}
-
-
-def records(curves: dict, bound: dict | None = None) -> list[Record]:
+def records(curves: dict, bound: dict | None = None, quick: bool = False) -> list[Record]:
     hx = {k: _sat(curves[(HX, k)]) for k in KS if (HX, k) in curves}
     max_thr = curves[(HX, 2)][0]["max_throughput"]
-    vcs = VCS
-    scan = vc_scan(curves)
-    scan_txt = ("; saturation by VC count (3 = Algorithm 1's minimum): " +
-                ", ".join(f"{v} VCs {t:.3f}" for v, t in scan.items())) if scan else ""
+    abl = {a: _sat(curves[("ablation", a)]) for a in ABLATIONS}
+    ranges = RANGES["quick" if quick else "full"]
+    windows = QUICK if quick else FULL
+    setting = {**SETTING, "order": ",".join(netsim.DEFAULT_ORDER),
+               "warmup": windows["warmup"], "window": windows["window"], "seed": 1}
+    choices = {"vcs": "not printed; one VC per class of Algorithm 1, its minimum (Table 5 "
+                      "gives none)",
+               "order": "Algorithm 1 leaves the in-node order open; ours has the highest "
+                        "channel-load bound of the 8 orders",
+               "links": "eq 5 and Fig 7: a chip-to-chip connection is the n ports of a chip "
+                        "edge, so n parallel links of k lanes, each held by one packet"}
     bound_txt = ""
     if bound:
         best = bound["orders"][0]
@@ -134,18 +157,34 @@ def records(curves: dict, bound: dict | None = None) -> list[Record]:
     out = [
         record("railx", "fig14a.hyperx.throughput", "2D-HyperX m=4 n=2 (1,296 chips) "
                "all-to-all saturation throughput, k = 2", "flits/cycle/chip", 0.8, hx[2],
-               kind="value", simulated=True, expect="differ",
-               note=f"cycle-level simulation, Table 5 parameters, eq 5 mesh links (n·k = 4 "
-                    f"lanes), Algorithm 1 with {vcs} VCs and in-node order "
-                    f"{','.join(netsim.DEFAULT_ORDER)}; the figure's plotting precision is "
-                    f"about ±0.02" + scan_txt + bound_txt,
-               why="the paper does not print its VC count, and the VC count is what moves "
-                   "this value: at k = 2 our HyperX saturates at 0.40 with Algorithm 1's "
-                   "minimum of 3 VCs, 0.72 with 6, 0.89 with 12, 0.92 with 18 and 0.93 with 24 "
-                   "(Table 5 windows, offered 1.0; 18 is where it stops rising, 24 adds less "
-                   "than the figure's ±0.02; the rail bound is 1.0), so the paper's 0.8 lies "
-                   "between 6 and 12 VCs; reading k as the lanes of one chip-to-chip link (k, "
-                   "not eq 5's n·k) gives 0.71 at 18 VCs (our k = 1 point)"),
+               kind="value", simulated=True, expect="differ", setting=setting,
+               choices=choices, expected_range=ranges["headline"],
+               note=f"cycle-level simulation, Table 5 parameters, the ideal virtual "
+                    f"cut-through router ({ROUTER}), eq 5 mesh connections as n parallel "
+                    f"links of k lanes, Algorithm 1 with one VC per class and in-node order "
+                    f"{','.join(netsim.DEFAULT_ORDER)}; k = 1, 2, 4: " +
+                    ", ".join(f"{k} {t:.3f}" for k, t in sorted(hx.items())) + bound_txt,
+               why=f"at one VC per Algorithm 1 class the router blocks before the links "
+                   f"do: the pipelined router of the RTL delivers {abl['pipelined']:.3f} at "
+                   f"the same setting and the n·k lanes shared flit by flit "
+                   f"{abl['shared']:.3f}, and k moves it little (k = 1 {hx.get(1, 0):.3f}, "
+                   f"k = 4 {hx.get(4, 0):.3f}), so the mesh is not the limit; the "
+                   f"authors' simulator gives its input buffers one packet at a time and "
+                   f"each of a connection's n links its own VCs, which ours share"),
+        record("railx", "fig14a.hyperx.pipelined", "2D-HyperX m=4 n=2 all-to-all saturation "
+               "throughput, k = 2, with the pipelined router of the RTL (ablation)",
+               "flits/cycle/chip", 0.8, abl["pipelined"], kind="ablation",
+               setting={**setting, **ABLATIONS["pipelined"]},
+               expected_range=ranges["pipelined"],
+               note="what the router RTL's pipeline (VC then switch allocation, credits "
+                    "over the link) would deliver at the headline's setting; offered 1.0"),
+        record("railx", "fig14a.hyperx.shared_links", "2D-HyperX m=4 n=2 all-to-all "
+               "saturation throughput, k = 2, chip-to-chip lanes shared flit by flit "
+               "(ablation)", "flits/cycle/chip", 0.8, abl["shared"], kind="ablation",
+               setting={**setting, **ABLATIONS["shared"]},
+               expected_range=ranges["shared"],
+               note="eq 5's n·k lanes as one link every packet shares flit by flit, "
+                    "instead of n links held per packet; offered 1.0"),
         record("railx", "fig14a.hyperx.max", "2D-HyperX m=4 n=2 theoretical all-to-all "
                "maximum", "flits/cycle/chip", 1, max_thr, kind="value",
                note="2B_c/N from the built graph's bisection (eq 2-4); 9 nodes per row "

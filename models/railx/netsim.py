@@ -25,6 +25,7 @@ from aifabric.models.common.netsim.network import (EAST, FIRST_RAIL, KIND_MESH, 
                                           check_deadlock_free, check_int, check_link, connect,
                                           new_links)
 from aifabric.models.common.netsim.registry import register_routing, register_topology
+from aifabric.models.common.netsim.registry import routing as lookup_routing
 
 from .routing import ORDERS, XY, MinimalRouting, check_order
 from .system import RailX, Topology, dragonfly, hyperx_2d, torus_2d
@@ -43,12 +44,21 @@ __all__ = ["railx", "railx_tables", "order_search", "DEFAULT_ORDER", "is_hyperx"
 DEFAULT_ORDER = ("yx", "xy", "yx")
 
 
+def registered_name(topo: Topology) -> str:
+    """The name ``topo``'s kind is registered under with the simulator."""
+    for prefix, name in (("2D-HyperX", "hyperx"), ("2D-Torus", "railx-torus"),
+                         ("Dragonfly", "dragonfly")):
+        if topo.name.startswith(prefix):
+            return name
+    return "hyperx" if is_hyperx(topo) else "railx-torus"
+
+
 def is_hyperx(topo: Topology) -> bool:
     return len(topo.dims) == 2 and all(len(d) == 1 and d[0].kind == "alltoall"
                                        for d in topo.dims)
 
 
-def railx(topo: Topology, *, vcs: int | None = None, routing: str = "minimal",
+def railx(topo: Topology, *, vcs: int | None = None, routing: str | None = None,
           k: int | None = None, mesh_width: int | None = None, mesh_delay: int = 1,
           rail_width: int = 1, rail_delay: int = 10, inject: int | None = None,
           order=None) -> Network:
@@ -58,22 +68,28 @@ def railx(topo: Topology, *, vcs: int | None = None, routing: str = "minimal",
     flit/cycle, 10 cycles). Tables from :class:`MinimalRouting`: Algorithm 1's VCs on a
     2D-HyperX, one VC class per node hop on the others. ``order``: the in-node dimension order
     per phase (default :data:`DEFAULT_ORDER` on a 2D-HyperX, x then y elsewhere).
-    ``inject`` (default: the chip's 4n ports) is the injection and ejection width."""
+    ``inject`` (default: the chip's 4n ports) is the injection and ejection width.
+    ``routing``: a routing registered for the topology (default ``railx-minimal``).
+
+    Links between chips (``Network.links``): built from k, a chip-to-chip mesh connection is
+    n parallel links of k lanes each (the n ports of a chip edge, eq 5 and Fig 7: each port
+    has k times the rail bandwidth); the "parallel" link model holds each of them for one
+    packet, the "shared" one lets every packet share the n·k lanes flit by flit. Built from
+    ``mesh_width`` it is one link."""
     sysm = topo.system
     if k is not None and mesh_width is not None:
         raise NetworkError("give the mesh bandwidth as k (n·k lanes per chip-to-chip link, "
                            "eq 5) or as mesh_width (lanes), not both")
+    mesh_links = 1
     if mesh_width is None:
         k = 2 if k is None else check_int("internal bandwidth k", k, 1, 32)
-        mesh_width = sysm.n * k
+        mesh_width, mesh_links = sysm.n * k, sysm.n
     check_link(mesh_width, mesh_delay, "mesh link")
     check_link(rail_width, rail_delay, "rail link")
     inject = sysm.ports_per_chip if inject is None else check_int("injection width", inject,
                                                                   1, 64)
-    if routing != "minimal":
-        raise NetworkError(f"routing must be 'minimal' (Algorithm 1 and its generalisation), "
-                           f"not {routing!r}")
     hyperx = is_hyperx(topo)
+    compile_tables = lookup_routing(routing, registered_name(topo)).compile
     if order is None:
         order = DEFAULT_ORDER if hyperx else XY
     try:
@@ -112,11 +128,13 @@ def railx(topo: Topology, *, vcs: int | None = None, routing: str = "minimal",
     arrs[2][:, LOCAL] = inject
     coords = np.array([(X * m + x, Y * m + y) for X, Y, x, y in
                        (topo.chip_coords(c) for c in range(n))], np.int32)
-    tables = railx_tables(topo, rt, vcs, link_port)
+    tables = compile_tables(topo, rt, vcs, link_port)
+    links = np.where(arrs[4] == KIND_MESH, mesh_links, 1).astype(np.int32)
     net = Network(f"RailX {topo.name} (m={m}, n={sysm.n})", *arrs, *tables,
                   vcs_needed=rt.num_vcs, grid=(topo.nodes[0] * m, topo.nodes[1] * m),
                   coords=coords, routing=f"minimal ({rt.vcs} VCs, in-node order "
-                                         f"{','.join(rt.order)})", topology=topo)
+                                         f"{','.join(rt.order)})", topology=topo,
+                  links=links)
     net.max_throughput = topo.all_to_all_throughput() * rail_width
     return net
 
@@ -204,7 +222,8 @@ def order_search(topo: Topology, **kw) -> list[dict]:
 # -- registration with the simulator ------------------------------------------------------------
 
 _PARAMS = {"m", "n", "R", "vcs", "k", "mesh_width", "mesh_delay", "rail_width", "rail_delay",
-           "inject", "order"}
+           "inject", "order", "routing"}
+
 
 
 def _system(kw: dict) -> RailX:
@@ -242,4 +261,7 @@ register_topology("railx-torus", _build_torus, _PARAMS | {"side"},
                   doc="RailX 2D-Torus, one VC class per node hop")
 register_topology("dragonfly", _build_dragonfly, _PARAMS | {"groups", "group_size"},
                   doc="RailX Dragonfly, one VC class per node hop")
-register_routing("railx-minimal", railx_tables)
+register_routing("railx-minimal", railx_tables, topologies=("hyperx", "railx-torus",
+                                                            "dragonfly"), default=True,
+                 doc="RailX minimal routing: Algorithm 1 on a 2D-HyperX, one VC class per "
+                     "node hop elsewhere")

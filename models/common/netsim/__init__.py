@@ -2,12 +2,40 @@
 
 The core (this package) knows no system: mesh and torus are built in; a system registers its
 topologies and routing-table compilers by name (:mod:`.registry`; RailX's from its own
-package), and a sweep resolves a spec's ``topology`` through the registry. The switch
-allocator's wave-front arbiter is the shared model :mod:`models.common.wwfa`.
+package), and a sweep resolves a spec's ``topology``, ``routing``, ``router``, ``allocator``
+and ``links`` through the registry. The switch allocator's wave-front arbiter is the shared
+model :mod:`models.common.wwfa`.
 
-One router model, written twice: :mod:`.reference` (plain Python objects, the readable
+Two routers, each written twice: :mod:`.reference` (plain Python objects, the readable
 definition) and :mod:`.kernel` (flat arrays under numba, the fast one); the tests hold them
-equal event for event. The router RTL is held to the same contract.
+equal event for event. The router RTL is held to the ``pipelined`` router's contract.
+
+Routers (registered names)
+==========================
+- ``pipelined`` (the default): the contract below, cycle for cycle the router RTL's.
+- ``vct``, the ideal virtual cut-through router of RailX §6.1 and A.6 (as the authors'
+  simulator, CNSim, runs it in one stage): everything below except two rules.
+  (1) *One cycle per router*: a head is routed, VC-allocated, switch-allocated and crosses
+  the switch in the same cycle, the first cycle it is ready (written in t, crosses in
+  t + 1), so a packet of L flits over H hops at zero load takes
+  ``(H + 1) + H·d + ceil(L / k) - 1`` cycles. (2) *Credits come back the next cycle*: the
+  slot a flit leaves in cycle t is a credit of the upstream router in t + 1, whatever the
+  link's delay (CNSim releases a packet's buffer space when its tail leaves, with no delay;
+  the pipelined router's credit crosses the link back, ``d`` cycles). A VC accepts a new
+  head whenever it has room for the whole packet, so several packets queue in one VC one
+  behind the other, and an output VC is held by a packet only while its flits cross (from
+  its VC allocation to its tail's traversal), as in the pipelined router.
+
+Link models (registered names)
+==============================
+- ``shared`` (the default): a port of w lanes is one link; every packet on the port shares
+  its w flits a cycle, flit by flit (the switch rounds below).
+- ``parallel``: the port is ``Network.links[r, p]`` parallel links of w / links lanes (RailX:
+  a chip-to-chip connection is n links of k lanes, the chip edge's n ports; rails and the
+  mesh/torus: one link). A head needs a free link of its output port to be VC-allocated; the
+  packet holds that link until its tail crosses and sends at most its lanes a cycle, so a
+  packet never spreads over two links (a physical bundle of n ports, and CNSim's links, which
+  one packet holds at a time).
 
 Router
 ======

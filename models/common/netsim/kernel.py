@@ -33,7 +33,7 @@ from .traffic import MODE_TRACE, destination, gap, uniform
 
 # cfg indices
 (C_VCS, C_BUF, C_LEN, C_MODE, C_SEED, C_CHECK, C_WATCHDOG, C_EVERY, C_LOGCAP, C_W0, C_W1,
- C_ALLOC) = range(12)
+ C_ALLOC, C_BYPASS, C_LINKS) = range(14)
 # ctr indices
 (K_INJ, K_EJ, K_LAST, K_WIN_EJ, K_MEAS_DONE, K_LAT_SUM, K_LOG, K_STATUS, K_E0, K_E1, K_E2,
  K_E3, K_PKT_INJ, K_PKT_DONE, K_FREE, K_MEAS_INJ, K_LAT_MAX) = range(17)
@@ -108,7 +108,7 @@ def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
 
 @numba.njit(cache=True, error_model="numpy")
 def run(t0, t1, cfg, fcfg, ctr,
-        nbr, nbr_port, width, delay, vrow, rt,
+        nbr, nbr_port, width, delay, cdelay, nlinks, link_busy, vrow, rt,
         buf, vq, occ,
         in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
         va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt, vaw, act,
@@ -147,6 +147,9 @@ def run(t0, t1, cfg, fcfg, ctr,
     wf_row = np.zeros(P, np.bool_)
     wf_col = np.zeros(P, np.bool_)
     wavefront = cfg[C_ALLOC] == 1
+    bypass = cfg[C_BYPASS]                  # 1: a head may cross in the cycle it is allocated
+    plinks = cfg[C_LINKS] == 1              # parallel links, each held by one packet
+    vsent = np.zeros((P, V), np.int64)       # flits a VC sent this cycle (parallel links)
     used = np.zeros(P, np.int64)             # SA: lanes used this cycle per output port
     lanes_in = np.zeros(P, np.int64)         # and per input port
     out_done = np.zeros(P, np.int64)         # output arbitrated at SA visit number stamp
@@ -276,6 +279,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                     if op < 0:
                         continue
                     ln = hrt[r, p, v, 3]
+                    if plinks and link_busy[r, op] >= nlinks[r, op]:
+                        continue
                     for ov in range(hrt[r, p, v, 1], hrt[r, p, v, 2] + 1):
                         if not out_busy[r, op, ov] and credits[r, op, ov] >= ln:
                             o = op * V + ov
@@ -295,6 +300,10 @@ def run(t0, t1, cfg, fcfg, ctr,
                         continue
                     op, ov = o // V, o % V
                     p, v = qq // V, qq % V
+                    if plinks:
+                        if link_busy[r, op] >= nlinks[r, op]:
+                            continue            # the port's links went to lower output VCs
+                        link_busy[r, op] += 1
                     out_busy[r, op, ov] = True
                     in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, op, ov
                     _unmark(vaw, r, qq)
@@ -316,7 +325,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                     m ^= low
                     i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
                     p, v = pidx[i], vidx[i]
-                    if in_vat[r, p, v] < t and vq[r, p, v, 1] > 0 and \
+                    vsent[p, v] = 0
+                    if in_vat[r, p, v] < t + bypass and vq[r, p, v, 1] > 0 and \
                             vq[r, p, v, 2] <= t and (in_op[r, p, v] == 0 or
                                                           credits[r, in_op[r, p, v],
                                                                   in_ov[r, p, v]] > 0):
@@ -416,11 +426,12 @@ def run(t0, t1, cfg, fcfg, ctr,
                         _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk_tag[sid], seq)
                     if p > 0:
                         u, up = nbr[r, p], nbr_port[r, p]
-                        ds = _wrap(slot + delay[r, p], D1)
+                        ds = _wrap(slot + cdelay[r, p], D1)
                         cred_ring[u, ds, up, v] += 1
                         pend[u, ds] += 1
                     if w0 <= t < w1:
                         util[r, op] += 1
+                    vsent[p, v] += 1
                     if op == 0:
                         ctr[K_EJ] += 1
                         if w0 <= t < w1:
@@ -468,6 +479,8 @@ def run(t0, t1, cfg, fcfg, ctr,
                         credits[r, op, ov] -= 1
                         if tail:
                             out_busy[r, op, ov] = False
+                            if plinks:
+                                link_busy[r, op] -= 1
                     if tail:
                         in_state[r, p, v] = 0
                         _unmark(act, r, p * V + v)
@@ -476,7 +489,9 @@ def run(t0, t1, cfg, fcfg, ctr,
                             _mark(vaw, r, p * V + v)
                     e = not tail and vq[r, p, v, 1] > 0 and \
                         vq[r, p, v, 2] <= t and \
-                        (op == 0 or credits[r, op, ov] > 0)
+                        (op == 0 or credits[r, op, ov] > 0) and \
+                        (not plinks or op == 0 or
+                         vsent[p, v] * nlinks[r, op] < width[r, op])
                     if elig[p, v] and not e:
                         elig[p, v] = False
                         ne[p] -= 1

@@ -79,6 +79,15 @@ class Network:
     topology: object = field(default=None, repr=False)
     max_throughput: float | None = None
     deadlock_hint: str = ""
+    # links[r, p]: parallel links port p of router r is made of (its width[r, p] lanes split
+    # evenly among them); read by the "parallel" link model only. None: one link per port.
+    links: np.ndarray | None = None
+
+    def link_counts(self) -> np.ndarray:
+        """links[r, p] (ones where the network gives none; ports without a link: 1)."""
+        if self.links is None:
+            return np.ones(self.nbr.shape, np.int32)
+        return np.maximum(self.links, 1).astype(np.int32)
 
     @property
     def routers(self) -> int:
@@ -191,15 +200,18 @@ def dor_tables(k: int, wrap: bool, vcs: int, dateline: bool = True):
     return port, lo, hi
 
 
-def mesh(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int = 1
-         ) -> Network:
-    """k x k 2D mesh, dimension-order routing (deadlock free on one VC)."""
+def mesh(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int = 1,
+         routing: str | None = None) -> Network:
+    """k x k 2D mesh, dimension-order routing (deadlock free on one VC); ``routing``: a
+    routing registered for ``mesh`` (default: the registry's, ``dor``)."""
+    from .registry import routing as lookup
     k = check_int("mesh side k", k, 2, 64)
     vcs = check_int("VCs", vcs, 1, 16)
     check_link(width, delay, "link")
     check_int("injection width", inject, 1, 64)
+    compile_tables = lookup(routing, "mesh").compile
     arrs, coords = _grid(k, False, width, delay, inject)
-    tables = dor_tables(k, False, vcs)
+    tables = compile_tables(k, False, vcs)
     net = Network(f"{k}x{k} mesh", *arrs, *tables, vcs_needed=1, grid=(k, k), coords=coords,
                   routing="DOR")
     net.max_throughput = _mesh_bisection(k, False, width, inject)
@@ -207,7 +219,7 @@ def mesh(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int = 
 
 
 def torus(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int = 1,
-          dateline: bool | None = None) -> Network:
+          dateline: bool | None = None, routing: str | None = None) -> Network:
     """k x k 2D torus, dimension-order routing with dateline VC classes (2 VCs or more).
     One VC (or ``dateline=False``) leaves the rings without a dateline, which can deadlock:
     the simulator refuses it unless forced."""
@@ -215,11 +227,13 @@ def torus(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int =
     vcs = check_int("VCs", vcs, 1, 16)
     check_link(width, delay, "link")
     check_int("injection width", inject, 1, 64)
+    from .registry import routing as lookup
+    compile_tables = lookup(routing, "torus").compile
     dateline = vcs >= 2 if dateline is None else bool(dateline)
     if dateline and vcs < 2:
         raise NetworkError("DOR on a torus needs 2 VCs for the dateline, not 1")
     arrs, coords = _grid(k, True, width, delay, inject)
-    tables = dor_tables(k, True, vcs, dateline)
+    tables = compile_tables(k, True, vcs, dateline)
     net = Network(f"{k}x{k} torus", *arrs, *tables, vcs_needed=1, grid=(k, k), coords=coords,
                   routing="DOR+dateline" if dateline else "DOR without dateline")
     if not dateline:
@@ -408,11 +422,12 @@ def _build_torus(k: int = 8, **kw) -> Network:
 
 def _register() -> None:
     from .registry import register_routing, register_topology
-    params = {"k", "vcs", "width", "delay", "inject"}
+    params = {"k", "vcs", "width", "delay", "inject", "routing"}
     register_topology("mesh", _build_mesh, params, doc="k x k 2D mesh, dimension order")
     register_topology("torus", _build_torus, params | {"dateline"},
                       doc="k x k 2D torus, dimension order with dateline VC classes")
-    register_routing("dor", dor_tables)
+    register_routing("dor", dor_tables, topologies=("mesh", "torus"), default=True,
+                     doc="dimension order, x then y (dateline VC classes on a torus)")
 
 
 _register()

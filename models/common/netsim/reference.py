@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from . import registry
 from .network import LOCAL, Network
 from .traffic import MODE_TRACE, Traffic, destination, gap, uniform_py
 
@@ -56,7 +57,10 @@ class RouterModel:
     input VC, 0 at the local port; a negative port: no route, the head waits). ``width[p]``:
     lanes of port p (default 1 everywhere). ``credits[p]``: initial credits of every VC of
     output p (default ``buffer``, and 0 at the local port, which needs none).
-    ``allocator``: "separable" or "wavefront" (see :mod:`models.common.netsim`).
+    ``allocator`` and ``router``: registered names (:mod:`.registry`; None: the defaults,
+    "separable" and "pipelined"). ``links[p]``: the parallel links output p is made of, each
+    held by one packet from its VC allocation to its tail (the "parallel" link model); None:
+    every port one link shared flit by flit ("shared").
 
     A cycle t, in the contract's order: :meth:`credit` for every credit arriving at t,
     :meth:`receive` for every flit written at t (by a link or a source; ready at t + 1),
@@ -68,7 +72,8 @@ class RouterModel:
     """
 
     def __init__(self, ports: int, vcs: int, *, buffer: int, route_port, route_vc_lo,
-                 route_vc_hi, width=None, credits=None, allocator: str = "separable") -> None:
+                 route_vc_hi, width=None, credits=None, allocator: str | None = None,
+                 router: str | None = None, links=None) -> None:
         self.P, self.V, self.B = ports, vcs, buffer
         self.route_port, self.route_vc_lo, self.route_vc_hi = route_port, route_vc_lo, \
             route_vc_hi
@@ -82,11 +87,14 @@ class RouterModel:
         self.sa_in_next = [0] * ports
         self.sa_out_next = [0] * ports
         self.wavefront = None
-        if allocator == "wavefront":
+        if registry.choice("allocator", allocator).name == "wavefront":
             from ..wwfa import WavefrontArbiter
             self.wavefront = WavefrontArbiter(ports)
-        elif allocator != "separable":
-            raise ValueError(f"allocator must be 'separable' or 'wavefront', not {allocator!r}")
+        # the ideal VCT router lets a head cross in the cycle it is VC-allocated
+        self.bypass = int(registry.choice("router", router).bypass)
+        self.links = None if links is None else [int(n) for n in links]
+        self.link_busy = [0] * ports
+        self.sent_vc: dict = {}
 
     # -- inputs of a cycle -----------------------------------------------------------------
     def credit(self, port: int, vc: int) -> None:
@@ -117,16 +125,22 @@ class RouterModel:
                     continue
                 if op < 0:                    # no route (the simulator refuses such tables)
                     continue
+                if self.links and self.link_busy[op] >= self.links[op]:
+                    continue                  # every link of the port is held by a packet
                 for ov in range(self.route_vc_lo[row, pkt.dst],
                                 self.route_vc_hi[row, pkt.dst] + 1):
                     if not self.held[op][ov] and self.credits[op][ov] >= pkt.length:
                         requests.setdefault((op, ov), []).append(p * V + v)
                         break
         n = self.P * V
-        for (op, ov), who in requests.items():
+        for (op, ov), who in sorted(requests.items()):
             start = self.va_next[op][ov]
             winner = min(who, key=lambda x: (x - start) % n)
             p, v = divmod(winner, V)
+            if self.links:
+                if self.link_busy[op] >= self.links[op]:
+                    continue                  # the port's links went to lower output VCs
+                self.link_busy[op] += 1
             self.held[op][ov] = True
             self.inputs[p][v].out, self.inputs[p][v].allocated_at = (op, ov), t
             self.va_next[op][ov] = (winner + 1) % n
@@ -142,15 +156,19 @@ class RouterModel:
         sent_in = [0] * self.P
         sent_out = [0] * self.P
         out = []
+        self.sent_vc = {}
 
         def ready(p, v):
             ivc = self.inputs[p][v]
-            if (ivc.out is None or ivc.allocated_at >= t or not ivc.flits
+            if (ivc.out is None or ivc.allocated_at >= t + self.bypass or not ivc.flits
                     or ivc.flits[0].ready > t):
                 return None
             op, ov = ivc.out
             if op != LOCAL and self.credits[op][ov] <= 0:
                 return None
+            if self.links and op != LOCAL and \
+                    self.sent_vc.get((p, v), 0) * self.links[op] >= width[op]:
+                return None                   # its link's lanes are used this cycle
             return op
 
         if self.wavefront and not any(ready(p, v) is not None for p in range(self.P)
@@ -214,10 +232,13 @@ class RouterModel:
         ivc = self.inputs[p][v]
         op, ov = ivc.out
         flit = ivc.flits.popleft()
+        self.sent_vc[(p, v)] = self.sent_vc.get((p, v), 0) + 1
         if op != LOCAL:
             self.credits[op][ov] -= 1
             if flit.tail:
                 self.held[op][ov] = False
+                if self.links:
+                    self.link_busy[op] -= 1
         if flit.tail:
             ivc.out = None
         return p, v, op, ov, flit
@@ -230,17 +251,23 @@ class ReferenceNetwork:
 
     def __init__(self, net: Network, traffic: Traffic, *, rate: float = 0.0,
                  buffer: int = 16, length: int = 4, seed: int = 1,
-                 allocator: str = "separable") -> None:
+                 allocator: str | None = None, router: str | None = None,
+                 links: str | None = None) -> None:
         self.net, self.traffic, self.B, self.L, self.seed = net, traffic, buffer, length, seed
         self.V, self.P, self.W = net.vcs, net.ports, net.inject_width
         self.q = rate / (self.W * length) if traffic.mode != MODE_TRACE else 0.0
+        parallel = registry.choice("links", links).name == "parallel"
+        counts = net.link_counts()
+        # a credit travels back over the link ("link") or arrives the next cycle ("next")
+        self.credit_link = registry.choice("router", router).credit == "link"
         self.routers = [RouterModel(self.P, self.V, buffer=buffer,
                                     route_port=net.route_port[r],
                                     route_vc_lo=net.route_vc_lo[r],
                                     route_vc_hi=net.route_vc_hi[r], width=net.width[r],
                                     credits=[buffer if net.nbr[r, p] >= 0 and p else 0
                                              for p in range(self.P)],
-                                    allocator=allocator)
+                                    allocator=allocator, router=router,
+                                    links=list(counts[r]) if parallel else None)
                         for r in range(net.routers)]
         self.credit_due: dict[int, list] = {}
         self.t = 0
@@ -326,7 +353,8 @@ class ReferenceNetwork:
         self.events.append((t, 1, r, p, v, op, ov, flit.packet.tag, flit.seq))
         if p != LOCAL:
             up, up_port = int(net.nbr[r, p]), int(net.nbr_port[r, p])
-            self.credit_due.setdefault(t + int(net.delay[r, p]), []).append((up, up_port, v))
+            back = int(net.delay[r, p]) if self.credit_link else 1
+            self.credit_due.setdefault(t + back, []).append((up, up_port, v))
         if op == LOCAL:
             if flit.tail:
                 self.ejected.append((t, flit.packet))

@@ -1,7 +1,16 @@
-"""Topologies and routing functions by name (as BookSim2 registers networks and routing
-functions): the simulator core knows only its built-in mesh and torus; a system package
-registers its own (RailX registers ``hyperx``, ``railx-torus``, ``dragonfly`` and its minimal
-routing from its own package).
+"""Topologies, routing functions, routers, allocators and link models by name (as BookSim2
+registers networks, routing functions, routers and allocators): the simulator core knows only
+its built-in mesh and torus, the dimension-order routing, its two routers, two switch
+allocators and two link models; a system package registers its own topologies and routings
+(RailX registers ``hyperx``, ``railx-torus``, ``dragonfly`` and its minimal routing from its
+own package).
+
+Every name a spec, a :class:`.sim.Simulator` or the command line takes is resolved here: an
+unknown name is one :class:`.network.NetworkError` line listing the registered ones, and a
+kind's default is held once, by the entry registered with ``default=True``
+(:func:`default`). Routers, allocators and link models are *choices*: an entry with the
+``code`` the compiled kernel switches on and the ``fields`` the reference model reads (a
+router's ``bypass`` and ``credit``, see :mod:`models.common.netsim`).
 
 A sweep point names its topology; the spec's other keys are the builder's parameters. The
 point also carries the *provider* (the module that registered the topology), so a worker
@@ -15,8 +24,12 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["TopologyEntry", "register_topology", "register_routing", "topology", "routing",
-           "topologies", "routings", "provider", "load_provider"]
+__all__ = ["TopologyEntry", "RoutingEntry", "Choice", "register_topology", "register_routing",
+           "register_choice", "topology", "routing", "topologies", "routings", "provider",
+           "load_provider", "choice", "choices", "default", "KINDS"]
+
+# the kinds of choice the simulator takes by name (spec key and CLI option of the same name)
+KINDS = ("router", "allocator", "links")
 
 
 @dataclass(frozen=True)
@@ -31,8 +44,41 @@ class TopologyEntry:
     doc: str = ""
 
 
+@dataclass(frozen=True)
+class RoutingEntry:
+    """``compile(...)``: the routing-table compiler (its signature is the topologies'
+    business); ``topologies``: the topology names it compiles tables for; ``default``: the
+    routing those topologies take when a spec names none."""
+
+    name: str
+    compile: Callable
+    topologies: tuple
+    doc: str = ""
+    default: bool = False
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A router, switch allocator or link model: ``code`` is what the compiled kernel switches
+    on, ``fields`` what the reference model reads."""
+
+    kind: str
+    name: str
+    code: int
+    doc: str
+    default: bool = False
+    fields: tuple = ()
+
+    def __getattr__(self, key):
+        for k, v in object.__getattribute__(self, "fields"):
+            if k == key:
+                return v
+        raise AttributeError(key)
+
+
 _TOPOLOGIES: dict[str, TopologyEntry] = {}
-_ROUTINGS: dict[str, Callable] = {}
+_ROUTINGS: dict[str, RoutingEntry] = {}
+_CHOICES: dict[str, dict[str, Choice]] = {kind: {} for kind in KINDS}
 
 
 def _check_name(name) -> str:
@@ -54,10 +100,56 @@ def register_topology(name: str, build: Callable, params, *, doc: str = "",
     _TOPOLOGIES[name] = entry
 
 
-def register_routing(name: str, compile_tables: Callable) -> None:
-    """Register a routing-table compiler under ``name`` (its signature is the topology's
-    business: a builder resolves it with :func:`routing`)."""
-    _ROUTINGS[_check_name(name)] = compile_tables
+def register_routing(name: str, compile_tables: Callable, *, topologies=(), doc: str = "",
+                     default: bool = False) -> None:
+    """Register a routing-table compiler under ``name`` for the topologies it serves (a
+    builder resolves a spec's ``routing`` with :func:`routing`; ``default``: the one they take
+    when the spec names none)."""
+    _ROUTINGS[_check_name(name)] = RoutingEntry(name, compile_tables, tuple(topologies), doc,
+                                                default)
+
+
+def register_choice(kind: str, name: str, code: int, doc: str, *, default: bool = False,
+                    **fields) -> None:
+    """Register a router, allocator or link model (``kind``) under ``name``; one entry of a
+    kind is its ``default``."""
+    if kind not in _CHOICES:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    _check_name(name)
+    entries = _CHOICES[kind]
+    if default and any(e.default for n, e in entries.items() if n != name):
+        raise ValueError(f"{kind} {name!r}: the default {kind} is already "
+                         f"{default_name(kind)!r}")
+    if any(e.code == code for n, e in entries.items() if n != name):
+        raise ValueError(f"{kind} {name!r}: kernel code {code} is taken")
+    entries[name] = Choice(kind, name, int(code), doc, default, tuple(sorted(fields.items())))
+
+
+def choice(kind: str, name: str | None) -> Choice:
+    """The ``kind`` entry registered as ``name`` (None: the kind's default)."""
+    from .network import NetworkError
+    entries = _CHOICES[kind]
+    if name is None:
+        name = default_name(kind)
+    if not isinstance(name, str) or name not in entries:
+        raise NetworkError(f"unknown {kind} {name!r}; registered: {', '.join(entries)}")
+    return entries[name]
+
+
+def choices(kind: str) -> tuple[str, ...]:
+    return tuple(_CHOICES[kind])
+
+
+def default_name(kind: str) -> str:
+    for name, e in _CHOICES[kind].items():
+        if e.default:
+            return name
+    raise LookupError(f"no default {kind} registered")
+
+
+def default(kind: str) -> Choice:
+    """The entry a kind takes when nothing names one."""
+    return choice(kind, None)
 
 
 def load_provider(module: str | None) -> None:
@@ -80,19 +172,55 @@ def topology(name: str, provider: str | None = None) -> TopologyEntry:
     return _TOPOLOGIES[name]
 
 
-def routing(name: str) -> Callable:
+def routing(name: str | None, topology_name: str | None = None) -> RoutingEntry:
+    """The routing registered as ``name`` (None: ``topology_name``'s default); with
+    ``topology_name``, one that compiles tables for that topology."""
     from .network import NetworkError
-    if name not in _ROUTINGS:
+    if name is None:
+        for e in _ROUTINGS.values():
+            if e.default and topology_name in e.topologies:
+                return e
+        raise NetworkError(f"no default routing for topology {topology_name!r}")
+    if not isinstance(name, str) or name not in _ROUTINGS:
         raise NetworkError(f"unknown routing {name!r}; registered: {', '.join(routings())}")
-    return _ROUTINGS[name]
+    e = _ROUTINGS[name]
+    if topology_name is not None and topology_name not in e.topologies:
+        serve = [n for n, r in _ROUTINGS.items() if topology_name in r.topologies]
+        raise NetworkError(f"routing {name!r} does not route a {topology_name}; for it: "
+                           f"{', '.join(serve)}")
+    return e
 
 
 def topologies() -> tuple[str, ...]:
     return tuple(_TOPOLOGIES)
 
 
-def routings() -> tuple[str, ...]:
-    return tuple(_ROUTINGS)
+def routings(topology_name: str | None = None) -> tuple[str, ...]:
+    return tuple(n for n, e in _ROUTINGS.items()
+                 if topology_name is None or topology_name in e.topologies)
+
+
+# -- the core's own choices -------------------------------------------------------------------
+# (the semantics are pinned in the package docstring, :mod:`models.common.netsim`)
+
+register_choice("router", "pipelined", 0,
+                "input-queued VC router, VC allocation then switch allocation a cycle later, "
+                "credits back after the link delay (the router RTL's contract)", default=True,
+                bypass=False, credit="link")
+register_choice("router", "vct", 1,
+                "ideal virtual cut-through router (RailX §6.1): route, VC and switch "
+                "allocation and traversal in one cycle, credits back the next cycle",
+                bypass=True, credit="next")
+register_choice("allocator", "separable", 0,
+                "switch allocation: separable round robin, input first", default=True)
+register_choice("allocator", "wavefront", 1,
+                "switch allocation: the wrapped wave-front arbiter over input x output ports")
+register_choice("links", "shared", 0,
+                "a port of w lanes is one link shared flit by flit by every packet",
+                default=True)
+register_choice("links", "parallel", 1,
+                "a port of w lanes is the network's links[r, p] parallel links of "
+                "w / links lanes, each held by one packet from its head to its tail")
 
 
 def provider(name: str) -> str:

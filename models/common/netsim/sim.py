@@ -17,6 +17,7 @@ import numba
 import numpy as np
 
 from . import kernel as K
+from . import registry
 from .network import Network, NetworkError, check_deadlock_free
 from .traffic import MODE_TRACE, Traffic, gap, uniform
 
@@ -121,15 +122,20 @@ class Simulator:
     checks (every ``check_every`` cycles for conservation); ``watchdog`` cycles without a
     moving flit stop the run. ``force`` simulates a routing whose channel dependency graph
     has a cycle (refused otherwise). ``log`` > 0 records up to that many events
-    (injections and switch traversals) for :meth:`events`. ``allocator``: "separable" (round
-    robin, input first) or "wavefront" (the wrapped wave-front arbiter over input x output
-    ports, priority diagonal advancing by one per arbitration, each input's VC by round robin).
+    (injections and switch traversals) for :meth:`events`. ``router``, ``allocator`` and
+    ``links``: names registered with :mod:`.registry` (None: the registered default;
+    ``registry.choices(kind)`` lists them): the router ("pipelined", the RTL's; "vct", the
+    ideal virtual cut-through router), the switch allocator ("separable": round robin, input
+    first; "wavefront": the wrapped wave-front arbiter over input x output ports, priority
+    diagonal advancing by one per arbitration, each input's VC by round robin) and the link
+    model ("shared" or "parallel", see :mod:`models.common.netsim`).
     """
 
     def __init__(self, net: Network, traffic: Traffic, *, rate: float = 0.0, buffer: int = 16,
                  length: int = 4, seed: int = 1, check: bool = False, check_every: int = 1,
                  watchdog: int = 2000, force: bool = False, log: int = 0,
-                 allocator: str = "separable") -> None:
+                 allocator: str | None = None, router: str | None = None,
+                 links: str | None = None) -> None:
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or \
                 not 0 <= seed < 2 ** 62:
             raise NetworkError(f"seed must be an integer in 0..2^62 - 1, not {seed!r}")
@@ -144,10 +150,9 @@ class Simulator:
                     (high is not None and v > high):
                 rng = f"in {low}..{high}" if high else f">= {low}"
                 raise NetworkError(f"{name} must be an integer {rng}, not {v!r}")
-        if allocator not in ("separable", "wavefront"):
-            raise NetworkError(f"allocator must be 'separable' or 'wavefront', not "
-                               f"{allocator!r}")
-        self.allocator = allocator
+        alloc, rtr, lnk = (registry.choice(kind, name) for kind, name in
+                           (("allocator", allocator), ("router", router), ("links", links)))
+        self.allocator, self.router, self.links = alloc.name, rtr.name, lnk.name
         if V < net.vcs_needed:
             raise NetworkError(f"{net.name}: {net.routing} routing needs {net.vcs_needed} "
                                f"VCs, not {V}")
@@ -229,9 +234,21 @@ class Simulator:
             st["srcn"][r] = K._source_head(r, traffic.mode, nxt, tr, st["tr_ptr"],
                                            st["tr_end"])[0]
         st["vrow"], st["rt"] = route_table(net)
+        # credits travel back over the link's delay ("link") or arrive the next cycle ("next")
+        st["cdelay"] = (net.delay if rtr.credit == "link" else
+                        np.where(net.nbr >= 0, 1, 0)).astype(np.int32)
+        st["nlinks"] = net.link_counts()
+        bad = (net.nbr >= 0) & (net.width % st["nlinks"] != 0)
+        if lnk.code and bad.any():
+            r, p = (int(x[0]) for x in np.nonzero(bad))
+            raise NetworkError(f"{net.name}: router {r} port {p}: {net.width[r, p]} lanes do "
+                               f"not split into {st['nlinks'][r, p]} parallel links")
+        st["link_busy"] = np.zeros((R, P), np.int32)
         self.state = st
-        self.cfg = np.zeros(12, np.int64)
-        self.cfg[K.C_ALLOC] = 1 if allocator == "wavefront" else 0
+        self.cfg = np.zeros(14, np.int64)
+        self.cfg[K.C_ALLOC] = alloc.code
+        self.cfg[K.C_BYPASS] = int(rtr.bypass)
+        self.cfg[K.C_LINKS] = lnk.code
         self.cfg[[K.C_VCS, K.C_BUF, K.C_LEN, K.C_MODE, K.C_SEED, K.C_CHECK, K.C_WATCHDOG,
                   K.C_EVERY, K.C_LOGCAP]] = [V, buffer, length, traffic.mode, self.seed,
                                              int(check), watchdog, check_every, log]
@@ -244,7 +261,7 @@ class Simulator:
     def _args(self):
         n, s = self.net, self.state
         return (self.cfg, self.fcfg, self.ctr, n.nbr, n.nbr_port, n.width, n.delay,
-                s["vrow"], s["rt"],
+                s["cdelay"], s["nlinks"], s["link_busy"], s["vrow"], s["rt"],
                 s["buf"], s["vq"], s["occ"],
                 s["in_state"], s["in_op"], s["in_ov"], s["in_vat"], s["out_busy"],
                 s["credits"], s["cred_ring"], s["pend"], s["va_ptr"], s["sa_in"],

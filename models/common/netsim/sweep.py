@@ -28,9 +28,11 @@ __all__ = ["build", "topologies", "run_point", "sweep", "key", "point", "saturat
 MEASURE = {"warmup": 5000, "window": 10000, "drain": 20000}
 # The sources whose behaviour a point's numbers depend on, whatever the topology: the router
 # (reference definition and kernel), the measurement, the traffic and the core's networks.
-_MODEL_SOURCES = ("kernel.py", "reference.py", "sim.py", "traffic.py", "network.py")
+_MODEL_SOURCES = ("kernel.py", "reference.py", "sim.py", "traffic.py", "network.py",
+                  "registry.py")
 # Spec keys the simulator reads (the rest are the topology builder's parameters).
-SIM_KEYS = {"topology", "buffer", "length", "trace", "force", "hot", "hot_frac", "allocator"}
+SIM_KEYS = {"topology", "buffer", "length", "trace", "force", "hot", "hot_frac", "allocator",
+            "router", "links"}
 
 
 def model_version() -> str:
@@ -119,7 +121,8 @@ def simulator(p: dict) -> Simulator:
     return Simulator(net, tr, rate=p["rate"], buffer=spec.get("buffer", 16),
                      length=spec.get("length", 4), seed=p["seed"],
                      force=spec.get("force", False),
-                     allocator=spec.get("allocator", "separable"))
+                     allocator=spec.get("allocator"), router=spec.get("router"),
+                     links=spec.get("links"))
 
 
 def run_point(p: dict) -> dict:

@@ -275,7 +275,7 @@ def test_malformed_traces_are_named(tmp_path, text, message):
 
 @pytest.mark.parametrize("kw,message", [
     (dict(buffer=3), "buffer 3 < 4 flits"),
-    (dict(allocator="islip"), "allocator must be 'separable' or 'wavefront'"),
+    (dict(allocator="islip"), "unknown allocator 'islip'; registered: separable, wavefront"),
     (dict(seed=2 ** 70), "seed must be an integer in 0..2"),
     (dict(rate=1.5), r"rate must be in \(0, 1\]"),
     (dict(rate=0), r"rate must be in \(0, 1\]"),

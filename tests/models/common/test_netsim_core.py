@@ -76,7 +76,8 @@ def test_unknown_topology_names_the_registered_ones():
 
 def test_model_version_is_the_hash_of_the_model_sources():
     h = hashlib.sha256()
-    for name in ("kernel.py", "reference.py", "sim.py", "traffic.py", "network.py"):
+    for name in ("kernel.py", "reference.py", "sim.py", "traffic.py", "network.py",
+                 "registry.py"):
         h.update(name.encode() + b"\0" + (CORE / name).read_bytes())
     assert S.MODEL_VERSION == h.hexdigest()[:12] == S.model_version()
     p = S.point({"topology": "mesh", "k": 3}, "uniform", 0.1)

@@ -70,14 +70,16 @@ def netsim(*args, out):
 
 def test_command_line_writes_curves(tmp_path):
     proc = netsim("--topology", "mesh", "--side", "4", "--rates", "0.1:0.3:0.1",
-                  "--allocator", "wavefront",
+                  "--allocator", "wavefront", "--router", "vct", "--routing", "dor",
                   "--warmup", "200", "--window", "500", "--drain", "500", "--name", "m",
                   out=tmp_path)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "m.json").read_text())
     rows = summary["curves"]["mesh"]["points"]
     assert [r["rate"] for r in rows] == [0.1, 0.2, 0.3]
-    assert rows[0]["point"]["net"]["allocator"] == "wavefront"
+    net = rows[0]["point"]["net"]
+    assert (net["allocator"], net["router"], net["routing"]) == ("wavefront", "vct", "dor")
+    assert "links" not in net                     # the registered default is not restated
     assert summary["max_throughput"] == pytest.approx(1.0)
     assert (tmp_path / "m.png").stat().st_size > 5000
     assert len((tmp_path / "m.jsonl").read_text().splitlines()) == 3
@@ -96,12 +98,27 @@ def test_command_line_writes_curves(tmp_path):
     (["--topology", "mesh", "--warmup", "-1"], "--warmup must be >= 0"),
     (["--topology", "mesh", "--seed", "99999999999999999999"], "seed must be an integer"),
     (["--topology", "mesh", "--vcs", "0"], "VCs must be in 1..16, not 0"),
+    (["--router", "nope"], "argument --router: invalid choice: 'nope' (choose from "
+                           "'pipelined', 'vct')"),
+    (["--links", "nope"], "argument --links: invalid choice: 'nope'"),
+    (["--topology", "mesh", "--routing", "railx-minimal"],
+     "routing 'railx-minimal' does not route a mesh; for it: dor"),
 ])
 def test_command_line_bad_input_is_one_line_and_writes_nothing(tmp_path, args, message):
     proc = netsim(*args, out=tmp_path / "out")
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_command_line_help_lists_the_registered_names(tmp_path):
+    proc = netsim("--help", out=tmp_path)
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    for option, names in (("--router", "pipelined,vct"), ("--allocator", "separable,wavefront"),
+                          ("--links", "shared,parallel"), ("--routing", "dor,railx-minimal")):
+        assert f"{option} {{{names}}}" in text, option
+    assert "(default pipelined)" in text and "ideal virtual cut-through" in text
 
 
 def test_command_line_bad_trace_and_forced_deadlock(tmp_path):

@@ -1,0 +1,231 @@
+"""Routers, allocators, link models and routings by name: the registry resolves every name it
+holds (and refuses others in one line that lists them); the ideal virtual cut-through router
+and the parallel link model equal their reference event for event; directed cases pin the
+VCT router's rules (one cycle per router, a second packet right behind the first in one VC,
+the credit round trip) and the parallel links' (one packet per link, its lanes only); every
+routing the registry offers is deadlock free under every router, and the watchdog still
+fires on one that is not."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import aifabric.models.railx.netsim  # noqa: F401  (registers RailX's topologies and routing)
+from aifabric.models.common.netsim import (DeadlockError, NetworkError, Simulator, Traffic, mesh,
+                                           torus)
+from aifabric.models.common.netsim import kernel as K
+from aifabric.models.common.netsim import registry
+from aifabric.models.common.netsim.network import check_deadlock_free
+from aifabric.models.common.netsim.reference import ReferenceNetwork, RouterModel
+from aifabric.models.common.netsim.sweep import build, point, run_point
+
+# one small instance of every registered topology
+SMALL = {
+    "mesh": {"k": 3, "vcs": 2},
+    "torus": {"k": 4, "vcs": 2},
+    "hyperx": {"m": 2, "n": 1, "R": 8, "k": 1, "vcs": 3},
+    "railx-torus": {"m": 2, "n": 2, "R": 8},
+    "dragonfly": {"m": 2, "n": 1, "R": 10, "groups": 5, "group_size": 3},
+}
+
+
+def test_the_registry_holds_the_routers_allocators_and_link_models():
+    assert registry.choices("router") == ("pipelined", "vct")
+    assert registry.choices("allocator") == ("separable", "wavefront")
+    assert registry.choices("links") == ("shared", "parallel")
+    assert [registry.default_name(k) for k in registry.KINDS] == \
+        ["pipelined", "separable", "shared"]
+    assert set(registry.routings()) >= {"dor", "railx-minimal"}
+    assert set(registry.topologies()) == set(SMALL)
+
+
+@pytest.mark.parametrize("kind", registry.KINDS)
+def test_an_unknown_name_is_one_line_listing_the_registered_ones(kind):
+    net = mesh(3)
+    tr = Traffic.make("uniform", net.coords, net.grid)
+    names = ", ".join(registry.choices(kind))
+    with pytest.raises(NetworkError, match=f"^unknown {kind} 'nope'; registered: {names}$"):
+        Simulator(net, tr, rate=0.1, **{kind: "nope"})
+    with pytest.raises(NetworkError, match=f"unknown {kind} 'nope'"):
+        run_point(point({"topology": "mesh", "k": 3, kind: "nope"}, "uniform", 0.1))
+    with pytest.raises(NetworkError, match="unknown routing 'nope'; registered: dor, "):
+        build({"topology": "mesh", "k": 3, "routing": "nope"})
+    with pytest.raises(NetworkError, match="routing 'railx-minimal' does not route a mesh"):
+        build({"topology": "mesh", "k": 3, "routing": "railx-minimal"})
+
+
+def test_every_registered_name_resolves_and_runs():
+    """Every router x allocator x link model runs a point; every routing builds every topology
+    it is registered for; the router and allocator a point names reach the kernel."""
+    rows = {}
+    for names in itertools.product(*(registry.choices(k) for k in registry.KINDS)):
+        spec = {"topology": "mesh", "k": 3, "vcs": 2, **dict(zip(registry.KINDS, names))}
+        rows[names] = run_point(point(spec, "uniform", 0.3, warmup=50, window=200, drain=400))
+        assert rows[names]["delivered_packets"] > 20
+    # the routers differ (one cycle per router against two), so the names were not ignored
+    assert rows[("vct", "separable", "shared")]["latency_mean"] < \
+        rows[("pipelined", "separable", "shared")]["latency_mean"] - 2
+    for name in registry.routings():
+        entry = registry.routing(name)
+        for topo in entry.topologies:
+            net = build({"topology": topo, **SMALL[topo], "routing": name})
+            assert net.routers > 1
+
+
+def test_every_routing_is_deadlock_free_under_every_router_and_the_watchdog_fires():
+    for name in registry.routings():
+        for topo in registry.routing(name).topologies:
+            net = build({"topology": topo, **SMALL[topo], "routing": name})
+            assert check_deadlock_free(net, net.vcs) is None, (name, topo)
+            for router in registry.choices("router"):
+                tr = Traffic.make("uniform", net.coords, net.grid)
+                sim = Simulator(net, tr, rate=0.9 * net.inject_width, router=router,
+                                links="parallel", check=True, watchdog=300)
+                sim.advance(400)                   # saturated, and still moving
+                assert sim.ctr[K.K_EJ] > 0
+    net = torus(4, vcs=1)                          # no dateline: a dependency cycle
+    tr = Traffic.make("uniform", net.coords, net.grid)
+    for router in registry.choices("router"):
+        sim = Simulator(net, tr, rate=0.9, buffer=4, force=True, watchdog=200, router=router)
+        with pytest.raises(DeadlockError, match="no flit moved for 200 cycles"):
+            sim.advance(20000)
+
+
+def events(net, rows, cycles, **kw):
+    tr = Traffic.make("trace", net.coords, net.grid, trace=rows)
+    sim = Simulator(net, tr, check=True, log=100_000, **kw)
+    sim.advance(cycles)
+    return sim.events()
+
+
+def crossing(ev, router, tag, seq, out=None):
+    """The cycle flit ``seq`` of packet ``tag`` crosses ``router``'s switch."""
+    m = (ev[:, 1] == K.EV_SWITCH) & (ev[:, 2] == router) & (ev[:, 7] == tag) & \
+        (ev[:, 8] == seq)
+    if out is not None:
+        m &= ev[:, 5] == out
+    (t,) = ev[m, 0]
+    return int(t)
+
+
+@pytest.mark.parametrize("width,delay,length", [(1, 1, 4), (2, 3, 5)])
+def test_vct_zero_load_latency_is_one_cycle_per_router(width, delay, length):
+    """Spaced packets: (H + 1) routers of one cycle, H links of ``delay``, ceil(L / width) - 1
+    to serialise, from creation to tail ejection (the pipelined router: 2 per router)."""
+    k = 5
+    net = mesh(k, vcs=2, width=width, delay=delay, inject=width)
+    rng = np.random.default_rng(11)
+    pairs = [(int(s), int(d)) for s, d in rng.integers(0, k * k, size=(25, 2)) if s != d]
+    rows = [(i * 100, s, d, length) for i, (s, d) in enumerate(pairs)]
+    ev = events(net, rows, len(rows) * 100 + 100, buffer=8, length=length, router="vct")
+    ej = ev[(ev[:, 1] == K.EV_SWITCH) & (ev[:, 5] == 0) & (ev[:, 8] == length - 1)]
+    done = {int(tag): int(t) for t, tag in zip(ej[:, 0], ej[:, 7])}
+    for i, (s, d) in enumerate(pairs):
+        hops = abs(s // k - d // k) + abs(s % k - d % k)
+        tag = (s << 32) | sum(1 for s2, _ in pairs[:i] if s2 == s)
+        assert done[tag] - i * 100 == (hops + 1) + hops * delay + -(-length // width) - 1
+
+
+def test_vct_second_packet_follows_the_first_in_one_vc_without_a_gap():
+    """Two packets 0 -> 1 on one VC, created together: under the VCT router the second head
+    crosses router 0 the cycle after the first's tail (it is allocated the output VC the
+    tail freed and crosses at once), and queues in router 1's VC 0 right behind it; the
+    pipelined router leaves two cycles (VC allocation, then switch allocation)."""
+    net = mesh(2, vcs=1)
+    rows = [(0, 0, 1, 4), (0, 0, 1, 4)]
+    a, b = 0 << 32, (0 << 32) | 1
+    for router, gap in (("vct", 1), ("pipelined", 2)):
+        ev = events(net, rows, 60, buffer=8, length=4, router=router)
+        assert crossing(ev, 0, b, 0) - crossing(ev, 0, a, 3) == gap, router
+        into1 = ev[(ev[:, 1] == K.EV_SWITCH) & (ev[:, 2] == 0) & (ev[:, 5] != 0)]
+        assert set(into1[:, 6]) == {0}                   # both packets on output VC 0
+    ev = events(net, rows, 60, buffer=8, length=4, router="vct")
+    # at router 1 the eight flits leave one a cycle, the second packet right behind the first
+    at1 = [crossing(ev, 1, tag, s) for tag in (a, b) for s in range(4)]
+    assert at1 == list(range(at1[0], at1[0] + 8))
+
+
+@pytest.mark.parametrize("router,extra", [("vct", 1), ("pipelined", None)])
+def test_credit_round_trip(router, extra):
+    """Buffer = packet = 4 flits, one VC, a 3-cycle link: the second packet waits for all 4
+    credits of the first. VCT: they are back the cycle after the first's tail leaves router 1
+    and the head crosses at once (tail ejected at t, head crosses router 0 at t + 1).
+    Pipelined: each credit crosses the link back (3 cycles) and the head needs its VC
+    allocation cycle first (t + 3 + 1)."""
+    d = 3
+    net = mesh(2, vcs=1, delay=d)
+    rows = [(0, 0, 1, 4), (0, 0, 1, 4)]
+    ev = events(net, rows, 80, buffer=4, length=4, router=router)
+    tail_out = crossing(ev, 1, 0, 3, out=0)
+    head_in = crossing(ev, 0, 1, 0)
+    assert head_in - tail_out == (extra if extra is not None else d + 1)
+
+
+def test_parallel_links_hold_one_packet_each_at_their_own_lanes():
+    """A 2-lane port made of 2 parallel 1-lane links: one packet crosses at 1 flit/cycle (the
+    shared model lets it use both lanes), two packets on two VCs cross side by side, a third
+    waits for a link."""
+    net = mesh(2, vcs=3, width=2, inject=2)
+    net.links = np.where(net.nbr >= 0, 2, 1).astype(np.int32)
+    one = [(0, 0, 1, 4)]
+    for links, span in (("shared", 1), ("parallel", 3)):
+        ev = events(net, one, 40, buffer=8, length=4, router="vct", links=links)
+        assert crossing(ev, 0, 0, 3) - crossing(ev, 0, 0, 0) == span, links
+    net = mesh(2, vcs=3, width=2, inject=4)                # a packet injected per cycle
+    net.links = np.where(net.nbr >= 0, 2, 1).astype(np.int32)
+    three = [(0, 0, 1, 4), (0, 0, 1, 4), (0, 0, 1, 4)]
+    ev = events(net, three, 60, buffer=8, length=4, router="vct", links="parallel")
+    heads = [crossing(ev, 0, tag, 0) for tag in range(3)]
+    tails = [crossing(ev, 0, tag, 3) for tag in range(3)]
+    assert heads[0] < heads[1] < tails[0]                  # side by side on the two links
+    assert heads[2] == tails[0] + 1                        # the third waits for a free link
+    sw = ev[(ev[:, 1] == K.EV_SWITCH) & (ev[:, 2] == 0)]
+    per_cycle_vc = np.unique(sw[:, [0, 4]], axis=0, return_counts=True)[1]
+    assert per_cycle_vc.max() == 1                         # one lane per packet per cycle
+
+
+def test_parallel_links_must_split_the_port():
+    net = mesh(2, vcs=2, width=3)
+    net.links = np.where(net.nbr >= 0, 2, 1).astype(np.int32)
+    tr = Traffic.make("uniform", net.coords, net.grid)
+    with pytest.raises(NetworkError, match="3 lanes do not split into 2 parallel links"):
+        Simulator(net, tr, rate=0.1, links="parallel")
+
+
+CASES = [
+    ("4x4 mesh, 2 parallel 1-lane links", lambda: mesh(4, vcs=3, width=2, inject=2, delay=2),
+     "uniform", 1.4, 6, 4, 2, "separable"),
+    ("4x4 torus, dateline", lambda: torus(4, vcs=4), "transpose", 0.5, 5, 2, 1, "wavefront"),
+]
+
+
+@pytest.mark.parametrize("name,make,pattern,rate,buffer,length,nl,allocator", CASES,
+                         ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("router,links", [("vct", "shared"), ("vct", "parallel"),
+                                          ("pipelined", "parallel")])
+def test_kernel_equals_reference_for_every_router_and_link_model(
+        name, make, pattern, rate, buffer, length, nl, allocator, router, links):
+    net = make()
+    net.links = np.where(net.nbr >= 0, nl, 1).astype(np.int32)
+    tr = Traffic.make(pattern, net.coords, net.grid, perm_seed=2)
+    kw = dict(rate=rate, buffer=buffer, length=length, seed=5, allocator=allocator,
+              router=router, links=links)
+    sim = Simulator(net, tr, check=True, log=400_000, **kw)
+    sim.advance(200)
+    a = sim.events()
+    ref = ReferenceNetwork(net, tr, **kw)
+    for _ in range(200):
+        ref.step()
+    b = np.array(sorted(ref.events), dtype=np.int64).reshape(-1, 9)
+    assert (a[:, 1] == K.EV_SWITCH).sum() > 500
+    assert a.shape == b.shape and (a == b).all()
+
+
+def test_the_router_model_resolves_its_names():
+    kw = dict(buffer=4, route_port=np.zeros((1, 1), np.int8),
+              route_vc_lo=np.zeros((1, 1), np.int8), route_vc_hi=np.zeros((1, 1), np.int8))
+    assert RouterModel(2, 1, router="vct", **kw).bypass == 1
+    assert RouterModel(2, 1, **kw).bypass == 0
+    with pytest.raises(NetworkError, match="unknown router 'x'; registered: pipelined, vct"):
+        RouterModel(2, 1, router="x", **kw)
