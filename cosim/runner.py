@@ -144,21 +144,28 @@ def ports_control_file(verilog: Path, top: str) -> Path:
     return vlt
 
 
-def verilator_runner():
+def verilator_runner(all_public: bool = False):
     """cocotb's Verilator runner without ``--public-flat-rw`` (see the module docstring):
     pass the :func:`ports_control_file` and then the Verilog as the sources (cocotb takes
-    the last source as the top-level's language)."""
+    the last source as the top-level's language). ``all_public`` keeps the flag (cocotb's
+    default). Run-time objects listed in ``seeded`` are touched between Verilator and
+    ``make``: Verilator rewrites ``Vtop.mk``, on which they depend (see
+    :func:`runtime_key`)."""
     from cocotb_tools.runner import Verilator
 
     class PortsOnlyVerilator(Verilator):
         waves_file = "dump.vcd"         # cocotb's name; the runner sets the real one
+        seeded: list[str] = []
 
         def _waves_file(self):
             return self.waves_file
 
         def _build_command(self):
             cmds = super()._build_command()
-            cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            if not all_public:
+                cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            if self.seeded:
+                cmds.insert(1, ["touch", "-c", *self.seeded])
             return cmds
 
     return PortsOnlyVerilator()
@@ -268,14 +275,83 @@ def verilog_of(block, params: dict) -> str:
         return path.read_text()
     except FileNotFoundError:
         pass
-    text = block.verilog(params)
+    from filelock import FileLock
+    locks = BUILD / "verilog-locks"
+    locks.mkdir(parents=True, exist_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for old in path.parent.glob(f"{name}-*.v"):     # the same instance from older sources
-        old.unlink(missing_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    with FileLock(str(locks / f"{name}.lock")):     # one process generates, the others wait
+        try:
+            return path.read_text()
+        except FileNotFoundError:
+            pass
+        text = block.verilog(params)
+        for old in path.parent.glob(f"{name}-*.v"):     # the same instance from older sources
+            old.unlink(missing_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
     return text
+
+
+# Verilator's run-time library (verilated.cpp, verilated_vpi.cpp, ... and cocotb's
+# verilator.cpp) is compiled into every model's directory: five files at -Os that take longer
+# than the whole C++ of a small model. They depend on the tools and flags only, never on the
+# model, so the first build keeps its objects under build/verilator-runtime/<key> and later
+# builds start with them (make then finds them up to date).
+RUNTIME_OBJECT = re.compile(r"^verilat(?:or|ed\w*)\.[od]$")
+
+
+def runtime_key(build_args: tuple[str, ...] = (), waves: bool = False) -> str:
+    """What the run-time objects depend on: the Verilator and cocotb installations, the C++
+    compiler, ``MAKEFLAGS`` (but ``OPT_FAST``, which only the model's own C++ uses), the
+    Verilator arguments and whether the model traces."""
+    import cocotb
+    try:
+        cxx = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        cxx = ""
+    flags = [w for w in os.environ.get("MAKEFLAGS", "").split() if not w.startswith("OPT_FAST=")]
+    parts = [str(verilator_root()), str(Path(cocotb.__file__).resolve().parent),
+             cxx.split("\n")[0], *flags, "--", *build_args, f"waves={int(waves)}"]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _runtime_dir(key: str) -> Path:
+    return BUILD / "verilator-runtime" / key
+
+
+def _seed_runtime(bdir: Path, key: str) -> list[Path]:
+    """Copy the kept run-time objects for ``key`` into a model's build directory (over any
+    there: an earlier build of this directory may have used other flags); return them."""
+    src = _runtime_dir(key)
+    if not src.is_dir():
+        return []
+    out = []
+    for f in src.iterdir():
+        if RUNTIME_OBJECT.match(f.name):
+            tmp = bdir / f".{f.name}.{os.getpid()}"
+            shutil.copy2(f, tmp)
+            tmp.replace(bdir / f.name)
+            out.append(bdir / f.name)
+    return out
+
+
+def _keep_runtime(bdir: Path, key: str) -> None:
+    """After a successful build: keep its run-time objects, once per key (a whole directory
+    renamed into place, so a parallel build never sees half of it)."""
+    dest = _runtime_dir(key)
+    objs = [f for f in bdir.iterdir() if RUNTIME_OBJECT.match(f.name)]
+    if dest.is_dir() or not any(f.suffix == ".o" for f in objs):
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=dest.parent))
+    for f in objs:
+        shutil.copy2(f, tmp / f.name)
+    try:
+        tmp.rename(dest)
+    except OSError:                              # another build kept them first
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def build_dir_for(block: str, params: dict, root: Path | None = None,
@@ -393,11 +469,8 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     try:
         verilog = bdir / f"{name}.v"
         _write_if_changed(verilog, verilog_of(spec, params))
-        if all_public:
-            from cocotb_tools.runner import get_runner
-            runner, sources = get_runner("verilator"), [verilog]
-        else:
-            runner, sources = verilator_runner(), [ports_control_file(verilog, name), verilog]
+        runner = verilator_runner(all_public)
+        sources = [verilog] if all_public else [ports_control_file(verilog, name), verilog]
         args = ["--quiet-stats", *build_args]
         fst = None
         if waves:
@@ -409,9 +482,12 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
             os.environ["MAKEFLAGS"] = " ".join(
                 [w for w in makeflags.split() if not w.startswith("OPT_FAST=")] +
                 [f"OPT_FAST={opt}"])
+        key = runtime_key(tuple(args), waves)
+        runner.seeded = [str(f) for f in _seed_runtime(bdir, key) if f.suffix == ".o"]
         try:
             runner.build(sources=sources, hdl_toplevel=name, build_dir=bdir, waves=waves,
                          build_args=args, log_file=bdir / "build.log")
+            _keep_runtime(bdir, key)
         except (RuntimeError, SystemExit) as e:
             result.error = f"Verilator build failed ({e}); see {bdir / 'build.log'}"
             result.build_seconds = result.seconds = time.perf_counter() - start
