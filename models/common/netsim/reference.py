@@ -361,3 +361,19 @@ class ReferenceNetwork:
         else:
             down, port = int(net.nbr[r, op]), int(net.nbr_port[r, op])
             self.routers[down].receive(port, ov, flit, t + int(net.delay[r, op]))
+
+
+def both_event_logs(net: Network, traffic: Traffic, cycles: int, **kw):
+    """The event logs of the compiled simulator (checking its invariants) and of this
+    reference after ``cycles`` cycles of the same network, traffic and keywords, as two
+    arrays of the same row layout (the reference's sorted): equal event for event when the
+    kernel is right."""
+    import numpy as np
+
+    from .sim import Simulator
+    sim = Simulator(net, traffic, check=True, log=400_000, **kw)
+    sim.advance(cycles)
+    ref = ReferenceNetwork(net, traffic, **kw)
+    for _ in range(cycles):
+        ref.step()
+    return sim.events(), np.array(sorted(ref.events), dtype=np.int64).reshape(-1, 9)

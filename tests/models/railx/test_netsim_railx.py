@@ -5,11 +5,11 @@ classes are needed, the links follow eq 5, and the registry resolves them by nam
 import numpy as np
 import pytest
 
-from aifabric.models.common.netsim import NetworkError, Simulator, Traffic, simulate
+from aifabric.models.common.netsim import NetworkError, Traffic, simulate
 from aifabric.models.common.netsim import kernel as K
 from aifabric.models.common.netsim.network import (KIND_MESH, KIND_RAIL, channel_load_bound,
                                           check_deadlock_free)
-from aifabric.models.common.netsim.reference import ReferenceNetwork
+from aifabric.models.common.netsim.reference import both_event_logs
 from aifabric.models.common.netsim.sweep import build
 from aifabric.models.railx import MinimalRouting, RailX, dragonfly, hyperx_2d, torus_2d
 from aifabric.models.railx.netsim import DEFAULT_ORDER, order_search, railx
@@ -34,13 +34,7 @@ def test_kernel_equals_reference_event_for_event(name, make, pattern, rate, buff
     net = make()
     tr = Traffic.make(pattern, net.coords, net.grid, perm_seed=seed)
     kw = dict(rate=rate, buffer=buffer, length=length, seed=seed, allocator=allocator)
-    sim = Simulator(net, tr, check=True, log=400_000, **kw)
-    sim.advance(250)
-    a = sim.events()
-    ref = ReferenceNetwork(net, tr, **kw)
-    for _ in range(250):
-        ref.step()
-    b = np.array(sorted(ref.events), dtype=np.int64).reshape(-1, 9)
+    a, b = both_event_logs(net, tr, 250, **kw)
     assert len(a) > 1000 and (a[:, 1] == K.EV_SWITCH).sum() > 500
     assert a.shape == b.shape and (a == b).all()
 
