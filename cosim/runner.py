@@ -533,7 +533,7 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     result.cycles = sum(s["cycles"] for s in result.stats)
     if not result.passed and not result.error:
         result.first_failure = first_failure(results_xml)
-        result.error = (f"{result.failed} of {result.tests} tests failed (cosim seed {seed}); "
+        result.error = (f"{result.failed} of {result.tests} tests failed (run seed {seed}); "
                         f"see {rdir / 'test.log'}")
     return result
 

@@ -23,6 +23,24 @@ def block_params() -> dict:
     return json.loads(text)
 
 
+def seed_text(test_seed: int | None = None, run_seed: str | None = None) -> str:
+    """Which seed is which, for a testbench's log line. The run's seed is the one
+    ``aifabric cosim`` prints (``run seed N``; cocotb's ``COCOTB_RANDOM_SEED``, what
+    ``SEED=N`` replays). Inside a test ``cocotb.RANDOM_SEED`` is another number: cocotb adds
+    a hash of the test's name to the run's seed so that each test draws its own stream, and
+    the testbench seeds its stimulus and the golden model's draws from that test seed.
+    Printed bare beside the run's seed, the two looked like a disagreement."""
+    if test_seed is None:
+        import cocotb
+        test_seed = cocotb.RANDOM_SEED
+    if run_seed is None:
+        run_seed = os.environ.get("COCOTB_RANDOM_SEED", "").strip() or None
+    run = (f"run seed {run_seed} (SEED={run_seed} replays it)" if run_seed is not None else
+           "run seed as cocotb logged it at start ('Seeding Python random module with')")
+    return (f"{run}; this test's seed {test_seed} (cocotb's RANDOM_SEED in a test: the run "
+            f"seed plus a hash of the test's name)")
+
+
 class CycleMeter:
     """Clock cycles simulated since it was made, measured from simulation time (so a
     testbench's reported cycle count cannot drift from what it ran)."""

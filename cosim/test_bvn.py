@@ -42,7 +42,7 @@ from aifabric.cosim.batch import (BatchFailure, ProtocolError, StreamLog, bits_r
                          start_clock, writer)
 from aifabric.cosim.batch_bvn import StepBatch, decode_steps
 from aifabric.cosim.codec import LANE_BITS, dest_bits, encode_row
-from aifabric.cosim.stats import CycleMeter, block_params, record_stats
+from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
 from aifabric.cosim.stream import sink_ready
 from aifabric.models.chronos.bvn import decompose, quantize
 from aifabric.models.chronos.experiments import QUANT_BUDGETS
@@ -349,7 +349,7 @@ async def decompositions(dut):
     n, w = dims(dut)
     rng = np.random.default_rng(cocotb.RANDOM_SEED)
     budget = int(os.environ.get("AIFABRIC_TRANSACTIONS", 0)) or None
-    dut._log.info("n=%d w=%d seed=%d", n, w, cocotb.RANDOM_SEED)
+    dut._log.info("n=%d w=%d; %s", n, w, seed_text())
     h = await started(dut, rng)
 
     steps_total, beats_total = 0, 0

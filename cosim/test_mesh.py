@@ -45,7 +45,7 @@ from aifabric.cosim.batch import (bits_reader, bits_writer, each_falling_edge, g
                                   start_clock, writer)
 from aifabric.cosim.codec import decode_flit, encode_entry, width_of
 from aifabric.cosim.noc import ID_BITS, Link, OutputChecker, Payload, read_int
-from aifabric.cosim.stats import CycleMeter, block_params, record_stats
+from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
 from aifabric.models.common.netsim import Traffic
 from aifabric.models.common.netsim.traffic import synthesize
 from aifabric.models.railx.mesh import mesh_network, replay, table_entries
@@ -459,8 +459,8 @@ async def traffic_patterns(dut):
     rng = np.random.default_rng(cocotb.RANDOM_SEED)
     b = MeshBench(dut, rng)
     scale = float(os.environ.get("AIFABRIC_MESH_SCALE", "1"))
-    dut._log.info("%dx%d mesh, P=%d V=%d B=%d %s, seed %d", b.k, b.k, b.P, b.V, b.B,
-                  b.allocator, cocotb.RANDOM_SEED)
+    dut._log.info("%dx%d mesh, P=%d V=%d B=%d %s; %s", b.k, b.k, b.P, b.V, b.B,
+                  b.allocator, seed_text())
     await b.reset()
     await b.load_tables()
     start = b.meter.cycles

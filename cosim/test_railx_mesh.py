@@ -46,7 +46,7 @@ from cocotb.triggers import FallingEdge
 
 from aifabric.cosim.codec import decode_flit, encode_entry, encode_flit, width_of
 from aifabric.cosim.noc import ID_BITS, Link, Payload
-from aifabric.cosim.stats import CycleMeter, block_params, record_stats
+from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
 from aifabric.models.common.netsim import Simulator, Traffic
 from aifabric.models.common.netsim.kernel import EV_INJECT, EV_SWITCH
 from aifabric.models.common.netsim.network import KIND_MESH, KIND_RAIL, LOCAL
@@ -325,8 +325,8 @@ async def traffic_patterns(dut):
     1's VC classes and the rails under load reached."""
     b = RailXBench(dut)
     seed = int(cocotb.RANDOM_SEED % (1 << 40))
-    dut._log.info("RailX %s: %d chips, P=%d V=%d B=%d, rails %d cycles, seed %d",
-                  b.topo.name, b.n, b.P, b.V, b.B, b.delays["optical"], cocotb.RANDOM_SEED)
+    dut._log.info("RailX %s: %d chips, P=%d V=%d B=%d, rails %d cycles; %s",
+                  b.topo.name, b.n, b.P, b.V, b.B, b.delays["optical"], seed_text())
     await b.reset()
     entries = await b.load_tables()
     start, flits, results = b.meter.cycles, 0, []

@@ -29,7 +29,7 @@ from cocotb.triggers import FallingEdge
 
 from aifabric.cosim.codec import encode_entry
 from aifabric.cosim.noc import Link, OutputChecker, PacketIds, Payload, read_int
-from aifabric.cosim.stats import CycleMeter, block_params, record_stats
+from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
 from aifabric.models.common.netsim.reference import Flit, Packet, RouterModel
 
 DEFAULT_CYCLES = 15_000
@@ -320,8 +320,8 @@ async def random_traffic(dut):
     rng = np.random.default_rng(cocotb.RANDOM_SEED)
     b = Bench(dut, rng)
     cycles = int(os.environ.get("AIFABRIC_TRANSACTIONS", 0)) or DEFAULT_CYCLES
-    dut._log.info("P=%d V=%d B=%d packet=%d %s seed=%d", b.P, b.V, b.B, b.L, b.allocator,
-                  cocotb.RANDOM_SEED)
+    dut._log.info("P=%d V=%d B=%d packet=%d %s; %s", b.P, b.V, b.B, b.L, b.allocator,
+                  seed_text())
     await b.reset()
     dsts = sorted(int(d) for d in rng.choice(1 << b.DW, size=min(DESTINATIONS, 1 << b.DW),
                                              replace=False))

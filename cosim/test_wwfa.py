@@ -22,7 +22,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 from cocotb_bus.monitors import Monitor
 from cocotb_bus.scoreboard import Scoreboard
 
-from aifabric.cosim.stats import CycleMeter, record_stats
+from aifabric.cosim.stats import CycleMeter, record_stats, seed_text
 from aifabric.models.chronos.wwfa import WavefrontArbiter
 
 DEFAULT_TRANSACTIONS = 10_000
@@ -163,7 +163,7 @@ async def random_requests(dut):
     n = math.isqrt(len(dut.requests))
     count = int(os.environ.get("AIFABRIC_TRANSACTIONS", DEFAULT_TRANSACTIONS))
     rng = np.random.default_rng(cocotb.RANDOM_SEED)
-    dut._log.info("n=%d transactions=%d seed=%d", n, count, cocotb.RANDOM_SEED)
+    dut._log.info("n=%d transactions=%d; %s", n, count, seed_text())
 
     Clock(dut.clk, 10, unit="ns").start()
     meter = CycleMeter(10)

@@ -51,7 +51,7 @@ def main(argv=None) -> int:
         raise UsageError(str(e)) from None
     args.seed = seed
     pairs = selected(args, cosim=True)
-    print(f"seed {seed} (the same stimulus again: SEED={seed}, or --seed {seed})", flush=True)
+    print(run_seed_line(seed), flush=True)
     print(estimate(pairs, args.waves), flush=True)
 
     from tqdm import tqdm
@@ -115,9 +115,17 @@ def main(argv=None) -> int:
     print(text)
     print(f"(written to {BUILD / 'summary.md'}; JUnit XML of this run: {junit})")
     if not all(r.passed for r in results):
-        print(f"FAILED with seed {seed}: rerun with SEED={seed} (or --seed {seed})")
+        print(f"FAILED with run seed {seed}: rerun with SEED={seed} (or --seed {seed})")
         return 1
     return 0
+
+
+def run_seed_line(seed: int) -> str:
+    """The run's first line: its seed, said to be the run's (cocotb's COCOTB_RANDOM_SEED),
+    not the per-test seed each testbench logs beside it in test.log."""
+    return (f"run seed {seed} (cocotb's COCOTB_RANDOM_SEED; the same stimulus again: "
+            f"SEED={seed}, or --seed {seed}); each test draws from its own seed derived from "
+            f"it, logged in test.log as \"this test's seed\"")
 
 
 def estimate(pairs: list, waves: bool = False, build: Path = BUILD) -> str:
@@ -248,7 +256,7 @@ def _save_summary(results: list, seed: int, seconds: float, build: Path) -> str:
              f"{e.get('cycles', 0):,}", secs(e, "build_seconds"), secs(e, "sim_seconds"),
              e.get("seed", "-"), result(e).replace("|", "\\|")] for e in merged]
     table = md_table(["block", "parameters", "tests", "transactions", "cycles", "build (s)",
-                      "simulation (s)", "seed", "result"], rows)
+                      "simulation (s)", "run seed", "result"], rows)
     passed = sum(bool(e.get("passed")) for e in merged)
     cover = coverage_lines(merged)
     cover_text = ("\nFunctional coverage (cycles in which each corner occurred, and the "
@@ -259,7 +267,7 @@ def _save_summary(results: list, seed: int, seconds: float, build: Path) -> str:
             f"up to date); simulation: the cocotb testbench. A run of some blocks updates "
             f"their rows and keeps the others'.\n\n{table}\n"
             f"{passed} of {len(merged)} passed; the last run ({len(results)} parameter sets, "
-            f"seed {seed}) took {seconds:.0f} s.\n{cover_text}")
+            f"run seed {seed}) took {seconds:.0f} s.\n{cover_text}")
     write_json(path, merged)
     atomic_write(build / "summary.md", text)
     return text
