@@ -155,19 +155,27 @@ def estimate(pairs: list, waves: bool = False, build: Path = BUILD) -> str:
 
 
 def write_junit(results: list, path: Path) -> Path:
-    """One JUnit XML file for CI systems with every parameter set of this run: cocotb's
-    results file of each run (one ``testsuite`` each, named by the block's instance and
-    carrying its seed and run directory), and a failed ``testcase`` for a set that produced
-    none (a failed build). Merged with ElementTree: the files are cocotb's own JUnit, so
-    nothing is translated."""
+    """One JUnit XML file for CI systems with every parameter set of this run
+    (build/junit/cosim.xml; ``make test`` writes pytest's beside it, test.xml).
+
+    A ``testsuite`` per set, named by the block's instance, with the run's seed, parameters
+    and run directory as properties; in it a ``testcase`` per cocotb test, taken from the
+    set's own results.xml. A failing test keeps cocotb's failure and its message starts with
+    the first mismatch (cycle, field, expected, received) where the log has one; a set that
+    produced no results (a failed build, a crashed simulator) is one failed case saying why.
+    Each suite and the root carry the counts (tests, failures, errors, skipped) and the time.
+
+    Merged with the standard library's ElementTree rather than junitparser: the inputs are
+    cocotb's own JUnit files, moved whole, so there is no format to translate."""
     import xml.etree.ElementTree as ET
-    root = ET.Element("testsuites", name="aifabric cosim")
+    root = ET.Element("testsuites", name="aifabric cosim", tests="0", failures="0",
+                      errors="0", skipped="0", time="0.000")
     for r in results:
         name = get_block(r.block).instance_name(r.params)
         suite = ET.SubElement(root, "testsuite", name=name,
                               package=f"aifabric.cosim.test_{r.block}")
         props = ET.SubElement(suite, "properties")
-        ET.SubElement(props, "property", name="seed", value=str(r.seed))
+        ET.SubElement(props, "property", name="run_seed", value=str(r.seed))
         ET.SubElement(props, "property", name="parameters", value=fmt_params(r.params))
         if r.run_dir is not None:
             ET.SubElement(props, "property", name="run_dir", value=str(r.run_dir))
@@ -177,15 +185,37 @@ def write_junit(results: list, path: Path) -> Path:
             cases = list(xml.getroot().iter("testcase")) if xml is not None else []
         except (OSError, ET.ParseError):
             pass
+        failing, _, mismatch = (r.first_failure or "").partition(": ")
         for case in cases:
             case.set("classname", f"{name}.{case.get('classname', '')}".rstrip("."))
+            bad = case.find("failure")
+            bad = bad if bad is not None else case.find("error")
+            if bad is not None and case.get("name") == failing and mismatch \
+                    and mismatch not in (bad.get("message") or ""):
+                bad.set("message", f"{mismatch} (run seed {r.seed})\n"
+                                   + (bad.get("message") or ""))
             suite.append(case)
         if not cases:
             case = ET.SubElement(suite, "testcase", name="build_and_run", classname=name)
             ET.SubElement(case, "failure", message=r.error or "no results").text = r.error
-        suite.set("tests", str(len(suite.findall("testcase"))))
-        suite.set("failures", str(sum(c.find("failure") is not None
-                                      for c in suite.findall("testcase"))))
+        tally = {k: 0 for k in ("tests", "failures", "errors", "skipped")}
+        seconds = 0.0
+        for case in suite.findall("testcase"):
+            tally["tests"] += 1
+            for tag, key in (("failure", "failures"), ("error", "errors"),
+                             ("skipped", "skipped")):
+                tally[key] += case.find(tag) is not None
+            try:
+                seconds += float(case.get("time") or 0)
+            except ValueError:
+                pass
+        if not cases:
+            seconds = r.seconds
+        for key, n in tally.items():
+            suite.set(key, str(n))
+            root.set(key, str(int(root.get(key, 0)) + n))
+        suite.set("time", f"{seconds:.3f}")
+        root.set("time", f"{float(root.get('time', 0)) + seconds:.3f}")
     ET.indent(root)
     atomic_write(path, ET.tostring(root, encoding="unicode") + "\n")
     return path

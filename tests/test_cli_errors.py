@@ -251,7 +251,7 @@ def test_one_junit_file_holds_every_parameter_set_of_a_run(tmp_path):
     assert case.get("name") == "random_requests" and case.find("failure") is not None
     assert "build failed" in suites[1].find("testcase/failure").get("message")
     props = {p.get("name"): p.get("value") for p in suites[0].iter("property")}
-    assert props["seed"] == str(failed.seed) and props["parameters"] == "n=4"
+    assert props["run_seed"] == str(failed.seed) and props["parameters"] == "n=4"
 
 
 # ---------------------------------------------------------------- numba warm-up ----

@@ -1,4 +1,6 @@
-"""What a run tells its user: which seed is which in a co-simulation's log."""
+"""What a run tells its user and its CI: which seed is which in a co-simulation's log, the
+one JUnit file a `make` run leaves, and the progress and per-paper lines of `aifabric
+reproduce`."""
 
 import ast
 import re
@@ -46,3 +48,66 @@ def test_the_cosim_command_says_its_seed_is_the_runs():
                            "again: SEED=7, or --seed 7)")
     assert "this test's seed" in line and not BARE_SEED.search(line)
 
+
+# ------------------------------------------------------------ one JUnit file per run ----
+
+def _cocotb_results(path: Path, module: str, cases: list[tuple[str, str | None]]) -> None:
+    """A results.xml in cocotb's own form: one suite, a case per test, a failure where the
+    test failed (its message as cocotb writes it)."""
+    body = []
+    for name, failure in cases:
+        fail = "" if failure is None else \
+            f'<failure message="{failure}" type="AssertionError">Traceback ...</failure>'
+        body.append(f'<testcase classname="{module}" name="{name}" time="0.250">{fail}'
+                    f'<properties><property name="random_seed" value="7" /></properties>'
+                    f'</testcase>')
+    fails = sum(f is not None for _, f in cases)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'<?xml version="1.0" encoding="utf-8"?>\n<testsuites name="cocotb tests">'
+                    f'<testsuite name="{module}" errors="0" failures="{fails}" skipped="0" '
+                    f'tests="{len(cases)}" time="0.5">{"".join(body)}</testsuite>'
+                    f'</testsuites>\n')
+
+
+def test_a_run_merges_its_sets_results_into_one_junit_file(tmp_path):
+    """`make` runs `aifabric cosim`, which leaves build/junit/cosim.xml: a suite per
+    parameter set, a case per cocotb test, the failure's message led by the first mismatch,
+    and the counts on every suite and on the root (what a CI system shows first)."""
+    import xml.etree.ElementTree as ET
+
+    from aifabric.cosim.runner import CosimResult
+    mismatch = ("first mismatch at cycle 12; field grants(i->j): expected [(0, 1)], "
+                "received [(0, 2)]")
+    runs = []
+    for block, params, cases in (
+            ("wwfa", {"n": 4}, [("reset_clears_grants", None), ("random_requests", None)]),
+            ("bvn", {"n": 8, "w": 8}, [("reset_state", None),
+                                       ("decompositions", "Received transaction differed "
+                                                          "from expected transaction")])):
+        rdir = tmp_path / f"{block}-run"
+        _cocotb_results(rdir / "results.xml", f"aifabric.cosim.test_{block}", cases)
+        failed = sum(f is not None for _, f in cases)
+        runs.append(CosimResult(
+            block=block, params=params, seed=7, build_dir=tmp_path, tests=len(cases),
+            failed=failed, run_dir=rdir, seconds=3.0,
+            first_failure=f"decompositions: {mismatch}" if failed else "",
+            error=f"1 of 2 tests failed (run seed 7); see {rdir}/test.log" if failed else ""))
+    path = run_cosim.write_junit(runs, tmp_path / "junit" / "cosim.xml")
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    assert {k: root.get(k) for k in ("tests", "failures", "errors", "skipped", "time")} == \
+        {"tests": "4", "failures": "1", "errors": "0", "skipped": "0", "time": "1.000"}
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["wwfa_n4", "bvn_n8_w8"]
+    assert [(s.get("tests"), s.get("failures")) for s in suites] == [("2", "0"), ("2", "1")]
+    assert [[c.get("name") for c in s.findall("testcase")] for s in suites] == \
+        [["reset_clears_grants", "random_requests"], ["reset_state", "decompositions"]]
+    assert suites[1].find("testcase").get("classname") == "bvn_n8_w8.aifabric.cosim.test_bvn"
+    failure = suites[1].find("testcase[@name='decompositions']/failure")
+    message = failure.get("message")
+    assert message.startswith(mismatch + " (run seed 7)\n")
+    assert message.endswith("Received transaction differed from expected transaction")
+    assert suites[0].find(".//failure") is None
+    props = {p.get("name"): p.get("value") for p in suites[1].find("properties")}
+    assert props == {"run_seed": "7", "parameters": "n=8, w=8",
+                     "run_dir": str(tmp_path / "bvn-run")}
