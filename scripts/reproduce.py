@@ -41,47 +41,126 @@ def _call(fn, quick: bool):
     return fn(**kwargs)
 
 
+DURATIONS = "durations.json"     # in --out: each paper's last run time, full and quick apart
+
+
+def _durations(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _seconds(s: float) -> str:
+    return f"{s / 60:.0f} min" if s >= 90 else f"{s:.0f} s"
+
+
+class _PaperBar:
+    """A paper's progress on stderr: a tqdm bar over its expected seconds (the last run's
+    time, where there is one), moved by a thread once a second, since a paper's steps take
+    minutes each and report nothing in between. Disabled where stderr is not a terminal
+    (tqdm's ``disable=None``); then the step lines alone say what runs."""
+
+    def __init__(self, desc: str, estimate: float | None) -> None:
+        import threading
+
+        from tqdm import tqdm
+        total = max(1, round(estimate)) if estimate else None
+        fmt = ("{desc}: {percentage:3.0f}%|{bar}| {elapsed} of about " + _seconds(estimate)
+               if estimate else "{desc}: {elapsed} (no earlier run to estimate from)")
+        self.bar = tqdm(total=total, desc=desc, file=sys.stderr, disable=None, leave=False,
+                        bar_format=fmt, mininterval=1.0)
+        self.stop = threading.Event()
+        self.thread = None
+        if not self.bar.disable:
+            self.thread = threading.Thread(target=self._tick, daemon=True)
+            self.thread.start()
+
+    def _tick(self) -> None:
+        while not self.stop.wait(1.0):
+            total = self.bar.total
+            now = self.bar.format_dict["elapsed"]
+            self.bar.n = min(int(now), total) if total else int(now)
+            self.bar.refresh()
+
+    def write(self, line: str) -> None:
+        from tqdm import tqdm
+        tqdm.write(line, file=sys.stderr)
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+        self.bar.close()
+
+
 def collect(systems: dict[str, object], out_dir: Path, quick: bool = False):
     """Records, figures and tables of each system; ``systems`` maps a PAPERS key to its
     package (or None). Returns (records, figures, status, tables) where status[key] says what
     each contributed and tables[key] lists the markdown sections of the package's
-    ``tables()`` (results that are not paper values: sweeps, tuned parameters)."""
+    ``tables()`` (results that are not paper values: sweeps, tuned parameters).
+
+    Progress goes to stderr: a line per step with the paper's estimate (its last run's time
+    in ``out_dir/durations.json``, full and quick runs apart), a bar while it runs (on a
+    terminal), and a line when it finishes (``flexsipac: 14 records in 33 s``); the paper's
+    time is then kept for the next run's estimate."""
+    import time
     records: list[Record] = []
     figures: list[Path] = []
     status: dict[str, str] = {}
     tables: dict[str, list[str]] = {}
-    import sys
-    import time
+    times_path = out_dir / DURATIONS
+    mode = "quick" if quick else "full"
+    last = _durations(times_path).get(mode, {})
     start = time.perf_counter()
-
-    def progress(k: int, key: str, what: str) -> None:
-        # a line per step on stderr: a paper's run takes minutes (the full run hours)
-        print(f"reproduce [{k}/{len(systems)}] {key}: {what} "
-              f"({time.perf_counter() - start:.0f} s so far)", file=sys.stderr, flush=True)
 
     for k, (key, module) in enumerate(systems.items(), 1):
         if module is None:
             status[key] = "no records yet (no models/{} package)".format(key)
             continue
-        progress(k, key, "records" + (" (quick)" if quick else ""))
         reproduce = getattr(module, "reproduce", None)
         if reproduce is None:
             status[key] = "no records yet (package has no reproduce())"
             continue
-        got = list(_call(reproduce, quick))
-        for r in got:
-            if not isinstance(r, Record) or r.paper != key:
-                raise UsageError(f"aifabric.models.{key}.reproduce() returned {r!r}, not a Record of "
-                                 f"paper {key!r}")
-        records += got
-        if hasattr(module, "figures"):
-            progress(k, key, f"{len(got)} records; figures")
-            fig_kwargs = {"quick": quick} \
-                if "quick" in inspect.signature(module.figures).parameters else {}
-            figures += [Path(p) for p in module.figures(out_dir, **fig_kwargs)]
-        if hasattr(module, "tables"):
-            tables[key] = [str(t) for t in _call(module.tables, quick)]
+        estimate = last.get(key) if isinstance(last.get(key), (int, float)) else None
+        began = time.perf_counter()
+        bar = _PaperBar(f"reproduce [{k}/{len(systems)}] {key}", estimate)
+
+        def progress(what: str) -> None:
+            # a line per step: a paper's run takes minutes (the full run hours)
+            guess = (f"; about {_seconds(estimate)} for the paper, from its last {mode} run"
+                     if estimate else "")
+            bar.write(f"reproduce [{k}/{len(systems)}] {key}: {what} "
+                      f"({time.perf_counter() - start:.0f} s so far{guess})")
+
+        try:
+            progress("records" + (" (quick)" if quick else ""))
+            got = list(_call(reproduce, quick))
+            for r in got:
+                if not isinstance(r, Record) or r.paper != key:
+                    raise UsageError(f"aifabric.models.{key}.reproduce() returned {r!r}, not "
+                                     f"a Record of paper {key!r}")
+            records += got
+            if hasattr(module, "figures"):
+                progress(f"{len(got)} records; figures")
+                fig_kwargs = {"quick": quick} \
+                    if "quick" in inspect.signature(module.figures).parameters else {}
+                figures += [Path(p) for p in module.figures(out_dir, **fig_kwargs)]
+            if hasattr(module, "tables"):
+                tables[key] = [str(t) for t in _call(module.tables, quick)]
+        finally:
+            bar.close()
+        took = time.perf_counter() - began
+        print(f"{key}: {len(got)} records in {_seconds(took)}"
+              + (f" (last {mode} run: {_seconds(estimate)})" if estimate else ""),
+              file=sys.stderr, flush=True)
         status[key] = f"{len(got)} records" if got else "no records yet"
+        # kept at once: a later paper that fails still leaves this one's estimate
+        times = _durations(times_path)
+        times.setdefault(mode, {})[key] = round(took, 1)
+        write_json(times_path, times)
     return records, figures, status, tables
 
 

@@ -111,3 +111,61 @@ def test_a_run_merges_its_sets_results_into_one_junit_file(tmp_path):
     props = {p.get("name"): p.get("value") for p in suites[1].find("properties")}
     assert props == {"run_seed": "7", "parameters": "n=8, w=8",
                      "run_dir": str(tmp_path / "bvn-run")}
+
+
+# -------------------------------------------------- progress of `aifabric reproduce` ----
+
+class _Paper:
+    """A paper's package as `reproduce` sees it, with records and no simulation."""
+
+    @staticmethod
+    def reproduce(quick=False):
+        from aifabric.models.common.records import Record
+        return [Record(f"r{k}", "flexsipac", "m", "us", 10.0, 10.0) for k in range(14)]
+
+
+def test_reproduce_says_when_each_paper_is_done_and_estimates_the_next_run(tmp_path, capsys):
+    import json
+
+    from aifabric.scripts.reproduce import collect
+    records, _, status, _ = collect({"flexsipac": _Paper, "railx": None}, tmp_path)
+    err = capsys.readouterr().err
+    assert len(records) == 14 and status["flexsipac"] == "14 records"
+    assert re.search(r"^flexsipac: 14 records in \d+ s$", err, re.M), err
+    assert "reproduce [1/2] flexsipac: records (0 s so far)" in err       # no estimate yet
+    assert "\r" not in err                      # no bar where stderr is not a terminal
+    times = json.loads((tmp_path / "durations.json").read_text())
+    assert set(times) == {"full"} and set(times["full"]) == {"flexsipac"}
+    # the next run estimates from this one's time, full and quick runs apart
+    times["full"]["flexsipac"] = 33.0
+    (tmp_path / "durations.json").write_text(json.dumps(times))
+    collect({"flexsipac": _Paper}, tmp_path)
+    err = capsys.readouterr().err
+    assert "about 33 s for the paper, from its last full run)" in err
+    assert re.search(r"^flexsipac: 14 records in \d+ s \(last full run: 33 s\)$", err, re.M)
+    collect({"flexsipac": _Paper}, tmp_path, quick=True)
+    assert "about" not in capsys.readouterr().err
+    times = json.loads((tmp_path / "durations.json").read_text())
+    assert set(times) == {"full", "quick"} and times["full"]["flexsipac"] != 33.0
+
+
+def test_reproduce_shows_a_bar_with_the_estimate_on_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    from aifabric.scripts import reproduce
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    bar = reproduce._PaperBar("reproduce [1/5] railx", 150.0)
+    bar.close()
+    assert "reproduce [1/5] railx:   0%|" in screen.getvalue()
+    assert "of about 2 min" in screen.getvalue()
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    reproduce._PaperBar("reproduce [2/5] chronos", None).close()
+    assert "(no earlier run to estimate from)" in screen.getvalue()
