@@ -24,10 +24,12 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     drawn = tmp_path / "build" / "reproduce" / "railx_fig14a_alltoall.png"
-    drawn.parent.mkdir(parents=True)
-    fig = plt.figure(figsize=(1, 1))
-    fig.savefig(drawn)
-    plt.close(fig)
+    curve = tmp_path / "build" / "netsim" / "mesh16.png"      # as the netsim page's command
+    for path, size in ((drawn, 1), (curve, 2)):
+        path.parent.mkdir(parents=True)
+        fig = plt.figure(figsize=(size, 1))
+        fig.savefig(path)
+        plt.close(fig)
     out = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
                           "html", str(DOCS), str(tmp_path / "html")], capture_output=True,
                          text=True, timeout=600,
@@ -45,6 +47,25 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     assert (images / drawn.name).read_bytes() == drawn.read_bytes()
     assert (images / "railx_fig15_allreduce.png").read_bytes() == \
         (DOCS / "_static" / "figure_not_drawn.png").read_bytes()
+    # a placeholder has a line under it naming the command that draws it; a drawn one none
+    text = re.sub(r"<[^>]+>", "", page)
+    assert "Not drawn on this machine yet: make reproduce writes " \
+           "build/reproduce/railx_fig15_allreduce.png; the picture above is a placeholder." \
+           in text
+    assert "writes build/reproduce/railx_fig14a_alltoall.png" not in text
+    assert text.count("Not drawn on this machine yet") == len(names) - 1
+    # the BvN figures on the Chronos page, the latency curves on the network simulator's
+    # (the example sweep's from build/netsim, drawn here; Fig 14's from make reproduce)
+    for page, want in (("models/chronos", ["bvn_quantisation.png", "bvn_breakeven.png",
+                                           "sec81_volume.png", "sec81_tuning_budget.png"]),
+                       ("models/netsim", ["mesh16.png", "railx_fig14a_alltoall.png"])):
+        html_page = (tmp_path / "html" / f"{page}.html").read_text()
+        shown = re.findall(r'<img alt="([\w.-]+\.png)" src="\.\./_images/([\w.-]+\.png)"',
+                           html_page)
+        assert [a for a, b in shown if a == b] == want, (page, shown)
+    assert (images / "mesh16.png").read_bytes() == curve.read_bytes()
+    assert "Not drawn on this machine yet" not in \
+        re.sub(r"<[^>]+>", "", (tmp_path / "html" / "models" / "netsim.html").read_text())
     html = tmp_path / "html" / "blocks"
     for name in BLOCKS:                                      # one page per block
         ref = (html / f"{name}.html").read_text()

@@ -4,8 +4,10 @@
   default, the sets ``make`` generates) and its ports (direction, width, array dimensions) at
   its first default parameter set, from the component's signature (one on each page under
   ``docs/blocks/``).
-- figures: the PNGs the pages show (``/_generated/figures/<name>.png``) are copied from the
-  build directory, where ``make reproduce`` and ``make bench`` draw them, before each build.
+- figures: the PNGs the pages show (``/_generated/figures/[<source>/]<name>.png``) are copied
+  from the build directory, where ``make reproduce``, ``make bench``, ``aifabric netsim`` and
+  ``make synth`` draw them, before each build; one not drawn yet is a placeholder with a line
+  under it naming the command that draws it.
 - ``aifabric-commands``: the ``aifabric`` command's subcommands with their descriptions, then
   each one's usage and options from its own argparse parser.
 
@@ -215,32 +217,44 @@ class CommandsDirective(SphinxDirective):
 
 
 FIGURES = "_generated/figures"
-FIGURE_REF = re.compile(r"_generated/figures/([\w.-]+\.png)")
-# where the commands draw their figures, under the build directory
-FIGURE_SOURCES = ("reproduce", "bench", "netsim", "synth")
+# where the commands draw their figures, under the build directory, and the command that does
+FIGURE_SOURCES = {"reproduce": "make reproduce", "bench": "make bench",
+                  "netsim": "aifabric netsim", "synth": "make synth"}
+# a page names a figure as /_generated/figures/<name>.png (found in any source) or
+# /_generated/figures/<source>/<name>.png (that command's only)
+FIGURE_REF = re.compile(r"_generated/figures/(?:(%s)/)?([\w.-]+\.png)" % "|".join(FIGURE_SOURCES))
+# the figures not drawn on this machine yet: path under _generated/figures -> (the command
+# that draws it, where it writes it)
+NOT_DRAWN: dict[str, tuple[str, str]] = {}
 
 
 def collect_figures(app) -> None:
-    """Before the build: every figure a page shows (``/_generated/figures/<name>.png`` in a
-    MyST ``figure`` or ``image`` directive) copied from where ``make reproduce`` / ``make
-    bench`` drew it (``$AIFABRIC_BUILD`` or ``build/``: ``reproduce/``, ``bench/``, ...) into
-    ``docs/_generated/figures`` (not tracked); a figure not drawn on this machine yet is a
-    placeholder saying which command draws it, so the site still builds."""
+    """Before the build: every figure a page shows (``/_generated/figures/[<source>/]<name>.png``
+    in a MyST ``figure`` or ``image`` directive) copied from where ``make reproduce``, ``make
+    bench``, ``aifabric netsim`` or ``make synth`` drew it (``$AIFABRIC_BUILD`` or ``build/``:
+    ``reproduce/``, ``bench/``, ``netsim/``, ``synth/``) into ``docs/_generated/figures`` (not
+    tracked). A figure not drawn on this machine yet is a placeholder image, and a line under
+    it (:func:`mark_not_drawn`) says which command draws it, so the site still builds."""
     import os
     import shutil
 
     from aifabric.paths import BUILD
     src = Path(app.srcdir)
-    names = sorted({m.group(1) for page in src.rglob("*.md")
-                    if "_generated" not in page.parts
-                    for m in FIGURE_REF.finditer(page.read_text())})
-    out = src / FIGURES
-    out.mkdir(parents=True, exist_ok=True)
+    refs = sorted({(m.group(1) or "", m.group(2)) for page in src.rglob("*.md")
+                   if "_generated" not in page.parts
+                   for m in FIGURE_REF.finditer(page.read_text())})
     placeholder = src / "_static" / "figure_not_drawn.png"
-    for name in names:
-        found = next((BUILD / d / name for d in FIGURE_SOURCES if (BUILD / d / name).is_file()),
-                     placeholder)
-        target = out / name
+    NOT_DRAWN.clear()
+    for source, name in refs:
+        rel = f"{source}/{name}" if source else name
+        dirs = [source] if source else list(FIGURE_SOURCES)
+        found = next((BUILD / d / name for d in dirs if (BUILD / d / name).is_file()), None)
+        if found is None:
+            NOT_DRAWN[rel] = (FIGURE_SOURCES[source], f"build/{source}/{name}") if source \
+                else ("make reproduce", f"build/reproduce/{name}")
+            found = placeholder
+        target = src / FIGURES / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_file() and target.read_bytes() == found.read_bytes():
             continue
         tmp = target.with_name(f".{name}.{os.getpid()}")
@@ -248,8 +262,31 @@ def collect_figures(app) -> None:
         os.replace(tmp, target)
 
 
+def mark_not_drawn(app, doctree) -> None:
+    """A line under each figure (or image) that is still the placeholder, saying so and
+    naming the command that draws it: the placeholder's own text is a picture, which neither
+    a search nor a screen reader sees."""
+    for image in list(doctree.findall(nodes.image)):
+        m = FIGURE_REF.search(image.get("uri", ""))
+        rel = m and (f"{m.group(1)}/{m.group(2)}" if m.group(1) else m.group(2))
+        if not m or rel not in NOT_DRAWN:
+            continue
+        anchor = image.parent if isinstance(image.parent, nodes.figure) else image
+        if isinstance(anchor.parent, nodes.reference):
+            anchor = anchor.parent
+        command, where = NOT_DRAWN[rel]
+        note = nodes.paragraph(classes=["figure-not-drawn"])
+        note += nodes.Text("Not drawn on this machine yet: ")
+        note += nodes.literal(text=command)
+        note += nodes.Text(" writes ")
+        note += nodes.literal(text=where)
+        note += nodes.Text("; the picture above is a placeholder.")
+        anchor.parent.insert(anchor.parent.index(anchor) + 1, note)
+
+
 def setup(app):
     app.add_directive("aifabric-block", BlockDirective)
     app.add_directive("aifabric-commands", CommandsDirective)
     app.connect("builder-inited", collect_figures)
+    app.connect("doctree-read", mark_not_drawn)
     return {"version": "1", "parallel_read_safe": True}
