@@ -5,7 +5,7 @@ LFE5U-85F (CABGA381, speed grade 6). Blocks are placed out of context (no I/O pa
 arbiter has 2,048 ports, far more than any package has pins), so Fmax is the register-to-register
 figure the block would reach inside a larger design. Results: build/synth/report.md and .json,
 which keep the newest result of every instance ever synthesized (runs for different blocks add
-up).
+up), and synth_trend.png (LUTs and Fmax against each block's size, from the report).
 
     aifabric synth                          # every block at its synth parameter sets
     aifabric synth --block wwfa --param n=64
@@ -134,7 +134,85 @@ def main(argv=None) -> int:
                   f"{DEVICE_LUTS:,} ({r['yosys_s']:.0f} s)", flush=True)
 
     print("\n" + _save(results, args.seed))
+    try:
+        merged = json.loads((BUILD / "synth" / "report.json").read_text())["results"]
+        png = draw_trend(merged, BUILD / "synth" / TREND)
+    except ImportError:
+        print("no trend figure: it needs matplotlib (pip install 'aifabric[models]')")
+    else:
+        print(f"trend of every block synthesised at two sizes or more: {png}" if png else
+              "no trend figure: no block synthesised at two sizes yet")
     return 0
+
+
+TREND = "synth_trend.png"       # in build/synth: LUTs and Fmax against each block's size
+SIZES = ("n", "ports", "lanes", "wavelengths")   # the parameter a block's size is read from
+
+
+def trend_series(results: list[dict]) -> dict[str, list[tuple[int, int, float | None]]]:
+    """The synthesis trend, ``{label: [(size, LUTs, Fmax MHz), ...]}`` by size, from placed
+    instances of report.json. A block's size is the first of :data:`SIZES` that varies
+    among its instances; a block's other varying parameters split it into series where each
+    series has two sizes or more (bvn at w=16 and at w=10), else they are named in the label
+    as varying with the size (slot_switch's depth). A block with fewer than two sizes, or
+    with two instances at one size and no such split (router: ports and VCs), has no trend."""
+    by_block: dict[str, list[dict]] = {}
+    for r in results:
+        if r.get("fits") and r.get("slices_comb"):
+            by_block.setdefault(r["block"], []).append(r)
+    out = {}
+    for block, rs in by_block.items():
+        keys = sorted({k for r in rs for k in r["params"]})
+        varying = [k for k in keys
+                   if len({json.dumps(r["params"].get(k)) for r in rs}) > 1]
+        size = next((k for k in SIZES if k in varying), None)
+        if size is None:
+            continue
+        others = [k for k in varying if k != size]
+        groups: dict[str, list[tuple]] = {}
+        for r in rs:
+            label = ", ".join(f"{k}={r['params'].get(k)}" for k in others)
+            groups.setdefault(label, []).append(
+                (r["params"][size], r["slices_comb"], r["fmax_mhz"]))
+        if others and all(len({x for x, *_ in pts}) >= 2 for pts in groups.values()):
+            for label, pts in groups.items():
+                out[f"{block}: {size} ({label})"] = sorted(pts)
+            continue
+        pts = [p for g in groups.values() for p in g]
+        if len({x for x, *_ in pts}) == len(pts) >= 2:
+            note = f" ({', '.join(others)} varying with it)" if others else ""
+            out[f"{block}: {size}{note}"] = sorted(pts)
+    return out
+
+
+def draw_trend(results: list[dict], path: Path) -> Path | None:
+    """LUTs and Fmax against each block's size (log-log), one line per series of
+    :func:`trend_series`; None (nothing written) where no block has a trend."""
+    series = trend_series(results)
+    if not series:
+        return None
+    from aifabric.models.common.figures import pyplot, save
+    plt = pyplot()
+    fig, (luts, fmax) = plt.subplots(1, 2, figsize=(10, 4))
+    for label, pts in series.items():
+        xs = [x for x, *_ in pts]
+        line, = luts.plot(xs, [lut for _, lut, _ in pts], marker="o", label=label)
+        fmax.plot(xs, [f for *_, f in pts], marker="o", color=line.get_color(), label=label)
+    from matplotlib.ticker import FormatStrFormatter
+    for ax, what in ((luts, "LUTs (packed LUT4)"), (fmax, "Fmax (MHz, register to register)")):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        # plain numbers (8, 16, 32; 20, 30 MHz) rather than powers
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.set_xlabel("size (the block's n, ports, lanes or wavelengths)")
+        ax.set_ylabel(what)
+        ax.grid(True, which="both", alpha=0.3)
+    fmax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))   # under a decade of MHz
+    luts.set_title(f"ECP5 {DEVICE['part']}: area", fontsize=10)
+    fmax.set_title(f"ECP5 {DEVICE['part']}: clock", fontsize=10)
+    fmax.legend(fontsize=7)
+    return save(fig, path)
 
 
 def _save(results: list[dict], seed: int) -> str:

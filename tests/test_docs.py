@@ -64,6 +64,8 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
                            html_page)
         assert [a for a, b in shown if a == b] == want, (page, shown)
     assert (images / "mesh16.png").read_bytes() == curve.read_bytes()
+    text = re.sub(r"<[^>]+>", "", (tmp_path / "html" / "figures.html").read_text())
+    assert "Not drawn on this machine yet: make synth writes build/synth/synth_trend.png" in text
     assert "Not drawn on this machine yet" not in \
         re.sub(r"<[^>]+>", "", (tmp_path / "html" / "models" / "netsim.html").read_text())
     html = tmp_path / "html" / "blocks"

@@ -169,3 +169,41 @@ def test_reproduce_shows_a_bar_with_the_estimate_on_a_terminal(monkeypatch):
     monkeypatch.setattr(sys, "stderr", screen)
     reproduce._PaperBar("reproduce [2/5] chronos", None).close()
     assert "(no earlier run to estimate from)" in screen.getvalue()
+
+
+# ------------------------------------------------------------- the synthesis trend ----
+
+def _placed(block, params, luts, fmax):
+    return {"block": block, "params": params, "instance": f"{block}_{len(params)}",
+            "fits": True, "slices_comb": luts, "fmax_mhz": fmax}
+
+
+def test_the_synthesis_trend_follows_each_blocks_size(tmp_path):
+    """build/synth/synth_trend.png, drawn from report.json: a line per block (per other
+    parameter where it splits into lines of two sizes), none where sizes do not separate."""
+    from aifabric.scripts.synth import draw_trend, trend_series
+    router = {"vcs": 2, "depth": 16, "data": 64}
+    results = [
+        _placed("wwfa", {"n": 16}, 5_291, 43.0), _placed("wwfa", {"n": 8}, 1_157, 80.2),
+        _placed("wwfa", {"n": 32}, 22_664, 21.7),
+        _placed("bvn", {"n": 8, "w": 16}, 5_582, 29.6),
+        _placed("bvn", {"n": 16, "w": 16}, 20_629, 17.0),
+        _placed("bvn", {"n": 16, "w": 10}, 15_071, 18.6),
+        _placed("bvn", {"n": 32, "w": 10}, 58_027, 10.6),
+        {"block": "bvn", "params": {"n": 64, "w": 16}, "fits": False, "slices_comb": None},
+        _placed("router", {"ports": 5, **router}, 6_099, 39.6),
+        _placed("router", {"ports": 5, **router, "vcs": 4}, 16_204, 29.1),
+        _placed("router", {"ports": 8, **router, "vcs": 3}, 30_555, 25.0),
+        _placed("slot_switch", {"n": 8, "depth": 64}, 2_009, 84.4),
+        _placed("slot_switch", {"n": 32, "depth": 256}, 28_357, 63.7),
+        _placed("ocstrx", {"lanes": 8}, 1_234, 99.7)]
+    assert trend_series(results) == {
+        "wwfa: n": [(8, 1_157, 80.2), (16, 5_291, 43.0), (32, 22_664, 21.7)],
+        "bvn: n (w=16)": [(8, 5_582, 29.6), (16, 20_629, 17.0)],
+        "bvn: n (w=10)": [(16, 15_071, 18.6), (32, 58_027, 10.6)],
+        "slot_switch: n (depth varying with it)": [(8, 2_009, 84.4), (32, 28_357, 63.7)]}
+    png = draw_trend(results, tmp_path / "synth" / "synth_trend.png")
+    assert png == tmp_path / "synth" / "synth_trend.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert draw_trend(results[-1:], tmp_path / "none.png") is None
+    assert not (tmp_path / "none.png").exists()
