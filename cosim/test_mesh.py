@@ -187,7 +187,7 @@ class MeshBench:
             assert not chk.open, f"chip {c}: packets still open {chk.open}"
         flits_out = check.flits_out
         lat = np.array(check.latencies) if check.latencies else np.zeros(1)
-        return {"pattern": pattern, "rate": rate, "seed": seed, "created_cycles": cycles,
+        return {"pattern": pattern, "rate": rate, "traffic_seed": seed, "created_cycles": cycles,
                 "packets": total, "flits": flits_out,
                 "cycles": t, "latency_mean": round(float(lat.mean()), 2),
                 "latency_p99": float(np.percentile(lat, 99)),

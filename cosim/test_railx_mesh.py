@@ -351,7 +351,8 @@ async def traffic_patterns(dut):
             per = np.unique(rail[:, 2] * b.P + rail[:, 5], return_counts=True)[1]
             busiest = max(busiest, per.max() / cycles)
         lat = np.array([done[tag] - packets[tag][0] for tag in done]) if done else np.zeros(1)
-        res = {"pattern": pattern, "rate": rate, "seed": seed * 10 + k, "created_cycles": cycles,
+        res = {"pattern": pattern, "rate": rate, "traffic_seed": seed * 10 + k,
+               "created_cycles": cycles,
                "packets": len(packets), "flits": out, "cycles": t,
                "latency_mean": round(float(lat.mean()), 2),
                "accepted": round(out / (t * b.n), 3),

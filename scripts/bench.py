@@ -693,7 +693,7 @@ def run_mesh(args) -> str:
     rows_out, points = [], []
     for sc in res.stats[0]["scenarios"]:
         rows = synthesize(Traffic.make(sc["pattern"], net.coords, net.grid), sc["rate"],
-                          params["packet"], sc["created_cycles"], seed=sc["seed"])
+                          params["packet"], sc["created_cycles"], seed=sc["traffic_seed"])
         traffic = Traffic.make("trace", net.coords, net.grid, trace=rows)
 
         def fresh():
