@@ -190,8 +190,8 @@ def write_junit(results: list, path: Path) -> Path:
             case.set("classname", f"{name}.{case.get('classname', '')}".rstrip("."))
             bad = case.find("failure")
             bad = bad if bad is not None else case.find("error")
-            if bad is not None and case.get("name") == failing and mismatch \
-                    and mismatch not in (bad.get("message") or ""):
+            if bad is not None and case.get("name") == failing \
+                    and mismatch.startswith("first mismatch"):
                 bad.set("message", f"{mismatch} (run seed {r.seed})\n"
                                    + (bad.get("message") or ""))
             suite.append(case)
