@@ -36,6 +36,9 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from . import registry
+from .errors import NetworkError
+
 __all__ = ["Network", "mesh", "torus", "NetworkError", "check_deadlock_free",
            "channel_load_bound", "channel_loads", "new_links", "connect", "check_link",
            "check_int",
@@ -43,10 +46,6 @@ __all__ = ["Network", "mesh", "torus", "NetworkError", "check_deadlock_free",
 
 LOCAL, EAST, WEST, NORTH, SOUTH, FIRST_RAIL = 0, 1, 2, 3, 4, 5
 KIND_NONE, KIND_MESH, KIND_RAIL = 0, 1, 2
-
-
-class NetworkError(ValueError):
-    """A network, routing function or parameter that cannot be simulated as asked."""
 
 
 def check_int(name: str, value, low: int, high: int | None = None) -> int:
@@ -204,12 +203,11 @@ def mesh(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int = 
          routing: str | None = None) -> Network:
     """k x k 2D mesh, dimension-order routing (deadlock free on one VC); ``routing``: a
     routing registered for ``mesh`` (default: the registry's, ``dor``)."""
-    from .registry import routing as lookup
     k = check_int("mesh side k", k, 2, 64)
     vcs = check_int("VCs", vcs, 1, 16)
     check_link(width, delay, "link")
     check_int("injection width", inject, 1, 64)
-    compile_tables = lookup(routing, "mesh").compile
+    compile_tables = registry.routing(routing, "mesh").compile
     arrs, coords = _grid(k, False, width, delay, inject)
     tables = compile_tables(k, False, vcs)
     net = Network(f"{k}x{k} mesh", *arrs, *tables, vcs_needed=1, grid=(k, k), coords=coords,
@@ -227,8 +225,7 @@ def torus(k: int, *, vcs: int = 2, width: int = 1, delay: int = 1, inject: int =
     vcs = check_int("VCs", vcs, 1, 16)
     check_link(width, delay, "link")
     check_int("injection width", inject, 1, 64)
-    from .registry import routing as lookup
-    compile_tables = lookup(routing, "torus").compile
+    compile_tables = registry.routing(routing, "torus").compile
     dateline = vcs >= 2 if dateline is None else bool(dateline)
     if dateline and vcs < 2:
         raise NetworkError("DOR on a torus needs 2 VCs for the dateline, not 1")
@@ -421,13 +418,13 @@ def _build_torus(k: int = 8, **kw) -> Network:
 
 
 def _register() -> None:
-    from .registry import register_routing, register_topology
     params = {"k", "vcs", "width", "delay", "inject", "routing"}
-    register_topology("mesh", _build_mesh, params, doc="k x k 2D mesh, dimension order")
-    register_topology("torus", _build_torus, params | {"dateline"},
-                      doc="k x k 2D torus, dimension order with dateline VC classes")
-    register_routing("dor", dor_tables, topologies=("mesh", "torus"), default=True,
-                     doc="dimension order, x then y (dateline VC classes on a torus)")
+    registry.register_topology("mesh", _build_mesh, params,
+                               doc="k x k 2D mesh, dimension order")
+    registry.register_topology("torus", _build_torus, params | {"dateline"},
+                               doc="k x k 2D torus, dimension order with dateline VC classes")
+    registry.register_routing("dor", dor_tables, topologies=("mesh", "torus"), default=True,
+                              doc="dimension order, x then y (dateline VC classes on a torus)")
 
 
 _register()

@@ -6,7 +6,7 @@ allocators and two link models; a system package registers its own topologies an
 own package).
 
 Every name a spec, a :class:`.sim.Simulator` or the command line takes is resolved here: an
-unknown name is one :class:`.network.NetworkError` line listing the registered ones, and a
+unknown name is one :class:`.errors.NetworkError` line listing the registered ones, and a
 kind's default is held once, by the entry registered with ``default=True``
 (:func:`default`). Routers, allocators and link models are *choices*: an entry with the
 ``code`` the compiled kernel switches on and the ``fields`` the reference model reads (a
@@ -23,6 +23,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from typing import Callable
+
+from .errors import NetworkError
 
 __all__ = ["TopologyEntry", "RoutingEntry", "Choice", "register_topology", "register_routing",
            "register_choice", "topology", "routing", "topologies", "routings", "provider",
@@ -127,7 +129,6 @@ def register_choice(kind: str, name: str, code: int, doc: str, *, default: bool 
 
 def choice(kind: str, name: str | None) -> Choice:
     """The ``kind`` entry registered as ``name`` (None: the kind's default)."""
-    from .network import NetworkError
     entries = _CHOICES[kind]
     if name is None:
         name = default_name(kind)
@@ -160,7 +161,6 @@ def load_provider(module: str | None) -> None:
 
 def topology(name: str, provider: str | None = None) -> TopologyEntry:
     """The entry registered as ``name`` (importing ``provider`` first if given)."""
-    from .network import NetworkError
     if name not in _TOPOLOGIES and provider:
         try:
             load_provider(provider)
@@ -175,7 +175,6 @@ def topology(name: str, provider: str | None = None) -> TopologyEntry:
 def routing(name: str | None, topology_name: str | None = None) -> RoutingEntry:
     """The routing registered as ``name`` (None: ``topology_name``'s default); with
     ``topology_name``, one that compiles tables for that topology."""
-    from .network import NetworkError
     if name is None:
         for e in _ROUTINGS.values():
             if e.default and topology_name in e.topologies:
