@@ -15,10 +15,7 @@ from aifabric.models.common.records import Record
 
 from . import timeslot as ts
 from .bvn import decompose, lower_bound, permutation_bound, quantize
-from .moe import moe_traffic_matrix
-
-LINK_BPS = 800e9
-T_X = 10e-9
+from .setting import ENGINE_BUDGET, ENGINE_HZ, LINK_BPS, T_X, engine_cycles, moe_matrices
 
 # Table 2 of the paper: single-threaded BvN time on an Apple M1 Max, seconds.
 TABLE2 = {"maximum": {16: 0.5e-3, 32: 3e-3, 64: 25e-3, 128: 291e-3, 256: 4.45},
@@ -28,20 +25,9 @@ TABLE2_ROW = {"exact": "maximum", "wavefront": "maximal", "fast": "maximal"}
 
 # BhaVaN (§8): "completes a BvN decomposition in less than 1 us for a 64-port switch".
 PAPER_ENGINE_S = 1e-6
-ENGINE_HZ = 1e9            # an assumed 1 GHz clock for the paper's 16 nm ASIC (not stated)
-QUANT_BUDGETS = (64, 128, 256, 512)
+# the quantisation study's budgets: the finest is the engine's design point (ENGINE_BUDGET)
+QUANT_BUDGETS = (64, 128, 256, ENGINE_BUDGET)
 QUANT_NS = (16, 32, 64)
-# The slot budget the engine's design point uses at N = 64: the finest of QUANT_BUDGETS (its
-# counts fit W = 10 bits: an entry is at most its line sum, so at most the budget).
-ENGINE_BUDGET = 512
-
-
-def engine_cycles(n: int, permutations: int) -> int:
-    """Clock cycles of one decomposition on ``rtl/chronos/bvn.py`` with the output always
-    ready, from the first load beat to the last step, both included: N load beats, one cycle
-    into RUN, then one permutation per cycle (the RTL's documented timing, measured by
-    ``make bench``)."""
-    return n + 1 + permutations if permutations else n + 1
 
 
 LLAMA3_CONFIGS = [(8_192, 8, 1, 16, 64), (16_384, 8, 1, 16, 128), (16_384, 8, 16, 16, 8)]
@@ -84,11 +70,6 @@ def timeslot_records() -> list[Record]:
              150, ts.min_bytes_for_efficiency(0.75, 400e9, t200, 1e-3) / MB,
              "paper: 'b > 150 Mbytes'", **definition),
     ]
-
-
-def moe_matrices(n: int, count: int, seed: int = 2025, unit: str = "tokens") -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [moe_traffic_matrix(n, rng, unit=unit) for _ in range(count)]
 
 
 def time_decompose(matrices: list[np.ndarray], method: str, min_seconds: float = 0.2,

@@ -8,8 +8,8 @@ for 16-expert MoE all-to-all at 800 Gb/s and 1 us RTT.
 * **Circuit**: one model everywhere: the demand quantised to :data:`ENGINE_BUDGET` slots
   (:func:`models.chronos.bvn.quantize`), decomposed by the engine's algorithm ("wavefront"),
   completion = quantised makespan / link rate + permutations x t_x + the engine's
-  decomposition time (:func:`models.chronos.experiments.engine_cycles` at
-  :data:`~models.chronos.experiments.ENGINE_HZ`: deterministic, machine-independent).
+  decomposition time (:func:`models.chronos.setting.engine_cycles` at
+  :data:`~models.chronos.setting.ENGINE_HZ`: deterministic, machine-independent).
   Ablation: the exact unquantised BvN (makespan = the lower bound) with no decomposition time.
 * **Packet, untuned**: HPCC ns-3's own DCQCN settings (:func:`models.chronos.roce.hpcc_dcqcn`
   and :func:`~models.chronos.roce.hpcc_dcqcn_paper`).
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import setting as S
 from .bvn import decompose, lower_bound, quantize
 from .packet import fluid_completion
 from .roce import RoCE, Stalled, hpcc_dcqcn, hpcc_dcqcn_paper, simulate, zhu_reaction_point
@@ -69,14 +70,9 @@ JOBS_ENV = "AIFABRIC_JOBS"   # processes for the matrices of one setting (defaul
 TRIAL_LIMIT = 2.5   # a tuning trial's run stops at 2.5 x the fluid bound and scores that
 
 
-def _ex():
-    from . import experiments
-    return experiments
-
-
 def matrices(count: int, seed: int, volume: float) -> list[np.ndarray]:
     """``count`` 16 x 16 MoE byte matrices (seed ``seed``), every entry x ``volume``."""
-    mats = _ex().moe_matrices(16, count, seed, unit="bytes")
+    mats = S.moe_matrices(16, count, seed, unit="bytes")
     return [np.round(d * float(volume)).astype(np.int64) for d in mats]
 
 
@@ -85,18 +81,17 @@ def circuit(d: np.ndarray) -> dict:
     (``total_s`` = ``transfer_s`` + ``reconfig_s`` + ``decompose_s``), with the exact
     unquantised schedule as an ablation (``exact_s``: lower bound / rate + its permutations x
     t_x, no decomposition time)."""
-    ex = _ex()
-    c = ex.LINK_BPS
-    q = quantize(d, ex.ENGINE_BUDGET)
+    c = S.LINK_BPS
+    q = quantize(d, S.ENGINE_BUDGET)
     s = decompose(q.counts, "wavefront")
     transfer = 8 * q.makespan_bytes(s) / c
-    reconfig = len(s) * ex.T_X
-    dec = ex.engine_cycles(d.shape[0], len(s)) / ex.ENGINE_HZ
+    reconfig = len(s) * S.T_X
+    dec = S.engine_cycles(d.shape[0], len(s)) / S.ENGINE_HZ
     exact = decompose(d, "exact")
     return {"transfer_s": transfer, "reconfig_s": reconfig, "decompose_s": dec,
             "total_s": transfer + reconfig + dec, "permutations": len(s),
             "quant_overhead": q.makespan_bytes(s) / lower_bound(d) - 1,
-            "exact_s": 8 * exact.makespan / c + len(exact) * ex.T_X}
+            "exact_s": 8 * exact.makespan / c + len(exact) * S.T_X}
 
 
 def _progress(items, desc, progress, total=None):
@@ -163,7 +158,7 @@ def untuned(quick: bool, progress: bool = True) -> dict:
            "framed_s": np.array([circuit(framed(d))["total_s"] for d in mats]),
            "decompose_s": np.array([c["decompose_s"] for c in circ]),
            "quant_overhead": np.array([c["quant_overhead"] for c in circ]),
-           "fluid_s": np.array([fluid_completion(d, _ex().LINK_BPS) for d in mats]),
+           "fluid_s": np.array([fluid_completion(d, S.LINK_BPS) for d in mats]),
            "packet": {}}
     for name in b["presets"]:
         out["packet"][name] = packet_set(mats, PRESETS[name](), TEST_SEED * 100_003,
@@ -310,11 +305,10 @@ PAPER_RATIO = 1.28            # 1 / (1 - 22.04 %): packet over circuit, implied 
 
 
 def _scale_note(u: dict) -> str:
-    ex = _ex()
     per_host = np.mean([d.sum() / d.shape[0] for d in u["matrices"]]) / 1e6
     return (f"{len(u['matrices'])} test matrices at {u['volume']:g}x the MoE volume "
-            f"({per_host:,.1f} MB sent per host); circuit: {ex.ENGINE_BUDGET}-slot quantised "
-            f"wavefront schedule + engine cycles at {ex.ENGINE_HZ / 1e9:g} GHz, mean "
+            f"({per_host:,.1f} MB sent per host); circuit: {S.ENGINE_BUDGET}-slot quantised "
+            f"wavefront schedule + engine cycles at {S.ENGINE_HZ / 1e9:g} GHz, mean "
             f"{1e3 * u['circuit_s'].mean():.3f} ms")
 
 
@@ -489,8 +483,8 @@ def setting(u: dict, t: dict) -> dict:
             "mtu": preset.mtu, "header_bytes": preset.header_bytes,
             "ack_bytes": preset.ack_bytes,
             "circuit": {"framing": "bare payload (bytes / rate, as §8.1)",
-                        "slots": _ex().ENGINE_BUDGET, "schedule": "wavefront",
-                        "engine_hz": _ex().ENGINE_HZ, "t_x_s": _ex().T_X}}
+                        "slots": S.ENGINE_BUDGET, "schedule": "wavefront",
+                        "engine_hz": S.ENGINE_HZ, "t_x_s": S.T_X}}
 
 
 CHOICES = {
@@ -559,7 +553,6 @@ def table(u: dict, t: dict, sweep: dict | None = None) -> str:
     """Markdown: the comparison (presets, tuned, paper), the circuit ablation, the tuned
     parameters and the volume sweep."""
     from aifabric.models.common.figures import md_table
-    ex = _ex()
     circ = u["circuit_s"]
 
     def row(name, pk, c=circ):
@@ -613,7 +606,6 @@ def table(u: dict, t: dict, sweep: dict | None = None) -> str:
                                                    sweep["improvement"].values()]
                  for i, (s, b) in enumerate(zip(sweep["scales"], sweep["bytes_per_host"]))]
         out += [md_table(head, srows), ""]
-    _ = ex
     return "\n".join(out)
 
 

@@ -104,7 +104,7 @@ def test_every_number_in_a_reason_is_computed(monkeypatch, volume):
     reasons is typed in the code, not formatted from the run, unless §8.1 prints it."""
     from collections import defaultdict
 
-    from aifabric.models.chronos import experiments, sec81
+    from aifabric.models.chronos import sec81, setting
     from aifabric.models.chronos.roce import hpcc_dcqcn, hpcc_dcqcn_paper
     monkeypatch.setattr(sec81, "EXPECTED", defaultdict(lambda: defaultdict(lambda: (0, 1))),
                         raising=False)
@@ -117,8 +117,8 @@ def test_every_number_in_a_reason_is_computed(monkeypatch, volume):
                    alpha_timer_s=61e-6, decrease_timer_s=67e-6, increase_timer_s=71e-6), **kw})}
     monkeypatch.setattr(sec81, "PRESETS", patched)
     monkeypatch.setattr(sec81, "STOP", 0.0037, raising=False)
-    monkeypatch.setattr(experiments, "ENGINE_BUDGET", 333)
-    monkeypatch.setattr(experiments, "ENGINE_HZ", 1.7e9)
+    monkeypatch.setattr(setting, "ENGINE_BUDGET", 333)
+    monkeypatch.setattr(setting, "ENGINE_HZ", 1.7e9)
     u2, t2 = _fake_run(np.random.default_rng(3), volume * 0.53, (51, 99))
     second = sec81.records(u2, t2)
     typed = {}
