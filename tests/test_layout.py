@@ -1,0 +1,114 @@
+"""The package's layout read from its source: the module import graph (every ``import`` of an
+``aifabric`` module, relative ones and those inside functions included) has no cycle, and no
+system package under ``models/`` reaches into another's private names."""
+
+import ast
+import tomllib
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+# import name -> folder, from pyproject's package-dir (aifabric.rtl = rtl/, ...)
+PACKAGE_DIR = PYPROJECT["tool"]["setuptools"]["package-dir"]
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by its dotted name (a package by its ``__init__.py``)."""
+    out = {}
+    for name, folder in PACKAGE_DIR.items():
+        base = ROOT / folder
+        for path in base.rglob("*.py"):
+            rel = path.relative_to(base).with_suffix("").parts
+            if any(not p.isidentifier() for p in rel):
+                continue
+            if rel[-1] == "__init__":
+                rel = rel[:-1]
+            out[".".join((name, *rel))] = path
+    return out
+
+
+MODULES = modules()
+
+
+def imports(module: str, path: Path) -> list[tuple[str, str, int]]:
+    """``(imported module, imported name or "", line)`` for every import statement of the
+    file that names a module of the package; ``from m import n`` names ``m.n`` where that
+    is a module, else ``m`` (and ``n`` as the name)."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                target = a.name
+                while target and target not in MODULES:
+                    target = target.rpartition(".")[0]
+                if target:
+                    found.append((target, "", node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1])
+                source = f"{base}.{node.module}" if node.module else base
+            else:
+                source = node.module or ""
+            if not source.startswith("aifabric"):
+                continue
+            for a in node.names:
+                if f"{source}.{a.name}" in MODULES:
+                    found.append((f"{source}.{a.name}", "", node.lineno))
+                elif source in MODULES:
+                    found.append((source, a.name, node.lineno))
+    return found
+
+
+def import_graph() -> nx.DiGraph:
+    g = nx.DiGraph()
+    g.add_nodes_from(MODULES)
+    for module, path in MODULES.items():
+        for target, _, line in imports(module, path):
+            if target != module:
+                g.add_edge(module, target, line=line)
+    return g
+
+
+def cycles(g: nx.DiGraph) -> list[str]:
+    """One cycle of every strongly connected component that has one, each edge with the line
+    of its import: ``a (12) -> b (30) -> a``."""
+    out = []
+    for scc in nx.strongly_connected_components(g):
+        if len(scc) < 2:
+            continue
+        cyc = nx.find_cycle(g.subgraph(scc))
+        out.append(" -> ".join(f"{a} (line {g.edges[a, b]['line']})" for a, b in cyc)
+                   + f" -> {cyc[0][0]}")
+    return sorted(out)
+
+
+def test_the_graph_sees_every_kind_of_import():
+    """The reader resolves what the checks below rely on: relative imports of a module and
+    of a name, absolute ones, and imports inside functions."""
+    g = import_graph()
+    assert len(MODULES) > 100 and "aifabric.models.common.netsim.registry" in MODULES
+    assert MODULES["aifabric.models"] == ROOT / "models" / "__init__.py"
+    # sim.py: `from . import registry` and `from .network import Network, ...` at the top
+    assert g.has_edge("aifabric.models.common.netsim.sim", "aifabric.models.common.netsim.registry")
+    assert g.has_edge("aifabric.models.common.netsim.sim", "aifabric.models.common.netsim.network")
+    # reference.py imports the wave-front arbiter inside a method, two levels up
+    assert g.has_edge("aifabric.models.common.netsim.reference", "aifabric.models.common.wwfa")
+    # the chronos package's reproduce() imports its experiments inside the function
+    assert g.has_edge("aifabric.models.chronos", "aifabric.models.chronos.experiments")
+    assert g.has_edge("aifabric.models.chronos.experiments", "aifabric.models.common.records")
+    # and a cycle, when there is one, is found and named
+    g.add_edge("aifabric.models.common.records", "aifabric.models.chronos.experiments", line=1)
+    assert any("aifabric.models.common.records (line 1) -> aifabric.models.chronos.experiments"
+               in c for c in cycles(g))
+
+
+def test_no_import_cycle():
+    """A cycle hidden by an import inside a function still ties the two modules together:
+    neither can be read, tested or moved without the other."""
+    assert cycles(import_graph()) == []
