@@ -24,7 +24,8 @@ GBPS = 1e9 / 8
 
 
 def _models():
-    from aifabric.models.railonly import collectives, iteration, network, specs, traffic
+    from aifabric.models.common import iteration, specs
+    from aifabric.models.railonly import collectives, network, traffic
     return collectives, iteration, network, specs, traffic
 
 

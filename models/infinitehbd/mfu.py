@@ -1,6 +1,6 @@
 """Table 2 (and the abstract's 3.37x): the MFU of Llama 3.1-405B against the GPU count, with
 the tensor-parallel size unconstrained (an HBD that forms a ring of any size) and limited to 8
-(an 8-GPU NVLink node), from the iteration model of :mod:`models.railonly.iteration`.
+(an 8-GPU NVLink node), from the iteration model of :mod:`models.common.iteration`.
 
 The setting is the paper's (§6.1 'GPU and network specification', §6.3, footnotes 5-6): H100
 GPUs (989 TFLOP/s dense 16-bit, 80 GiB), an HBD of 6.4 Tb/s per GPU (eight 800 Gb/s OCSTrx),
@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from aifabric.models.railonly.iteration import DEFAULT, _FIELDS, iteration_time, memory
+from aifabric.models.common.iteration import DEFAULT, FIELDS, iteration_time, memory
 from aifabric.models.common.records import Record, record
-from aifabric.models.railonly.specs import GBPS, GPT, Platform
+from aifabric.models.common.specs import GBPS, GPT, Platform
 
 __all__ = ["Llama", "LLAMA_405B", "HBD_PLATFORM", "SETTING", "TABLE2_GPUS", "TABLE2",
            "strategies", "best", "table2", "ablation", "records", "table_md"]
@@ -102,7 +102,7 @@ def strategies(gpus: int, tp_max: int = 128, batch: int = BATCH, model: GPT = LL
                 if (batch // d) % b == 0:
                     rows.append((t, p, d, b, 1, t, 1, 1))
     a = np.array(rows, dtype=float).reshape(-1, 8)
-    return {k: a[:, i] for i, k in enumerate(_FIELDS)}
+    return {k: a[:, i] for i, k in enumerate(FIELDS)}
 
 
 RECOMPUTE = ("selective", "full")
@@ -164,7 +164,7 @@ TABLE2 = {1024: (16, 4, 16, "0.5236", "0.5217", "1.0036"),
 _TP_MATCH = {4096, 16384, 32768, 65536, 131072}
 _IMPROVE_MATCH = {1024, 131072}
 def _why_mfu() -> str:
-    from aifabric.models.railonly.iteration import calibrate_efficiency
+    from aifabric.models.common.iteration import calibrate_efficiency
     return (f"absolute MFU rests on the compute efficiency, calibrated once on Korthikanti et "
             f"al.'s A100 run ({calibrate_efficiency():.2f} of peak); the paper's in-house "
             f"simulator's H100 efficiency is not stated; the ratio (improve) cancels most of it")

@@ -1,15 +1,15 @@
 """Rail-only (Wang, Ghobadi et al.): a spine-less rail network for LLM training.
 
-- :mod:`.specs`: platforms (DGX A100 / H100 / GH200) and GPT models; Korthikanti et al.'s
-  and MegatronLM's published runs.
+- :mod:`models.common.specs`: platforms (DGX A100 / H100 / GH200) and GPT models;
+  Korthikanti et al.'s and MegatronLM's published runs (shared with InfiniteHBD).
 - :mod:`.network`: Rail-optimized vs Rail-only minimum-tier Clos counts, cost and power
   (Table II, eq 4-5), built on :mod:`models.common.clos`.
 - :mod:`.collectives`: hierarchical AllGather (eq 1), all-to-all direct or forwarded (eq 2-3),
   the bandwidth-optimal bounds (eq 12-13), and executable schedules that check them.
 - :mod:`.traffic`: per-GPU-pair traffic of an iteration (Figs 2-5).
-- :mod:`.iteration`: the iteration-time model (eq 6-11) with the settings the paper leaves
-  open as :class:`~.iteration.Knobs`, one calibrated compute efficiency, and the strategy
-  search (Figs 7-10).
+- :mod:`models.common.iteration`: the iteration-time model (eq 6-11) with the settings the
+  paper leaves open as :class:`~models.common.iteration.Knobs`, one calibrated compute
+  efficiency, and the strategy search (Figs 7-10; InfiniteHBD's Table 2 runs it too).
 - :mod:`.placement`: rank layouts on a Rail-only network and the pipeline links that need
   forwarding.
 - :mod:`.faults`: HB-domain failure policies over a fault trace (§IV-C).

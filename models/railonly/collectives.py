@@ -3,7 +3,8 @@ columns are rails), y HB domains (Rail-only §III-B, §IV-B, eq 1-3; appendix eq
 
 Closed forms (bandwidths in bytes/s, sizes in bytes):
 
-- :func:`ag_time` (eq 1): hierarchical AllGather of ``D`` bytes in total: each rail first
+- :func:`ag_time` (eq 1, from :mod:`models.common.collectives`, where the iteration-time
+  model reads it too): hierarchical AllGather of ``D`` bytes in total: each rail first
   gathers across the y HB domains over the NIC, then every HB domain gathers across its x GPUs.
 - :func:`a2a_rail_optimized` (eq 2) and :func:`a2a_rail_only` (eq 3): uniform all-to-all of
   ``D`` bytes per GPU pair, direct (any-to-any network) or in two steps (an all-to-all within
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aifabric.models.common.collectives import ag_time, check_positive, check_sizes
+
 __all__ = ["ag_time", "a2a_rail_optimized", "a2a_rail_only", "slowdown",
            "Transfer", "Schedule", "allgather_schedule", "alltoall_schedule", "run_schedule",
            "ag_bound"]
@@ -36,43 +39,23 @@ def _grid(x, y) -> None:
             raise ValueError(f"{name} (grid size) must be an int >= 1, not {v!r}")
 
 
-def _sizes(x, y) -> None:
-    for name, v in (("x", x), ("y", y)):
-        if not np.all(np.asarray(v) >= 1):
-            raise ValueError(f"{name} (grid size) must be >= 1, not {v!r}")
-
-
-def _positive(**kw) -> None:
-    for name, v in kw.items():
-        if not np.all(np.asarray(v) > 0):
-            raise ValueError(f"{name} must be > 0, not {v!r}")
-
-
-def ag_time(D, x, y, C_F, C_S):
-    """Eq 1: (y-1) D / (x y C_S) + (x-1) D / (x C_F). Broadcasts over numpy arrays."""
-    _sizes(x, y)
-    _positive(C_F=C_F, C_S=C_S)
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    return (y - 1) * D / (x * y * C_S) + (x - 1) * D / (x * C_F)
-
-
 def a2a_rail_optimized(D, x, y, C_F, C_S):
     """Eq 2: max((x-1) D / C_F, x (y-1) D / C_S)."""
-    _sizes(x, y)
-    _positive(C_F=C_F, C_S=C_S)
+    check_sizes(x, y)
+    check_positive(C_F=C_F, C_S=C_S)
     return np.maximum((x - 1) * D / C_F, x * (y - 1) * D / C_S)
 
 
 def a2a_rail_only(D, x, y, C_F, C_S):
     """Eq 3: y (x-1) D / C_F + x (y-1) D / C_S."""
-    _sizes(x, y)
-    _positive(C_F=C_F, C_S=C_S)
+    check_sizes(x, y)
+    check_positive(C_F=C_F, C_S=C_S)
     return y * (x - 1) * D / C_F + x * (y - 1) * D / C_S
 
 
 def slowdown(C_F, C_S) -> float:
     """The paper's approximate all-to-all slow-down of Rail-only forwarding, C_S / C_F."""
-    _positive(C_F=C_F, C_S=C_S)
+    check_positive(C_F=C_F, C_S=C_S)
     return C_S / C_F
 
 
@@ -221,7 +204,7 @@ def ag_bound(x: int, y: int, C_F: float, C_S: float, *, rail_only: bool = False)
     GPUs (all 2^(xy) - 2 boolean matrices but all-ones and all-zeros). Grid rows are HB
     domains (``y`` of them, ``x`` GPUs each), as in the schedules above."""
     _grid(x, y)
-    _positive(C_F=C_F, C_S=C_S)
+    check_positive(C_F=C_F, C_S=C_S)
     n = x * y
     if n > 20:
         raise ValueError(f"ag_bound enumerates 2^(x*y) partitions; x*y = {n} is over 20")

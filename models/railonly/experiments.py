@@ -9,8 +9,10 @@ import numpy as np
 from aifabric.models.common.figures import md_table, pyplot, save
 from aifabric.models.common.records import Record, printed_tolerance, record
 
-from . import collectives, faults, iteration, network, traffic
-from .specs import GPT, KORTHIKANTI, MEGATRON, MODELS, PLATFORMS
+from aifabric.models.common import iteration
+from aifabric.models.common.specs import GPT, KORTHIKANTI, MEGATRON, MODELS, PLATFORMS
+
+from . import collectives, faults, network, traffic
 
 __all__ = ["table2_records", "collective_records", "traffic_study", "traffic_records",
            "fig7", "fig7_records", "fig8", "fig9", "fig10", "sweep_records", "fault_study",
@@ -251,7 +253,7 @@ def fig7(knobs: iteration.Knobs = iteration.DEFAULT) -> list[dict]:
         pub = iteration.hfu(model, a100, r.gpus, r.batch, r.time_selective)
         pred = iteration.predicted_hfu(r, knobs=knobs)
         own = iteration.fit_efficiency(r, "selective", knobs)
-        full = iteration._run_time(r, a100.with_(efficiency=own),
+        full = iteration.run_time(r, a100.with_(efficiency=own),
                                    knobs.with_(recompute="full"))
         rows.append({"model": r.model, "gpus": r.gpus, "published": r.hfu,
                      "from_time": pub, "model_hfu": pred, "error": abs(pred / pub - 1),
@@ -265,7 +267,7 @@ def fig7_records(rows: list[dict]) -> list[Record]:
     eta = rows[0]["efficiency"]
     cal = iteration.CALIBRATION
     a100 = PLATFORMS["dgx-a100"]
-    cal_time = iteration._run_time(cal, a100, iteration.DEFAULT.with_(recompute="full"))
+    cal_time = iteration.run_time(cal, a100, iteration.DEFAULT.with_(recompute="full"))
     errors = ", ".join(f"{r['model'][4:]} {100 * r['error']:.1f} %" for r in rows)
     out = [_rec("fig7.calibration.gpt-1t_full_time", "GPT-1T iteration time with full "
                 "recomputation, 512 A100s (Korthikanti et al. Table 5): the calibration run",

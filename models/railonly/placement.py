@@ -12,7 +12,7 @@ rank ``th + t_h tl``, data rank ``dh + d_h dl``; pipeline stage ``pl p_h + r`` w
 with interleaving the wrap from the last stage to the first) and every step of the
 hierarchical TP and DP collectives (eq 1: a ring inside each HB domain, then a ring over the
 domains between equal local ranks), counting the pairs that cross domains and those that
-cross domains on different rails. :func:`models.railonly.iteration.forwarded_links` is the
+cross domains on different rails. :func:`models.common.iteration.forwarded_links` is the
 closed form the strategy search uses; the tests check the two agree.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .iteration import Strategy
+from aifabric.models.common.iteration import Strategy
 
 __all__ = ["layout", "pipeline_links"]
 

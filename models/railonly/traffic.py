@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .specs import GPT
+from aifabric.models.common.specs import GPT
 
 __all__ = ["megatron_traffic", "moe_traffic", "summary", "plot_heatmap"]
 

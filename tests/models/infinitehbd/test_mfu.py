@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from aifabric.models.infinitehbd import mfu
-from aifabric.models.railonly.iteration import efficiency_of
+from aifabric.models.common.iteration import efficiency_of
 
 
 def test_llama_block_is_mha_plus_swiglu():

@@ -84,7 +84,7 @@ def test_bad_input(kw, message):
 
 def test_iteration_bytes_agree_with_the_shared_traffic_model():
     # the per-GPU volumes are those of railonly's traffic matrices, averaged over the GPUs
-    from aifabric.models.railonly.specs import GPT
+    from aifabric.models.common.specs import GPT
     from aifabric.models.railonly.traffic import megatron_traffic
     model = GPT("tiny", 4, 64, 4, seq=32)
     mats = megatron_traffic(model, 24, 12, t=2, p=2, micro=1)        # d = 6

@@ -4,8 +4,8 @@ all-to-all schedules, the Figs 8-10 bands and the Rail-only vs Rail-optimized co
 import pytest
 
 from aifabric.models.railonly import experiments as ex
-from aifabric.models.railonly import iteration as it
-from aifabric.models.railonly.specs import PLATFORMS
+from aifabric.models.common import iteration as it
+from aifabric.models.common.specs import PLATFORMS
 
 
 def test_cost_range_ends_are_65536_gpu_rows():

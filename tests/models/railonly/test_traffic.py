@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from aifabric.models.railonly import traffic
-from aifabric.models.railonly.specs import GPT
+from aifabric.models.common.specs import GPT
 
 TINY = GPT("tiny", layers=4, hidden=64, heads=4, seq=8, vocab=16)
 

@@ -1,5 +1,6 @@
 """Training iteration time of a GPT model under PTD-P parallelism on HB domains joined by a
-network (Rail-only appendix, eq 6-11), and the search for the best parallelisation.
+network (Rail-only appendix, eq 6-11), and the search for the best parallelisation. Shared:
+Rail-only's Figs 7-10 and InfiniteHBD's Table 2 (:mod:`models.infinitehbd.mfu`) both run it.
 
 For a strategy (t, p, d tensor/pipeline/data degrees; t_h, p_h, d_h the parts inside one HB
 domain, t_l = t / t_h ...; micro-batch b, interleaving v, m = B / (d b) micro-batches):
@@ -12,7 +13,7 @@ domain, t_l = t / t_h ...; micro-batch b, interleaving v, m = B / (d b) micro-ba
     T_sync   = 2 AGtime(D_d, d_h, d_l)                                           (11)
 
 with D_p = 2 b h s / t, D_t = 2 b h s, D_d = 2 l S_T / (p t), C_* = C_S if p_l > 1 else C_F,
-AGtime = eq 1 (:func:`models.railonly.collectives.ag_time`). The paper adds a propagation
+AGtime = eq 1 (:func:`models.common.collectives.ag_time`). The paper adds a propagation
 delay it does not state (§A: "we also consider the propagation delay"): every collective
 level pays ``alpha`` per step (a ring of x GPUs: x - 1 steps; a tree: ceil(log2 x)), every
 pipeline send one ``alpha``.
@@ -46,7 +47,7 @@ from .specs import GPT, KORTHIKANTI, MODELS, PLATFORMS, Measured, Platform
 
 __all__ = ["Strategy", "Knobs", "DEFAULT", "iteration_time", "search", "candidates",
            "calibrate_efficiency", "fit_efficiency", "efficiency_of", "hfu", "divisors", "predicted_hfu",
-           "CALIBRATION", "memory"]
+           "CALIBRATION", "memory", "run_time", "FIELDS"]
 
 BYTES = 2   # 16-bit activations, weights and gradients
 
@@ -153,12 +154,14 @@ class Strategy:
         return batch // (self.d * self.b)
 
 
-_FIELDS = ("t", "p", "d", "b", "v", "t_h", "p_h", "d_h")
+#: The strategy fields in order: the keys of the vectorised form (a dict of arrays) that
+#: :func:`iteration_time`, :func:`memory` and :func:`candidates` use.
+FIELDS = ("t", "p", "d", "b", "v", "t_h", "p_h", "d_h")
 
 
 def _arrays(cands: list[tuple]) -> dict:
     a = np.array(cands, dtype=np.int64).reshape(-1, 8)
-    return {k: a[:, i].astype(float) for i, k in enumerate(_FIELDS)}
+    return {k: a[:, i].astype(float) for i, k in enumerate(FIELDS)}
 
 
 #: The one measured run the compute efficiency is calibrated on: Korthikanti et al.'s GPT-1T
@@ -186,7 +189,7 @@ def fit_efficiency(r: Measured, recompute: str = "selective", knobs: Knobs = DEF
     lo, hi = 1e-3, 1.0   # the time falls monotonically as the efficiency rises
     for _ in range(60):
         mid = (lo + hi) / 2
-        if _run_time(r, plat.with_(efficiency=mid), k) > target:
+        if run_time(r, plat.with_(efficiency=mid), k) > target:
             lo = mid
         else:
             hi = mid
@@ -197,7 +200,9 @@ def efficiency_of(plat: Platform, knobs: Knobs = DEFAULT) -> float:
     return plat.efficiency if plat.efficiency is not None else calibrate_efficiency(knobs)
 
 
-def _run_time(r: Measured, plat: Platform, knobs: Knobs) -> float:
+def run_time(r: Measured, plat: Platform, knobs: Knobs) -> float:
+    """The model's iteration time of measured run ``r`` with the run's own parallelisation
+    (TP inside the HB domain, PP and DP across)."""
     model = MODELS[r.model]
     s = Strategy(r.t, r.p, r.gpus // (r.t * r.p), r.micro, r.v, min(r.t, plat.hb), 1, 1)
     return float(iteration_time(model, plat, r.gpus, r.batch, s, knobs=knobs)["total"])
@@ -243,7 +248,7 @@ def iteration_time(model: GPT, plat: Platform, gpus: int, batch: int, strategy,
     if network not in ("rail-optimized", "rail-only"):
         raise ValueError(f"network must be 'rail-optimized' or 'rail-only', not {network!r}")
     if isinstance(strategy, Strategy):
-        st = {k: float(getattr(strategy, k)) for k in _FIELDS}
+        st = {k: float(getattr(strategy, k)) for k in FIELDS}
     else:
         st = strategy
     t, p, d, b, v = st["t"], st["p"], st["d"], st["b"], st["v"]
@@ -313,9 +318,6 @@ def memory(model: GPT, st: dict, batch: int, knobs: Knobs = DEFAULT) -> np.ndarr
     return per_param * stage_params + acts
 
 
-_memory = memory   # older name
-
-
 def candidates(model: GPT, gpus: int, batch: int, hb: int, *, max_micro: int = 8,
                max_v: int = 8, tp: str = "any") -> dict:
     """Every valid strategy (see the module docstring) as arrays."""
@@ -381,7 +383,7 @@ def search(model: GPT, plat: Platform, gpus: int, batch: int, hb: int | None = N
     c = {k: v[fits] for k, v in c.items()}
     terms = iteration_time(model, plat, gpus, batch, c, knobs=knobs, network=network)
     i = int(np.argmin(terms["total"]))
-    best = Strategy(*(int(c[k][i]) for k in _FIELDS))
+    best = Strategy(*(int(c[k][i]) for k in FIELDS))
     return {"strategy": best, "time": float(terms["total"][i]),
             "terms": {k: float(np.asarray(v)[i]) if np.ndim(v) else float(v)
                       for k, v in terms.items()},
@@ -402,4 +404,4 @@ def predicted_hfu(r: Measured, plat: Platform | None = None, knobs: Knobs = DEFA
     plat = plat or PLATFORMS["dgx-a100"]
     model = MODELS[r.model]
     k = knobs.with_(recompute=recompute)
-    return hfu(model, plat, r.gpus, r.batch, _run_time(r, plat, k), recompute)
+    return hfu(model, plat, r.gpus, r.batch, run_time(r, plat, k), recompute)

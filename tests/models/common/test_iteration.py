@@ -4,8 +4,8 @@ the strategy search's constraints; the one calibration behind Fig 7."""
 import numpy as np
 import pytest
 
-from aifabric.models.railonly import iteration as it
-from aifabric.models.railonly.specs import GPT, KORTHIKANTI, MODELS, PLATFORMS, Platform
+from aifabric.models.common import iteration as it
+from aifabric.models.common.specs import GPT, KORTHIKANTI, MODELS, PLATFORMS, Platform
 
 TINY = GPT("tiny", layers=4, hidden=64, heads=4, seq=8, vocab=16)
 NO_LAT = it.Knobs(alpha_hb=0.0, alpha_nic=0.0)
@@ -69,7 +69,7 @@ def test_search_picks_the_fastest_fitting_strategy():
     m, plat = MODELS["gpt-146b"], PLATFORMS["dgx-h100"]
     res = it.search(m, plat, 512, 256)
     c = it.candidates(m, 512, 256, 8)
-    fits = it._memory(m, c, 256) <= plat.memory
+    fits = it.memory(m, c, 256) <= plat.memory
     times = it.iteration_time(m, plat, 512, 256, c)["total"][fits]
     assert res["time"] == pytest.approx(times.min())
     assert res["count"] == int(fits.sum())
@@ -132,7 +132,7 @@ def test_closed_form_forwarding_matches_the_explicit_layout():
     for t_h, t_l, p_h, p_l, d_l, v in itertools.product((1, 2), (1, 2), (1, 2, 3), (1, 2, 3),
                                                         (1, 2), (1, 2)):
         s = it.Strategy(t_h * t_l, p_h * p_l, 2 * d_l, 1, v, t_h, p_h, 2)
-        arrays = {k: np.array([float(getattr(s, k))]) for k in it._FIELDS}
+        arrays = {k: np.array([float(getattr(s, k))]) for k in it.FIELDS}
         for order in ("snake", "linear"):
             links = pl.pipeline_links(s, order)
             crossing, cross_rail = it.forwarded_links(arrays, order)
@@ -166,7 +166,7 @@ def test_one_efficiency_predicts_the_measured_runs():
     eta = it.calibrate_efficiency()
     assert it.efficiency_of(PLATFORMS["dgx-h100"]) == eta
     cal = it.CALIBRATION
-    t = it._run_time(cal, PLATFORMS["dgx-a100"], it.DEFAULT.with_(recompute="full"))
+    t = it.run_time(cal, PLATFORMS["dgx-a100"], it.DEFAULT.with_(recompute="full"))
     assert t == pytest.approx(cal.time_full, rel=1e-6)
     # independent data: the selective-recompute HFUs Korthikanti et al. measured. GPT-1T is
     # predicted within the paper's own 1.8 %; the error grows as the model shrinks (the

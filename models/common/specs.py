@@ -1,10 +1,11 @@
-"""Platforms and GPT models the Rail-only paper analyses, with the published measurements
-its Fig 7 is checked against.
+"""Platforms and GPT models of the iteration-time model (:mod:`.iteration`), with the
+published measurements its compute efficiency is calibrated on and Rail-only's Fig 7 is
+checked against. Rail-only and InfiniteHBD both build on them.
 
 Bandwidths are per GPU and per direction, in bytes/s: ``C_F`` the HB domain (NVLink), ``C_S``
 the NIC. Peak is dense 16-bit tensor throughput. ``efficiency`` is the fraction of peak a
 transformer layer's compute sustains; ``None`` means "calibrated": see
-:func:`models.railonly.iteration.calibrate_efficiency`.
+:func:`models.common.iteration.calibrate_efficiency`.
 """
 
 from __future__ import annotations
