@@ -112,3 +112,47 @@ def test_no_import_cycle():
     """A cycle hidden by an import inside a function still ties the two modules together:
     neither can be read, tested or moved without the other."""
     assert cycles(import_graph()) == []
+
+
+PAPERS = sorted(p.parent.name for p in (ROOT / "models").glob("*/__init__.py")
+                if p.parent.name != "common")
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_imports() -> list[str]:
+    """Imports by a module of one system package (``models/<paper>/``) of another system
+    package's private module or name (one starting with ``_``)."""
+    out = []
+    for module, path in MODULES.items():
+        parts = module.split(".")
+        if parts[:2] != ["aifabric", "models"] or len(parts) < 3 or parts[2] not in PAPERS:
+            continue
+        for target, name, line in imports(module, path):
+            t = target.split(".")
+            if t[:2] != ["aifabric", "models"] or len(t) < 3 or t[2] not in PAPERS \
+                    or t[2] == parts[2]:
+                continue
+            if any(_private(p) for p in t[3:]) or _private(name):
+                out.append(f"{module} (line {line}) imports "
+                           f"{target}{'.' + name if name else ''}")
+    return sorted(out)
+
+
+def test_papers_import_no_other_papers_private_names():
+    """What two systems share is public and lives in models/common; a name with a leading
+    underscore is its own package's business."""
+    assert PAPERS == ["chronos", "flexsipac", "infinitehbd", "railonly", "railx"]
+    assert private_imports() == []
+
+
+def test_models_common_imports_no_system_package():
+    """The shared models take a system's specifics as arguments or through a registry
+    (docs/layout.md); they never import a system package."""
+    found = [f"{m} imports {t}" for m, path in MODULES.items()
+             if m.startswith("aifabric.models.common")
+             for t, _, _ in imports(m, path)
+             if any(t.startswith(f"aifabric.models.{p}") for p in PAPERS)]
+    assert found == []
