@@ -3,6 +3,7 @@
 system package under ``models/`` reaches into another's private names."""
 
 import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -156,3 +157,63 @@ def test_models_common_imports_no_system_package():
              for t, _, _ in imports(m, path)
              if any(t.startswith(f"aifabric.models.{p}") for p in PAPERS)]
     assert found == []
+
+
+def package_folders() -> dict[str, str]:
+    """Every package folder of the tree (one with an ``__init__.py`` under a mapped root):
+    import name -> path from the repository root, with a trailing slash."""
+    out = {}
+    for name, folder in PACKAGE_DIR.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            out[".".join((name, *rel))] = init.parent.relative_to(ROOT).as_posix() + "/"
+    return out
+
+
+LAYOUT = ROOT / "docs" / "layout.md"
+# the folders whose every module docs/layout.md names (a system package's modules are on its
+# page under docs/models/, an area's blocks on docs/blocks/)
+LISTED_MODULES = ("aifabric", "rtl", "rtl/asic", "models/common", "models/common/netsim",
+                  "cosim", "scripts")
+
+
+def unnamed(layout: str) -> list[str]:
+    """Package folders and modules of :data:`LISTED_MODULES` that ``layout`` does not name in
+    backquotes (a folder by its path, ``models/common/netsim/``; a module by its name, or by
+    a pattern such as ``test_<block>.py`` or ``bench_*``)."""
+    quoted = set(re.findall(r"`([^`\n]+)`", layout))
+    # a pattern names modules by a prefix: test_<block>.py, bench_* (not <block>.py)
+    parts = [re.split(r"<[^>]*>|\*", q) for q in quoted]
+    patterns = [re.compile(".+".join(map(re.escape, p)) + "$") for p in parts
+                if len(p) > 1 and p[0]]
+    missing = [f"package folder {path}" for path in package_folders().values()
+               if path not in quoted]
+    for folder in LISTED_MODULES:
+        for path in sorted((ROOT / folder).glob("*.py")):
+            stem = path.stem
+            if stem == "__init__" or stem in quoted or path.name in quoted or \
+                    any(p.match(stem) or p.match(path.name) for p in patterns):
+                continue
+            missing.append(f"module {folder}/{path.name}")
+    return missing
+
+
+def test_every_package_is_declared_in_pyproject():
+    """pyproject lists its packages by name (no discovery): a package folder left out would
+    be missing from the wheel, a stale entry names a folder that is gone."""
+    declared = PYPROJECT["tool"]["setuptools"]["packages"]
+    folders = package_folders()
+    assert sorted(set(folders) - set(declared)) == []
+    for name in declared:                        # data packages have no __init__.py
+        root = max((n for n in PACKAGE_DIR if name == n or name.startswith(n + ".")), key=len)
+        path = ROOT / PACKAGE_DIR[root] / Path(*name[len(root):].split(".")[1:])
+        assert path.is_dir(), f"pyproject lists {name}, but {path} is not a folder"
+
+
+def test_the_layout_page_names_every_package_and_module():
+    layout = LAYOUT.read_text()
+    assert unnamed(layout) == []
+    # and the check sees a deletion: drop the netsim row or the word batch
+    row = next(line for line in layout.splitlines() if line.startswith("| `models/common/netsim/`"))
+    assert "package folder models/common/netsim/" in unnamed(layout.replace(row, ""))
+    assert unnamed(layout.replace("`batch`", "batch")) == ["module cosim/batch.py"]
