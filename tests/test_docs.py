@@ -1,6 +1,7 @@
 """The documentation site (``make docs``): Sphinx builds it with warnings as errors, the block
 reference is generated from the registry, and every Python example on its pages runs."""
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -132,10 +133,31 @@ def test_every_python_example_runs(page, tmp_path, monkeypatch):
     earlier one's names), from a scratch directory."""
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": f"docs_{page.stem}"}
-    for k, m in enumerate(FENCE.finditer(page.read_text())):
-        line = page.read_text()[:m.start()].count("\n") + 2
-        try:
-            exec(compile(m.group(1), f"{page.name}:{line}", "exec"), namespace)
-        except Exception as e:          # name the example, not only the exception
-            raise AssertionError(f"{page.name}, example {k + 1} (line {line}): "
-                                 f"{type(e).__name__}: {e}") from e
+    with _registrations_undone(namespace["__name__"]):
+        for k, m in enumerate(FENCE.finditer(page.read_text())):
+            line = page.read_text()[:m.start()].count("\n") + 2
+            try:
+                exec(compile(m.group(1), f"{page.name}:{line}", "exec"), namespace)
+            except Exception as e:          # name the example, not only the exception
+                raise AssertionError(f"{page.name}, example {k + 1} (line {line}): "
+                                     f"{type(e).__name__}: {e}") from e
+
+
+@contextlib.contextmanager
+def _registrations_undone(module: str):
+    """A page may register a routing, topology or router with the network simulator
+    (docs/adding_a_router.md does): what the page's own code registered is taken out again,
+    so a later test in this process sees the registry the package fills. Entries registered
+    by a module the page imported stay, as that module stays imported."""
+    from aifabric.models.common.netsim import registry
+    choices = {kind: dict(entries) for kind, entries in registry._CHOICES.items()}
+    try:
+        yield
+    finally:
+        for table, attr in ((registry._TOPOLOGIES, "build"), (registry._ROUTINGS, "compile")):
+            for name in [n for n, e in table.items()
+                         if getattr(getattr(e, attr), "__module__", None) == module]:
+                del table[name]
+        for kind, entries in choices.items():
+            registry._CHOICES[kind].clear()
+            registry._CHOICES[kind].update(entries)
