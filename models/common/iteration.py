@@ -46,8 +46,8 @@ from .collectives import ag_time
 from .specs import GPT, KORTHIKANTI, MODELS, PLATFORMS, Measured, Platform
 
 __all__ = ["Strategy", "Knobs", "DEFAULT", "iteration_time", "search", "candidates",
-           "calibrate_efficiency", "fit_efficiency", "efficiency_of", "hfu", "divisors", "predicted_hfu",
-           "CALIBRATION", "memory", "run_time", "FIELDS"]
+           "calibrate_efficiency", "fit_efficiency", "efficiency_of", "hfu", "divisors",
+           "predicted_hfu", "CALIBRATION", "memory", "run_time", "FIELDS"]
 
 BYTES = 2   # 16-bit activations, weights and gradients
 
