@@ -9,13 +9,32 @@ Rules (one event loop, :func:`run`, compiled with numba):
 
 - **Links.** Link k sends the packet at the head of its FIFO output queue when it is idle:
   serialisation takes wire bytes / rate, the packet reaches the next node ``delay`` later.
-- **Output queues, finite, lossless.** A packet may start on link k toward a next link m
-  only when m's output queue has room for it (``queue`` bytes: those waiting at m plus those
-  already on their way to it); otherwise link k pauses (its head waits, head-of-line) until
-  m's queue drains -- link-level back-pressure, nothing dropped. A packet larger than a queue
-  still enters it when it is empty.
+- **Output queues count what waits in them.** Link k's output queue holds the packets that
+  have arrived at k's sending node and wait for k (not the one k is serialising, not those
+  still on the wire toward it: a wire carries what is on it). A source's own output queue is
+  finite (``queue`` bytes): a host whose queue is full waits.
 - **ECN.** A packet is marked when it joins an output queue already holding more than ``K``
-  bytes (Netbench's ``ecn_tail_drop`` marks on enqueue at K).
+  waiting bytes (Netbench's ``ecn_tail_drop`` output port marks on enqueue at K against the
+  bytes in its queue).
+- **Lossless links: link-level back-pressure**, one of two mechanisms (``backpressure``):
+
+  * ``"pause"`` (the default): a PFC-like pause per link (IEEE 802.1Qbb, one class). The
+    node at the end of link k counts the bytes that came in over k and still wait in one of
+    its output queues (its ingress counter). When that count exceeds ``xoff`` bytes it sends
+    a PAUSE back over k's reverse wire, which reaches k's sender one link delay later; from
+    then k starts no new packet (the one it is serialising completes). When the count falls
+    to ``xon`` or below it sends a RESUME, also one link delay on its way. The round trip
+    costs headroom, not loss: the bytes already sent or started during the pause's flight
+    (up to two link delays at the link's rate, plus one packet) are accepted, and
+    ``max_ingress`` reports the largest count reached (the buffer a lossless port needs).
+  * ``"credit"``: credit per link: k's sender holds ``credit`` bytes of the receive buffer
+    at its far end; a packet starts only with credit for its wire bytes, and its credit
+    returns one link delay after it leaves that node (starts on its next link, or is
+    delivered). A link then carries at most ``credit`` bytes per round trip (two link
+    delays plus the serialisation): with a buffer under the bandwidth-delay product the
+    link is throttled before any contention.
+
+  A packet larger than a threshold or a credit still passes when the counter is empty.
 - **Window transport.** A flow may have at most ``cwnd`` bytes unacknowledged; the
   destination returns an acknowledgement per packet that echoes the mark and reaches the
   source after the path's delays (acknowledgements take no link capacity: the reverse
@@ -48,7 +67,7 @@ class Setting:
     name: str
     mss: float = 1380.0               # payload bytes per packet
     header: float = 120.0             # wire bytes on top of the payload
-    queue: float = 20_000.0           # output-queue bytes (back-pressure above)
+    queue: float = 20_000.0           # a source's output-queue bytes (the host waits above)
     ecn_k: float = 4_000.0            # ECN marking threshold (bytes)
     g: float = 1 / 16                 # DCTCP's alpha gain
     init_window: float = 3.0          # initial cwnd, in segments
@@ -56,6 +75,10 @@ class Setting:
     link_delay: float = 1e-6          # every network and server link
     injection_gbps: float = 1000.0    # server-to-network (injection) link rate
     handshake: bool = True
+    backpressure: str = "pause"       # "pause" (PFC-like, per link) or "credit" (per link)
+    xoff: float = 20_000.0            # pause: ingress bytes above which the link is paused
+    xon: float = 17_000.0             # pause: ... at or below which it resumes
+    credit: float = 20_000.0          # credit: receive-buffer bytes per link
     source: str = ""
 
 
@@ -63,13 +86,15 @@ class Setting:
 # simple_dctcp, OUTPUT_QUEUE_BUFFER_SIZE_BYTES 20000, NETWORK_ / SERVER_LINK_LATENCY_NS 1000,
 # INJECTION_LINK_BW_GBPS 1000, NUM_VCS 2), generate_experiment.py (ECN threshold K = 1/5 of
 # the output queue = 4,000 B; CONGESTION_THRESHOLD_BYTES 5000 names the run; routing ecmp),
-# utilities.py (output_port=ecn_tail_drop); Netbench's SimpleTcpSocket / SimpleDctcpSocket
+# utilities.py (output_port=ecn_tail_drop); the pause thresholds are ours (XOFF at the
+# output-queue size, XON two 1,500-byte packets below: the paper names no values); Netbench's SimpleTcpSocket / SimpleDctcpSocket
 # defaults (MSS 1,380 B, initial window 3 MSS, ssthresh 30 MSS, g = 0.0625, handshake).
 NETBENCH_SIPAC = Setting(
     "netbench-sipac", source="brianwuuu/SiPAC setup.json + generate_experiment.py; Netbench "
     "simple_dctcp defaults")
 
-ARRIVE, FREE, ACK, START, OPEN = 0, 1, 2, 3, 4
+ARRIVE, FREE, ACK, START, OPEN, PAUSE, RESUME, CREDIT = 0, 1, 2, 3, 4, 5, 6, 7
+BACKPRESSURE = ("pause", "credit")
 
 
 @njit(cache=True)
@@ -120,9 +145,11 @@ def _pop(ht, hs, hk, ha, n):
 
 @njit(cache=True)
 def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, group_flows,
-        group_job, job_first, flow_group, mss, header, init_w, ssth0, g, handshake):
-    """Returns (per group its completion time, packets, events, marked packets, pauses, the
-    largest fraction one window cut took off a window)."""
+        group_job, job_first, flow_group, mss, header, init_w, ssth0, g, handshake,
+        credit_mode, xoff, xon, credit0):
+    """Returns (per group its completion time, packets, events, marked packets, pauses (PAUSE
+    frames sent; credit mode: starts that waited for credit), the largest fraction one
+    window cut took off a window, the largest ingress count of a link (bytes))."""
     nl = bw.shape[0]
     nf = size.shape[0]
     ng = group_job.shape[0]
@@ -152,7 +179,7 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
         for h in range(path_start[f], path_start[f + 1]):
             d += lat[path_links[h]]
         rtt_half[f] = d
-    # packets (slots reused through a free list)
+    # packets
     cap_pk = total + 1
     pk_flow = np.empty(cap_pk, np.int64)
     pk_hop = np.zeros(cap_pk, np.int64)
@@ -161,18 +188,20 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
     pk_next = np.full(cap_pk, -1, np.int64)
     # links
     busy = np.zeros(nl, np.bool_)
-    qbytes = np.zeros(nl, np.float64)      # bytes waiting at or heading to the queue
+    qbytes = np.zeros(nl, np.float64)      # bytes waiting in the output queue
+    ing = np.zeros(nl, np.float64)         # bytes in over the link, waiting at its far end
+    xoff_sent = np.zeros(nl, np.bool_)     # a PAUSE for the link is out (no RESUME since)
+    paused = np.zeros(nl, np.bool_)        # the link's sender has received a PAUSE
+    credit = np.full(nl, credit0)
+    cwait = np.zeros(nl, np.bool_)         # credit mode: the head waits for credit
     head = np.full(nl, -1, np.int64)
     tail = np.full(nl, -1, np.int64)
-    waiting_on = np.full(nl, -1, np.int64)  # link k paused for room at link m
-    w_head = np.full(nl, -1, np.int64)      # links paused on m (linked through w_next)
-    w_next = np.full(nl, -1, np.int64)
     f_wait = np.zeros(nf, np.bool_)         # flows paused for room at their first link
     fw_head = np.full(nl, -1, np.int64)
     fw_next = np.full(nf, -1, np.int64)
     fstack = np.empty(nf + 1, np.int64)
     # events
-    cap = 2 * total + 2 * nl + 2 * nf + 2 * ng + 16
+    cap = 4 * total + 4 * nl + 2 * nf + 2 * ng + 16
     ht = np.empty(cap, np.float64)
     hs = np.empty(cap, np.int64)
     hk = np.empty(cap, np.int64)
@@ -190,7 +219,8 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
     marked = 0
     pauses = 0
     max_cut = 0.0
-    stack = np.empty(4 * nl + 8, np.int64)      # links to try, processed after each event
+    max_ing = 0.0
+    stack = np.empty(4 * nl + nf + 8, np.int64)  # links to try, processed after each event
     while n > 0:
         t, kind, a, n = _pop(ht, hs, hk, ha, n)
         events += 1
@@ -200,11 +230,27 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
             busy[a] = False
             stack[sp] = a
             sp += 1
+        elif kind == PAUSE:
+            paused[a] = True
+        elif kind == RESUME:
+            paused[a] = False
+            stack[sp] = a
+            sp += 1
+        elif kind == CREDIT:                # credit of packet a // nl returns to link a % nl
+            k = a % nl
+            credit[k] += pk_pay[a // nl] + header
+            stack[sp] = k
+            sp += 1
         elif kind == ARRIVE:                # packet a reaches the end of its hop
             p = a
             f = pk_flow[p]
             h = pk_hop[p] + 1
+            prev = path_links[path_start[f] + h - 1]
+            wire = pk_pay[p] + header
             if path_start[f] + h == path_start[f + 1]:      # delivered
+                if credit_mode:
+                    n = _push(ht, hs, hk, ha, n, seq, t + lat[prev], CREDIT, p * nl + prev)
+                    seq += 1
                 n = _push(ht, hs, hk, ha, n, seq, t + rtt_half[f], ACK, p)
                 seq += 1
                 gg = flow_group[f]
@@ -215,15 +261,28 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
                     if gg + 1 < job_first[j + 1]:
                         n = _push(ht, hs, hk, ha, n, seq, t, START, gg + 1)
                         seq += 1
-            else:                           # room was reserved when it left: join queue
+            else:                           # joins the next link's output queue
                 k = path_links[path_start[f] + h]
                 pk_hop[p] = h
                 pk_next[p] = -1
+                if qbytes[k] > ecn_k[k]:
+                    if not pk_mark[p]:
+                        marked += 1
+                    pk_mark[p] = True
+                qbytes[k] += wire
                 if tail[k] < 0:
                     head[k] = p
                 else:
                     pk_next[tail[k]] = p
                 tail[k] = p
+                ing[prev] += wire
+                if ing[prev] > max_ing:
+                    max_ing = ing[prev]
+                if not credit_mode and ing[prev] > xoff[prev] and not xoff_sent[prev]:
+                    xoff_sent[prev] = True
+                    pauses += 1
+                    n = _push(ht, hs, hk, ha, n, seq, t + lat[prev], PAUSE, prev)
+                    seq += 1
                 stack[sp] = k
                 sp += 1
         elif kind == ACK:
@@ -278,7 +337,7 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
                     if inflight[f] > 0 and inflight[f] + pay > cwnd[f]:
                         break
                     if qbytes[k] > 0 and qbytes[k] + pay + header > qcap[k]:
-                        if not f_wait[f]:       # host paused: its output queue is full
+                        if not f_wait[f]:       # host waits: its output queue is full
                             f_wait[f] = True
                             fw_next[f] = fw_head[k]
                             fw_head[k] = f
@@ -306,47 +365,41 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
                 break
             sp -= 1                         # one touched link tries to send
             k = stack[sp]
-            if busy[k] or head[k] < 0:
+            if busy[k] or head[k] < 0 or paused[k]:
                 continue
             p = head[k]
             f = pk_flow[p]
             h = pk_hop[p]
             wire = pk_pay[p] + header
-            if path_start[f] + h + 1 < path_start[f + 1]:
-                m = path_links[path_start[f] + h + 1]
-                if qbytes[m] > 0 and qbytes[m] + wire > qcap[m]:
-                    if waiting_on[k] != m:  # paused: no room downstream (back-pressure)
-                        waiting_on[k] = m
-                        w_next[k] = w_head[m]
-                        w_head[m] = k
+            if credit_mode:
+                if credit[k] < wire and credit[k] < credit0:
+                    if not cwait[k]:
+                        cwait[k] = True
                         pauses += 1
                     continue
-                if qbytes[m] > ecn_k[m]:
-                    if not pk_mark[p]:
-                        marked += 1
-                    pk_mark[p] = True
-                qbytes[m] += wire
+                cwait[k] = False
+                credit[k] -= wire
             head[k] = pk_next[p]
             if head[k] < 0:
                 tail[k] = -1
             busy[k] = True
+            qbytes[k] -= wire
             done = t + wire / bw[k]
             n = _push(ht, hs, hk, ha, n, seq, done, FREE, k)
             seq += 1
             n = _push(ht, hs, hk, ha, n, seq, done + lat[k], ARRIVE, p)
             seq += 1
-            qbytes[k] -= wire               # it has left k's queue: wake who waits on k
-            w = w_head[k]
-            w_head[k] = -1
-            while w >= 0:
-                nx = w_next[w]
-                waiting_on[w] = -1
-                w_next[w] = -1
-                if sp < stack.shape[0]:
-                    stack[sp] = w
-                    sp += 1
-                w = nx
-            w = fw_head[k]
+            if h > 0:                       # it leaves the node it came in over prev
+                prev = path_links[path_start[f] + h - 1]
+                ing[prev] -= wire
+                if credit_mode:
+                    n = _push(ht, hs, hk, ha, n, seq, t + lat[prev], CREDIT, p * nl + prev)
+                    seq += 1
+                elif xoff_sent[prev] and ing[prev] <= xon[prev]:
+                    xoff_sent[prev] = False
+                    n = _push(ht, hs, hk, ha, n, seq, t + lat[prev], RESUME, prev)
+                    seq += 1
+            w = fw_head[k]                  # room in k's queue: wake the hosts that wait
             fw_head[k] = -1
             while w >= 0:
                 nx = fw_next[w]
@@ -357,7 +410,7 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
                 w = nx
         if n < 0:
             break
-    return step_done, total, events, marked, pauses, max_cut
+    return step_done, total, events, marked, pauses, max_cut, max_ing
 
 
 def run_reference(links, paths, sizes, groups, setting: Setting, *, mss: float | None = None,
@@ -366,20 +419,28 @@ def run_reference(links, paths, sizes, groups, setting: Setting, *, mss: float |
     """The same rules in plain Python, written apart from :func:`run` (objects and deques
     instead of arrays and linked lists) to check it. ``links``: [(rate B/s, delay s)];
     ``paths``: per flow its link ids; ``groups``: per job the list of its steps, each a list
-    of flow ids, in order. Returns ({(job, step index): completion time}, marked packets)."""
+    of flow ids, in order. Returns ({(job, step index): completion time}, marked packets,
+    pauses, the largest ingress count)."""
     import heapq
     from collections import deque
     mss = mss or setting.mss
+    k_scale = mss / setting.mss
     header = setting.header if header is None else header
     queue = setting.queue if queue is None else queue
     ecn_k = setting.ecn_k if ecn_k is None else ecn_k
+    credit_mode = setting.backpressure == "credit"
+    xoff, xon, credit0 = (setting.xoff * k_scale, setting.xon * k_scale,
+                          setting.credit * k_scale)
     nl = len(links)
     q = [deque() for _ in range(nl)]         # packets waiting at each link's output
-    qb = [0.0] * nl
+    qb = [0.0] * nl                           # their bytes
+    ing = [0.0] * nl                          # bytes in over the link, waiting at its end
+    xoff_out = [False] * nl
+    paused = [False] * nl
+    credit = [credit0] * nl
+    cwait = [False] * nl
     busy = [False] * nl
-    paused = [None] * nl                      # the link whose queue k waits for
-    waiters = [[] for _ in range(nl)]         # links paused on this one
-    host_wait = [[] for _ in range(nl)]       # flows paused on this (first) link
+    host_wait = [[] for _ in range(nl)]       # flows waiting on this (first) link
     delay = [sum(links[k][1] for k in p) for p in paths]
 
     class F:
@@ -402,7 +463,7 @@ def run_reference(links, paths, sizes, groups, setting: Setting, *, mss: float |
     done: dict = {}
     ev: list = []
     seq = [0]
-    marked = [0]
+    stats = {"marked": 0, "pauses": 0, "max_ing": 0.0}
 
     def push(t, kind, a):
         heapq.heappush(ev, (t, seq[0], kind, a))
@@ -412,7 +473,14 @@ def run_reference(links, paths, sizes, groups, setting: Setting, *, mss: float |
         if steps:
             push(0.0, START, (j, 0))
 
-    def inject(t, i, todo):
+    def enqueue(k, pkt):
+        if qb[k] > ecn_k:
+            stats["marked"] += not pkt[3]
+            pkt[3] = True
+        qb[k] += pkt[2] + header
+        q[k].append(pkt)
+
+    def inject(i, todo):
         f = fl[i]
         k = paths[i][0]
         while f.sent < f.n:
@@ -424,10 +492,7 @@ def run_reference(links, paths, sizes, groups, setting: Setting, *, mss: float |
                     f.waiting = True
                     host_wait[k].insert(0, i)
                 break
-            pkt = [i, 0, pay, qb[k] > ecn_k]
-            marked[0] += pkt[3]
-            qb[k] += pay + header
-            q[k].append(pkt)
+            enqueue(k, [i, 0, pay, False])
             f.sent += 1
             f.sent_b += pay
             f.inflight += pay
@@ -440,9 +505,22 @@ def run_reference(links, paths, sizes, groups, setting: Setting, *, mss: float |
         if kind == FREE:
             busy[a] = False
             todo.append(a)
+        elif kind == PAUSE:
+            paused[a] = True
+        elif kind == RESUME:
+            paused[a] = False
+            todo.append(a)
+        elif kind == CREDIT:
+            k, wire = a
+            credit[k] += wire
+            todo.append(k)
         elif kind == ARRIVE:
             i, h = a[0], a[1] + 1
+            prev = paths[i][h - 1]
+            wire = a[2] + header
             if h == len(paths[i]):
+                if credit_mode:
+                    push(t + links[prev][1], CREDIT, (prev, wire))
                 push(t + delay[i], ACK, a)
                 key = group_of[i]
                 left[key] -= 1
@@ -453,8 +531,15 @@ def run_reference(links, paths, sizes, groups, setting: Setting, *, mss: float |
                         push(t, START, (j, si + 1))
             else:
                 a[1] = h
-                q[paths[i][h]].append(a)
-                todo.append(paths[i][h])
+                k = paths[i][h]
+                enqueue(k, a)
+                ing[prev] += wire
+                stats["max_ing"] = max(stats["max_ing"], ing[prev])
+                if not credit_mode and ing[prev] > xoff and not xoff_out[prev]:
+                    xoff_out[prev] = True
+                    stats["pauses"] += 1
+                    push(t + links[prev][1], PAUSE, prev)
+                todo.append(k)
         elif kind == ACK:
             i, _, s, m = a
             f = fl[i]
@@ -482,38 +567,39 @@ def run_reference(links, paths, sizes, groups, setting: Setting, *, mss: float |
             flows_todo.append(a)
         while flows_todo or todo:
             while flows_todo:
-                inject(t, flows_todo.pop(), todo)
+                inject(flows_todo.pop(), todo)
             if not todo:
                 break
             k = todo.pop()
-            if busy[k] or not q[k]:
+            if busy[k] or not q[k] or paused[k]:
                 continue
             pkt = q[k][0]
             i, h, pay, _ = pkt
             wire = pay + header
-            if h + 1 < len(paths[i]):
-                m = paths[i][h + 1]
-                if qb[m] > 0 and qb[m] + wire > queue:
-                    if paused[k] != m:
-                        paused[k] = m
-                        waiters[m].insert(0, k)
+            if credit_mode:
+                if credit[k] < wire and credit[k] < credit0:
+                    if not cwait[k]:
+                        cwait[k] = True
+                        stats["pauses"] += 1
                     continue
-                if qb[m] > ecn_k:
-                    marked[0] += not pkt[3]
-                    pkt[3] = True
-                qb[m] += wire
+                cwait[k] = False
+                credit[k] -= wire
             q[k].popleft()
+            qb[k] -= wire
             busy[k] = True
             end = t + wire / links[k][0]
             push(end, FREE, k)
             push(end + links[k][1], ARRIVE, pkt)
-            qb[k] -= wire
-            for w in waiters[k]:
-                paused[w] = None
-                todo.append(w)
-            waiters[k] = []
+            if h > 0:
+                prev = paths[i][h - 1]
+                ing[prev] -= wire
+                if credit_mode:
+                    push(t + links[prev][1], CREDIT, (prev, wire))
+                elif xoff_out[prev] and ing[prev] <= xon:
+                    xoff_out[prev] = False
+                    push(t + links[prev][1], RESUME, prev)
             for i2 in host_wait[k]:
                 fl[i2].waiting = False
                 flows_todo.append(i2)
             host_wait[k] = []
-    return done, marked[0]
+    return done, stats["marked"], stats["pauses"], stats["max_ing"]

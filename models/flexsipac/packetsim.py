@@ -255,11 +255,13 @@ def simulate(links: dict, flows: list, *, packet: float = 9000.0,
 def simulate_window(links: dict, flows: list, setting=None, *,
                     packet_budget: int = 1_000_000) -> SimResult:
     """The same links and flows under a window transport with DCTCP's reaction to ECN,
-    finite lossless output queues and ECN marking (:mod:`models.common.dctcp`, by default
-    its ``NETBENCH_SIPAC`` setting: the authors' pipeline). Every link's delay is the
+    output queues that count what waits in them, ECN marking on enqueue and lossless links
+    (link-level pause or credit; :mod:`models.common.dctcp`, by default its
+    ``NETBENCH_SIPAC`` setting: the authors' pipeline, a pause per link). Every link's delay is the
     setting's (``link_delay``: 1 us on every network and server link); its rate is the
     link's. Above ``packet_budget`` packets a run's segments grow (total bytes / budget),
-    and the queue, the ECN threshold and the windows grow with them (the same counts of
+    and the queue, the ECN threshold, the pause thresholds, the credits and the windows
+    grow with them (the same counts of
     segments): the 100 MB points then cost what the 1 MB ones do."""
     from aifabric.models.common import dctcp
     s = setting or dctcp.NETBENCH_SIPAC
@@ -290,14 +292,19 @@ def simulate_window(links: dict, flows: list, setting=None, *,
     flow_group = np.zeros(len(flows), dtype=np.int64)
     for g, (j, st) in enumerate(keys):
         flow_group[steps[j][st]] = g
-    done, packets, events, marked, pauses, max_cut = dctcp.run(
+    if s.backpressure not in dctcp.BACKPRESSURE:
+        raise ValueError(f"backpressure must be one of {', '.join(dctcp.BACKPRESSURE)}, "
+                         f"not {s.backpressure!r}")
+    done, packets, events, marked, pauses, max_cut, max_ing = dctcp.run(
         bw, lat, qcap, ecn, path_start, path_links, size, np.array(gstart, np.int64),
         np.array(gflows, np.int64), np.array(gjob, np.int64), np.array(job_first, np.int64),
         flow_group, float(mss), float(s.header * k), float(s.init_window),
-        float(s.ssthresh), float(s.g), bool(s.handshake))
+        float(s.ssthresh), float(s.g), bool(s.handshake), s.backpressure == "credit",
+        np.full(nl, s.xoff * k), np.full(nl, s.xon * k), float(s.credit * k))
     step_time = {key: float(done[i]) for i, key in enumerate(keys)}
     _check_finished(len(keys), step_time)
     job_time = {j: float(done[job_first[n + 1] - 1]) for n, j in enumerate(jobs)}
     res = SimResult(job_time, step_time, int(packets), int(events))
     res.marked, res.pauses, res.mss, res.max_cut = int(marked), int(pauses), mss, max_cut
+    res.max_ingress = float(max_ing)
     return res
