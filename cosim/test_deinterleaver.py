@@ -4,7 +4,8 @@ against its behaviour ``models.flexsipac.transceiver.Deinterleaver``, cycle for 
 Commands go in through ``cosim.stream`` (random gaps, protocol monitor), encoded from the
 documented layout (``cosim.codec.dix_command``); outputs are decoded from the documented
 layout and compared with the model every cycle. Stimulus: realisable and unrealisable
-splits, raw modes (including the undefined mode 3), settle times, unknown ops, commands
+splits, raw modes (including mode 3: the front interleaver at unit 0 of a "_uniform" form,
+undefined elsewhere), settle times, unknown ops, commands
 while the cascade settles (back-pressure), resets at random moments.
 
 Invariants on the RTL alone, from what the testbench drove and its own reading of Fig 4
@@ -33,18 +34,21 @@ from aifabric.models.flexsipac.topology import SiPAC
 from aifabric.models.flexsipac.transceiver import Deinterleaver, DIXCommand, cu_splits
 
 DEFAULT_TRANSACTIONS = 10_000
-MZI = {0: (0, 0), 1: (0, 1), 2: (1, 0)}          # mode -> (in, sel), as documented
+MZI = {0: (0, 0), 1: (0, 1), 2: (1, 0), 3: (1, 1)}   # mode -> (in, sel), as documented
 
 
 def tb_counts(modes, w, form="chain"):
     """The testbench's own trace of Fig 4's cascade: a chain, or (``form="tree"``, four
     ports) unit 0 feeding unit 1 from its drop side and unit 2 from its pass side, those two
-    dropping at ports 0 and 2 and passing to ports 1 and 3."""
+    dropping at ports 0 and 2 and passing to ports 1 and 3; in a "_uniform" form unit 0's
+    mode 3 deals the comb round-robin over the ports (the front interleaver)."""
     got = [0] * (len(modes) + 1)
     for lam in range(w):
         def drop(mode, bit):
             return mode == 0 or (mode == 2 and (lam >> bit) % 2 == 0)
-        if form == "tree" and len(modes) == 3:
+        if form.endswith("_uniform") and modes[0] == 3:
+            port = lam % len(got)
+        elif form.startswith("tree") and len(modes) == 3:
             side = 0 if drop(modes[0], 0) else 1
             port = 2 * side + (0 if drop(modes[1 + side], 1) else 1)
         else:
@@ -66,8 +70,10 @@ class Harness(ControlBench):
         self.form = p.get("form", "chain")
         super().__init__(dut, rng, Deinterleaver(self.P, self.w, self.T, self.settle0,
                                                  form=self.form))
+        self.uniform = self.form.endswith("_uniform")
+        self.codes = [range(4 if k == 0 and self.uniform else 3) for k in range(self.U)]
         self.splits = sorted({tuple(tb_counts(ms, self.w, self.form))
-                              for ms in itertools.product(range(3), repeat=self.U)})
+                              for ms in itertools.product(*self.codes)})
         self.applied = 0
         self.on_reset()
 
@@ -90,7 +96,7 @@ class Harness(ControlBench):
         if c.op == 1:
             return tuple(c.split) in self.splits
         if c.op == 2:
-            return all(m < 3 for m in c.modes)
+            return all(m in codes for m, codes in zip(c.modes, self.codes))
         if c.op == 3:
             return c.value >= 1
         return c.op == 4
@@ -136,10 +142,12 @@ class Harness(ControlBench):
                 if split not in self.splits:
                     return DIXCommand(1, split=split)
         if kind == "modes":
-            return DIXCommand(2, modes=tuple(int(x) for x in rng.integers(0, 3, U)))
+            return DIXCommand(2, modes=tuple(int(rng.integers(len(c))) for c in self.codes))
         if kind == "badmode":
             modes = [int(x) for x in rng.integers(0, 3, U)]
-            modes[int(rng.integers(U))] = 3
+            bad = [k for k in range(U) if 3 not in self.codes[k]]
+            if bad:
+                modes[int(rng.choice(bad))] = 3
             return DIXCommand(2, modes=tuple(modes))
         if kind == "settle":
             return DIXCommand(3, value=int(rng.integers(1, min(10, (1 << self.T) - 1) + 1)))

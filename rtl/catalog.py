@@ -299,8 +299,11 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         component=DeinterleaverController,
         description="Flex-SiPAC transceiver de-interleaver cascade controller: per-port "
                     "wavelength split -> unit MZIs, settle",
-        # P = 3 with the paper's 60-line comb; P = 4 with an odd comb (uneven halves)
-        params=({"ports": 3, "wavelengths": 60, "timer_bits": 5, "settle": 2},
+        # P = 3 with the paper's 60-line comb and the front interleaver (Flex-SiPAC's form
+        # in the packet-level study: the uniform (20, 20, 20) too); P = 4 with an odd comb
+        # (uneven halves), the chain alone
+        params=({"ports": 3, "wavelengths": 60, "timer_bits": 5, "settle": 2,
+                 "form": "chain_uniform"},
                 {"ports": 4, "wavelengths": 13, "timer_bits": 4, "settle": 1}),
         synth_params=({"ports": 3, "wavelengths": 60, "timer_bits": 20, "settle": 100_000},
                       {"ports": 4, "wavelengths": 60, "timer_bits": 20, "settle": 100_000}),

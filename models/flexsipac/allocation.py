@@ -46,6 +46,8 @@ CU's sending traffic fills its w wavelengths.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .topology import SiPAC
@@ -344,9 +346,11 @@ def _level_sums(target: np.ndarray, lev: np.ndarray, L: int):
 
 
 def _settings(topo: SiPAC, target: np.ndarray, w: int, form: str, lev) -> dict:
-    """Per CU the cascade setting: one per component (job), the realisable split closest
-    (least squares over its CUs' per-level send and receive demands) to what it needs among
-    those that leave a wavelength on every level the job uses (else it would fall apart)."""
+    """Per CU the cascade setting: one per component (job), among the realisable splits
+    that leave a wavelength on every level the job uses (else it would fall apart), the one
+    whose busiest level finishes first (the least largest demand / wavelengths over its
+    CUs' per-level send and receive demands: the level that bounds the job's time), ties
+    broken by the least squares to the demands."""
     from . import transceiver
     table = transceiver.realisable(topo.L, w, form) if topo.L >= 2 else {(w,): ()}
     tx, rx = _level_sums(target, lev, topo.L)
@@ -355,7 +359,12 @@ def _settings(topo: SiPAC, target: np.ndarray, w: int, form: str, lev) -> dict:
         d = np.vstack([tx[comp], rx[comp]])
         used = d.max(axis=0) > 0            # every level the job uses keeps a wavelength
         fit = [s for s in table if all(v > 0 for v, u in zip(s, used) if u)] or list(table)
-        split = min(fit, key=lambda s: float(((d - np.array(s)) ** 2).sum()))
+        def cost(s, d=d, used=used):
+            v = np.array(s, dtype=float)
+            load = max((float(d[:, l].max() / v[l]) if v[l] else math.inf)
+                       for l in range(len(s)) if used[l]) if used.any() else 0.0
+            return (round(load, 9), float(((d - v) ** 2).sum()))
+        split = min(fit, key=cost)
         for x in comp:
             out[x] = tuple(table[split])
     return out

@@ -3,9 +3,10 @@ the all-reduce flows that run on them. Every CU has the same injection bandwidth
 (bytes/s; the paper normalises to 1,920 Gb/s = 60 wavelengths x 32 Gb/s).
 
 - ``flex-sipac``: SiPAC(r, L) with the wavelengths of :func:`allocation.allocate` on the
-  jobs' Flex-SiPCO traffic (the paper's heuristic within the splits the de-interleaver
-  cascade realises, coloured from each port's wavelength set, checked jointly): a direct CU
-  pair gets lambda_ij x rate; pairs with no wavelength have no link.
+  jobs' Flex-SiPCO traffic (the paper's heuristic within the splits the transceiver
+  realises -- the de-interleaver chain's and, through its front interleaver, the uniform
+  one (:data:`FLEX_FORM`) -- coloured from each port's wavelength set, checked jointly): a
+  direct CU pair gets lambda_ij x rate; pairs with no wavelength have no link.
 - ``sipac``: the static SiPAC, each port's w / L wavelengths dealt as evenly as whole
   wavelengths allow over its r - 1 neighbours (:func:`static_allocation`), on a fixed
   interleaver (:func:`static_sets`), checked the same way.
@@ -41,10 +42,13 @@ from . import allocation, sipco, sipocs, traffic
 from .packetsim import Flow, Link
 from .topology import SiPAC
 
-__all__ = ["FABRICS", "build", "flows_for", "Fabric", "static_allocation", "static_sets",
+__all__ = ["FABRICS", "FLEX_FORM", "build", "flows_for", "Fabric", "static_allocation", "static_sets",
            "wavelength_plan"]
 
 FABRICS = ("flex-sipac", "sipac", "h100-superpod", "sip-ocs", "tpuv4")
+# Flex-SiPAC's transceiver: the de-interleaver chain with the front interleaver, so that its
+# split space holds the uniform split the paper starts from (transceiver.py)
+FLEX_FORM = "chain_uniform"
 GBPS = 1e9 / 8
 
 
@@ -122,14 +126,16 @@ def wavelength_plan(name: str, sizes: tuple, r: int, L: int, w: int) -> dict:
     """The wavelengths of a SiPAC fabric as the hardware emits them, checked jointly
     (:func:`allocation.check_joint`: eq 1, the colouring, every CU's cascade or fixed split,
     every WSS through its controller's checks). Flex-SiPAC: :func:`allocation.allocate` on
-    the jobs' Flex-SiPCO traffic (the de-interleaver chain); static SiPAC: the static
+    the jobs' Flex-SiPCO traffic (the de-interleaver chain with the front interleaver,
+    :data:`FLEX_FORM`); static SiPAC: the static
     allocation on its fixed interleaver (:func:`static_sets`)."""
     topo = SiPAC(r, L)
     if name == "sipac":
         plan = allocation.realise(topo, static_allocation(topo, w), w,
                                   fixed_sets=static_sets(L, w))
     else:
-        plan = allocation.allocate(topo, traffic.traffic_matrix(topo, list(sizes), "sipco"), w)
+        plan = allocation.allocate(topo, traffic.traffic_matrix(topo, list(sizes), "sipco"), w,
+                                   form=FLEX_FORM)
     allocation.check_joint(topo, plan, w)
     return plan
 

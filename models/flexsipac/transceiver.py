@@ -32,7 +32,17 @@ do: at P = 4, w = 64 the uniform (16, 16, 16, 16) (the tree's all-EVEN setting);
 split is (32, 16, 8, 8). What neither can do: the paper's "initially uniformly distributed"
 comb when w is not split evenly by halving (P = 3: (20, 20, 20) at w = 60; the nearest is
 (30, 15, 15)); the controller's reset is ALL_PASS (the whole comb at port P - 1), a state
-the control plane replaces with the job's split before any traffic. Every allocation the
+the control plane replaces with the job's split before any traffic.
+
+The front interleaver (``form="chain_uniform"`` or ``"tree_uniform"``: Flex-SiPAC's form in
+the packet-level study). The comb the paper starts from ("initially uniformly
+distributed") comes from a fixed 1 x P cyclic interleaver (wavelength c to port c mod P, as
+the static SiPAC's transceiver) that unit 0's input MZIs can select: mode UNIFORM (code 3,
+in 1 and sel 1, the combination no cascade mode uses) sends the whole comb through it and
+its P outputs join the cascade's ports (the other units' modes then do not matter). So the
+form realises every split of its cascade and the uniform one: (20, 20, 20) at w = 60,
+P = 3, with the static SiPAC's wavelength sets. Mode 3 at another unit, or in a form
+without the interleaver, is a MODE error. Every allocation the
 models report is coloured from the wavelength sets a cascade setting sends to each port
 (:func:`port_sets`; :func:`joint_report` checks an assignment against them).
 
@@ -40,7 +50,7 @@ Controller (``rtl/optics/deinterleaver.py``, cycle for cycle)
 =============================================================
 Commands, taken while idle: 1 SET_SPLIT (a wavelength count per port: the first setting that
 realises it is applied, else SPLIT error), 2 SET_MODES (a mode per unit; mode code 3 is a
-MODE error), 3 SET_SETTLE (``value`` >= 1, else TIMING), 4 CLEAR (the sticky errors); other
+MODE error except at unit 0 of a "_uniform" form), 3 SET_SETTLE (``value`` >= 1, else TIMING), 4 CLEAR (the sticky errors); other
 ops OPCODE. A rejected command changes nothing. An accepted SET_SPLIT / SET_MODES taken in
 cycle t: the modes and MZIs are new in t + 1, the cascade settles for S cycles (t + 1 ..
 t + S, ``state`` SETTLE; wavelengths that change port are dark then), and in t + S + 1 it is
@@ -55,14 +65,16 @@ from dataclasses import dataclass
 
 from ..common.controller import check_ranges, check_settle
 
-__all__ = ["MODES", "ERRORS", "FORMS", "trace", "counts", "realisable", "setting_for",
+__all__ = ["MODES", "ERRORS", "FORMS", "UNIFORM", "settings", "trace", "counts", "realisable",
+           "setting_for",
            "port_sets", "DIXCommand", "Deinterleaver", "check_params", "cu_splits",
            "split_report", "joint_report"]
 
-FORMS = ("chain", "tree")
+FORMS = ("chain", "tree", "chain_uniform", "tree_uniform")
 
-MODES = ("ALL_DROP", "ALL_PASS", "EVEN")
-MZI = {0: (0, 0), 1: (0, 1), 2: (1, 0)}          # mode -> (in, sel)
+MODES = ("ALL_DROP", "ALL_PASS", "EVEN", "UNIFORM")
+UNIFORM = 3                                      # unit 0 only, in a "_uniform" form
+MZI = {0: (0, 0), 1: (0, 1), 2: (1, 0), 3: (1, 1)}   # mode -> (in, sel)
 ERRORS = ("OPCODE", "SPLIT", "MODE", "TIMING")
 COUNTER_BITS = 16
 
@@ -77,9 +89,22 @@ def _form(form: str, units: int) -> str:
     if form not in FORMS:
         raise ValueError(f"form (de-interleaver cascade) must be one of {', '.join(FORMS)}, "
                          f"not {form!r}")
-    if form == "tree" and units != 3:
-        return "chain"              # P = 2, 3: the tree is the chain
+    if form.startswith("tree") and units != 3:
+        return form.replace("tree", "chain")    # P = 2, 3: the tree is the chain
     return form
+
+
+def _uniform(form: str) -> bool:
+    return form.endswith("_uniform")
+
+
+def settings(units: int, form: str = "chain"):
+    """Every setting of the units, in the order :func:`realisable` takes them: the cascade's
+    (unit 0 first, ALL_DROP < ALL_PASS < EVEN), then, in a "_uniform" form, unit 0 in
+    UNIFORM (the front interleaver; the other units' modes do not matter)."""
+    yield from itertools.product(range(3), repeat=units)
+    if _uniform(form) and units:
+        yield from itertools.product((UNIFORM,), *[range(3)] * (units - 1))
 
 
 def _unit(mode: int, lam: int, bit: int) -> int:
@@ -89,7 +114,10 @@ def _unit(mode: int, lam: int, bit: int) -> int:
 
 def trace(modes, w: int, form: str = "chain") -> list[int]:
     """The output port of each of the w wavelengths under the units' ``modes``."""
-    if _form(form, len(modes)) == "tree":
+    form = _form(form, len(modes))
+    if _uniform(form) and modes and modes[0] == UNIFORM:
+        return [lam % (len(modes) + 1) for lam in range(w)]   # the front interleaver
+    if form.startswith("tree"):
         out = []
         for lam in range(w):
             a = _unit(modes[0], lam, 0)
@@ -116,7 +144,7 @@ def counts(modes, w: int, form: str = "chain") -> tuple[int, ...]:
 def realisable(ports: int, w: int, form: str = "chain") -> dict[tuple, tuple]:
     """Every split a cascade of ``ports`` - 1 units realises -> the first setting for it."""
     out: dict = {}
-    for modes in itertools.product(range(3), repeat=ports - 1):
+    for modes in settings(ports - 1, _form(form, ports - 1)):
         out.setdefault(counts(modes, w, form), modes)
     return out
 
@@ -174,7 +202,9 @@ class Deinterleaver:
         if c.op == 1:
             return None if tuple(c.split) in self.table else "SPLIT"
         if c.op == 2:
-            return "MODE" if any(m not in (0, 1, 2) for m in c.modes) else None
+            ok = [(0, 1, 2, UNIFORM) if k == 0 and _uniform(self.form) else (0, 1, 2)
+                  for k in range(self.P - 1)]
+            return "MODE" if any(m not in o for m, o in zip(c.modes, ok)) else None
         if c.op == 3:
             return "TIMING" if c.value < 1 else None
         return None if c.op == 4 else "OPCODE"
@@ -243,8 +273,8 @@ def joint_report(topo, assignment: dict, w: int, form: str = "chain") -> dict:
         if need[i].setdefault(c, l) != l:
             bad.add(i)                      # one wavelength at two ports: no setting
     units = max(topo.L - 1, 0)
-    traces = [(modes, trace(modes, w, form)) for modes in
-              itertools.product(range(3), repeat=units)] if units else [((), [0] * w)]
+    traces = [(modes, trace(modes, w, form)) for modes in settings(units, _form(form, units))] \
+        if units else [((), [0] * w)]
     served = {}
     for x in range(topo.N):
         if x in bad:

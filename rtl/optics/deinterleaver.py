@@ -9,7 +9,8 @@ waits the settle time. Cycle for cycle the behaviour of ``models.flexsipac.trans
 Command payload (``cmd``; bit 0 upwards), c = the bit length of w
 ================================================================
 ``op`` (3 bits), then from bit 3: 1 SET_SPLIT ``count[p]`` (c bits each, port 0 first);
-2 SET_MODES ``mode[k]`` (2 bits each, unit 0 first: 0 ALL_DROP, 1 ALL_PASS, 2 EVEN);
+2 SET_MODES ``mode[k]`` (2 bits each, unit 0 first: 0 ALL_DROP, 1 ALL_PASS, 2 EVEN; 3
+UNIFORM at unit 0 of a "_uniform" form, else a MODE error);
 3 SET_SETTLE ``value`` (T); 4 CLEAR. ``cmd.ready``: idle and not in reset.
 
 Status
@@ -27,11 +28,12 @@ from amaranth.lib.wiring import In, Out
 
 from .._util import check_params, eq_const, not_elaborated
 
-__all__ = ["DeinterleaverController", "cmd_width", "split_table"]
+__all__ = ["DeinterleaverController", "FORMS", "cmd_width", "split_table"]
 
 OPS = {"SET_SPLIT": 1, "SET_MODES": 2, "SET_SETTLE": 3, "CLEAR": 4}
 ERR = {"OPCODE": 0, "SPLIT": 1, "MODE": 2, "TIMING": 3}
-ALL_DROP, ALL_PASS, EVEN = 0, 1, 2
+ALL_DROP, ALL_PASS, EVEN, UNIFORM = 0, 1, 2, 3
+FORMS = ("chain", "tree", "chain_uniform", "tree_uniform")
 
 
 def cmd_width(ports, wavelengths, timer_bits):
@@ -46,10 +48,13 @@ def _port_counts(modes, w, form="chain"):
     """Wavelengths per port under ``modes``. Chain: wavelength lam drops at the first unit k
     in ALL_DROP, or in EVEN with bit k of lam clear; otherwise it reaches the last port.
     Tree (P = 4): unit 0 (bit 0) sends lam to unit 1 (drop) or unit 2 (pass); units 1 and 2
-    (bit 1) drop at ports 0 and 2, pass to ports 1 and 3."""
+    (bit 1) drop at ports 0 and 2, pass to ports 1 and 3. "_uniform" forms: unit 0 in
+    UNIFORM sends lam through the front 1 x P interleaver to port lam mod P."""
     got = [0] * (len(modes) + 1)
     for lam in range(w):
-        if form == "tree":
+        if form.endswith("_uniform") and modes[0] == UNIFORM:
+            port = lam % len(got)
+        elif form.startswith("tree"):
             a = 0 if _drops(modes[0], lam, 0) else 1
             port = 2 * a + (0 if _drops(modes[1 + a], lam, 1) else 1)
         else:
@@ -63,28 +68,38 @@ def split_table(ports, w, form="chain"):
     """[(split, modes)] for every realisable split, with the first modes (lexicographic,
     unit 0 first) that give it."""
     seen = {}
-    for modes in itertools.product((ALL_DROP, ALL_PASS, EVEN), repeat=ports - 1):
+    for modes in _settings(ports - 1, form):
         seen.setdefault(_port_counts(modes, w, form), modes)
     return list(seen.items())
+
+
+def _settings(units, form):
+    """The cascade's settings (unit 0 first), then unit 0 in UNIFORM in a "_uniform" form."""
+    yield from itertools.product((ALL_DROP, ALL_PASS, EVEN), repeat=units)
+    if form.endswith("_uniform"):
+        yield from itertools.product((UNIFORM,), *[(ALL_DROP, ALL_PASS, EVEN)] * (units - 1))
 
 
 class DeinterleaverController(wiring.Component):
     """Parameters (keyword-only): ``ports`` P (2..4: the SiPAC levels), ``wavelengths`` w
     (1..128), ``timer_bits`` T (2..32), ``settle`` (the settle time at reset, 1..2^T - 1),
     ``form`` ("chain", or "tree": at P = 4 the units as a tree, unit 0 feeding units 1
-    and 2; at P < 4 the tree is the chain). The form changes only the elaboration-time
-    split table and the split the modes give; commands, modes and MZIs are the same."""
+    and 2; at P < 4 the tree is the chain; either with "_uniform": a front 1 x P cyclic
+    interleaver that unit 0's mode UNIFORM (code 3, MZIs in 1 and sel 1) selects, giving the
+    uniform split). The form changes the elaboration-time split table, the split the modes
+    give and whether code 3 is a mode at unit 0; commands and the MZI layout are the same."""
 
     def __init__(self, *, ports=3, wavelengths=60, timer_bits=20, settle=100_000,
                  form="chain"):
         check_params(self, [("ports", ports, 2, 4), ("wavelengths", wavelengths, 1, 128),
                             ("timer_bits", timer_bits, 2, 32)])
         check_params(self, [("settle", settle, 1, (1 << timer_bits) - 1)])
-        if form not in ("chain", "tree"):
+        if form not in FORMS:
             not_elaborated(self)
-            raise ValueError(f"{type(self).__name__}: form must be 'chain' or 'tree', not "
-                             f"{form!r}")
-        self.form = form if ports == 4 else "chain"
+            raise ValueError(f"{type(self).__name__}: form must be one of "
+                             f"{', '.join(map(repr, FORMS))}, not {form!r}")
+        self.form = form if ports == 4 else form.replace("tree", "chain")
+        self.uniform = form.endswith("_uniform")
         self.P, self.w, self.T, self.settle = ports, wavelengths, timer_bits, settle
         c = wavelengths.bit_length()
         super().__init__({
@@ -107,9 +122,10 @@ class DeinterleaverController(wiring.Component):
         m.d.comb += [busy.eq(timer.any()), self.state.eq(busy), self.cmd.ready.eq(~busy & ~ResetSignal()),
                      self.modes.eq(Cat(*modes)), self.error.eq(errors),
                      self.configs.eq(configs)]
-        for k in range(U):            # in = EVEN, sel = ALL_PASS
-            m.d.comb += [self.mzi[2 * k].eq(eq_const(modes[k], EVEN)),
-                         self.mzi[2 * k + 1].eq(eq_const(modes[k], ALL_PASS))]
+        for k in range(U):            # in = EVEN or UNIFORM, sel = ALL_PASS or UNIFORM
+            uni = eq_const(modes[k], UNIFORM) if k == 0 and self.uniform else 0
+            m.d.comb += [self.mzi[2 * k].eq(eq_const(modes[k], EVEN) | uni),
+                         self.mzi[2 * k + 1].eq(eq_const(modes[k], ALL_PASS) | uni)]
 
         table = split_table(P, w, self.form)
         split = Signal(P * c, init=w << ((P - 1) * c))        # registered: see below
@@ -140,9 +156,9 @@ class DeinterleaverController(wiring.Component):
         for k in range(U):
             m.d.comb += nxt[k].eq(Mux(is_op["SET_SPLIT"], Cat(found[2 * k], found[2 * k + 1]),
                                       f_modes[k]))
-        nxt_eq = [[eq_const(nxt[k], v) for v in range(3)] for k in range(U)]
+        nxt_eq = [[eq_const(nxt[k], v) for v in range(4)] for k in range(U)]
         bits = [[] for _ in range(P * c)]
-        for n, combo in enumerate(itertools.product(range(3), repeat=U)):
+        for n, combo in enumerate(_settings(U, self.form)):
             match = Signal(name=f"combo{n}")
             m.d.comb += match.eq(Cat(*[nxt_eq[k][v] for k, v in enumerate(combo)]).all())
             word = sum(x << (p * c) for p, x in enumerate(_port_counts(combo, w, self.form)))
@@ -155,7 +171,8 @@ class DeinterleaverController(wiring.Component):
         e_split, e_mode, e_timing, e_opcode = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [
             e_split.eq(is_op["SET_SPLIT"] & ~Cat(*hit).any()),
-            e_mode.eq(is_op["SET_MODES"] & Cat(*[f.all() for f in f_modes]).any()),
+            e_mode.eq(is_op["SET_MODES"] & Cat(*[f.all() for k, f in enumerate(f_modes)
+                                                  if k or not self.uniform]).any()),
             e_timing.eq(is_op["SET_SETTLE"] & ~f_settle.any()),
             e_opcode.eq(~Cat(*is_op.values()).any()),
         ]

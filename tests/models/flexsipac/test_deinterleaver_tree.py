@@ -1,6 +1,8 @@
 """The de-interleaver controller RTL built as a tree (P = 4, rtl/optics/deinterleaver.py
-``form="tree"``) against the model's controller, cycle for cycle, on the uniform split the
-chain cannot give. (The chain is co-simulated under cocotb: cosim/test_deinterleaver.py.)"""
+``form="tree"``) and with the front interleaver (``"chain_uniform"``, P = 3, w = 60) against
+the model's controller, cycle for cycle, on the uniform splits the chain cannot give. (The
+cocotb bench co-simulates "chain_uniform" at P = 3 and the chain at P = 4:
+cosim/test_deinterleaver.py.)"""
 
 import pytest
 
@@ -10,12 +12,14 @@ from aifabric.models.flexsipac.transceiver import Deinterleaver, DIXCommand
 from aifabric.rtl.optics.deinterleaver import DeinterleaverController
 
 
-def _run(form, splits, cycles=12):
-    dut = DeinterleaverController(ports=4, wavelengths=64, timer_bits=4, settle=2, form=form)
-    model = Deinterleaver(ports=4, wavelengths=64, timer_bits=4, settle=2, form=form)
-    words = [dix_command(1, wavelengths=64, split=s) for s in splits]
-    cmds = [DIXCommand(1, split=s) for s in splits]
-    c = (64).bit_length()
+def _run(form, splits, cycles=12, ports=4, w=64, modes=()):
+    dut = DeinterleaverController(ports=ports, wavelengths=w, timer_bits=4, settle=2,
+                                  form=form)
+    model = Deinterleaver(ports=ports, wavelengths=w, timer_bits=4, settle=2, form=form)
+    words = [dix_command(1, wavelengths=w, split=s) for s in splits] + \
+        [dix_command(2, wavelengths=w, modes=m) for m in modes]
+    cmds = [DIXCommand(1, split=s) for s in splits] + [DIXCommand(2, modes=m) for m in modes]
+    c = w.bit_length()
     trace = []
 
     async def bench(ctx):
@@ -27,12 +31,13 @@ def _run(form, splits, cycles=12):
             await ctx.delay(0)
             split = ctx.get(dut.split)
             got = {"modes": ctx.get(dut.modes), "error": ctx.get(dut.error),
-                   "split": [(split >> (p * c)) & ((1 << c) - 1) for p in range(4)],
-                   "ready": ctx.get(dut.cmd.ready)}
+                   "split": [(split >> (p * c)) & ((1 << c) - 1) for p in range(ports)],
+                   "ready": ctx.get(dut.cmd.ready), "mzi": ctx.get(dut.mzi)}
             want = model.outputs()
             assert got["split"] == want["split"] and got["error"] == want["error"]
             assert got["modes"] == sum(m << (2 * k) for k, m in enumerate(want["modes"]))
             assert bool(got["ready"]) == want["ready"]
+            assert got["mzi"] == sum(b << i for i, b in enumerate(want["mzi"]))
             trace.append(got)
             taken = queue and got["ready"]
             model.edge(queue[0][1] if taken else None)
@@ -55,6 +60,33 @@ def test_chain_refuses_it():
     assert tr[-1]["error"] == 0b10 and tr[-1]["split"] == [0, 0, 0, 64]
 
 
+def test_front_interleaver_applies_the_static_split():
+    # P = 3, w = 60: no halving gives (20, 20, 20); the front interleaver (unit 0 in mode 3,
+    # both MZIs set) does, and the cascade's splits stay available after it
+    tr = _run("chain_uniform", [(20, 20, 20), (30, 15, 15)], ports=3, w=60)
+    assert tr[1]["split"] == [20, 20, 20] and tr[1]["modes"] & 0b11 == 3
+    assert tr[1]["mzi"] & 0b11 == 0b11
+    assert tr[-1]["split"] == [30, 15, 15] and tr[-1]["error"] == 0
+    # mode 3 is the interleaver only at unit 0: at unit 1 it is a MODE error
+    tr = _run("chain_uniform", [], ports=3, w=60, modes=[(3, 2), (0, 3)])
+    assert tr[1]["split"] == [20, 20, 20] and tr[-1]["error"] == 0b100
+
+
+def test_chain_without_the_interleaver_refuses_the_static_split():
+    tr = _run("chain", [(20, 20, 20)], ports=3, w=60, modes=[(3, 0)])
+    assert tr[-1]["error"] == 0b110 and tr[-1]["split"] == [0, 0, 60]
+
+
 def test_bad_form():
     with pytest.raises(ValueError, match="form must be"):
         DeinterleaverController(ports=4, form="ring")
+
+
+def test_the_uniform_setting_sends_the_static_sipacs_wavelengths():
+    # the static SiPAC's fixed 1 x L interleaver and Flex-SiPAC's front interleaver send
+    # the same wavelengths to each port: Flex-SiPAC can be exactly the static fabric
+    from aifabric.models.flexsipac.fabrics import static_sets
+    from aifabric.models.flexsipac.transceiver import port_sets, setting_for
+    modes = setting_for((20, 20, 20), 60, "chain_uniform")
+    assert modes is not None and setting_for((20, 20, 20), 60, "chain") is None
+    assert port_sets(modes, 60, "chain_uniform") == static_sets(3, 60)

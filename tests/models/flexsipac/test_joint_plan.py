@@ -38,12 +38,15 @@ def test_joint_check_names_a_wavelength_the_cascade_sends_elsewhere():
     topo, w = SiPAC(4, 2), 8
     lam = np.zeros((16, 16))
     lam[0, 1] = lam[1, 0] = 2
+    lam[0, 4] = lam[4, 0] = 1               # a level-1 demand too: both ports carry lines
     plan = al.realise(topo, lam, w)
-    assert al.check_joint(topo, plan, w) == 4 and plan["dropped"] == 0
+    assert al.check_joint(topo, plan, w) == 6 and plan["dropped"] == 0
     assert (plan["lam"] == lam).all()
     sig = (0, 1, 0)
-    bad = dict(plan, signals={**plan["signals"], sig: plan["sets"][0][1][0]})
-    with pytest.raises(ValueError, match=f"CU 0 sends wavelength {plan['sets'][0][1][0]} "
+    used = {c for (i, _, _), c in plan["signals"].items() if i == 0}
+    other = next(c for c in plan["sets"][0][1] if c not in used)     # a port-1 line
+    bad = dict(plan, signals={**plan["signals"], sig: other})
+    with pytest.raises(ValueError, match=f"CU 0 sends wavelength {other} "
                        f"to CU 1 at level 0, but its cascade sends wavelength"):
         al.check_joint(topo, bad, w)
 
@@ -62,8 +65,9 @@ def test_every_experiment_allocation_is_emitted(r, L, sizes, w):
     for name in ("flex-sipac", "sipac"):       # static SiPAC: its fixed interleaver's sets
         plan = fabrics.wavelength_plan(name, sizes, r, L, w)
         assert al.check_joint(topo, plan, w) > 0
-    assert joint_report(topo, plan := fabrics.wavelength_plan("flex-sipac", sizes, r, L, w),
-                        w)["served"] == topo.N
+    plan = fabrics.wavelength_plan("flex-sipac", sizes, r, L, w)
+    assert plan["form"] == fabrics.FLEX_FORM == "chain_uniform"
+    assert joint_report(topo, plan, w, plan["form"])["served"] == topo.N
     # every job keeps a wavelength on each level its Flex-SiPCO traffic uses (else its CUs
     # would be cut apart)
     t = al.scale(traffic.traffic_matrix(topo, list(sizes), "sipco"), w) * al.direct_mask(topo)
@@ -113,3 +117,15 @@ def test_tree_gives_the_uniform_split_the_chain_cannot():
     plan = al.allocate(topo, traffic.traffic_matrix(topo, [16], "sipco"), w, form="tree")
     al.check_joint(topo, plan, w)
     assert joint_report(topo, plan, w, "tree")["served"] == 16
+
+
+def test_a_job_takes_the_split_whose_busiest_level_finishes_first():
+    # SiPAC(4, 3), w = 60, jobs 32/16/16: the 16-CU jobs use levels 0 and 1 alike and take
+    # (30, 30, 0); the 32-CU job uses all three levels and needs about a third on each, so
+    # with the front interleaver it takes the uniform (20, 20, 20) -- the static SiPAC's --
+    # and not the chain's nearest by least squares (30, 15, 15), which halves its level 1-2
+    # bandwidth and made it 20 % slower than the static SiPAC at 100 MB
+    plan = fabrics.wavelength_plan("flex-sipac", (32, 16, 16), 4, 3, 60)
+    split = {x: tuple(len(s) for s in plan["sets"][x]) for x in plan["sets"]}
+    assert {split[x] for x in range(32)} == {(20, 20, 20)}
+    assert {split[x] for x in range(32, 64)} == {(30, 30, 0)}
