@@ -82,13 +82,15 @@ class Setting:
     source: str = ""
 
 
-# The authors' pipeline: brianwuuu/SiPAC input_parameters/setup.json (TRANSPORT_LAYER
+# The authors' pipeline of the earlier SiPAC study (docs/models/flexsipac.md: provenance,
+# per parameter): brianwuuu/SiPAC input_parameters/setup.json (TRANSPORT_LAYER
 # simple_dctcp, OUTPUT_QUEUE_BUFFER_SIZE_BYTES 20000, NETWORK_ / SERVER_LINK_LATENCY_NS 1000,
 # INJECTION_LINK_BW_GBPS 1000, NUM_VCS 2), generate_experiment.py (ECN threshold K = 1/5 of
 # the output queue = 4,000 B; CONGESTION_THRESHOLD_BYTES 5000 names the run; routing ecmp),
 # utilities.py (output_port=ecn_tail_drop); the pause thresholds are ours (XOFF at the
-# output-queue size, XON two 1,500-byte packets below: the paper names no values); Netbench's SimpleTcpSocket / SimpleDctcpSocket
-# defaults (MSS 1,380 B, initial window 3 MSS, ssthresh 30 MSS, g = 0.0625, handshake).
+# output-queue size, XON two 1,500-byte packets below: the paper names no values); Netbench's
+# SimpleTcpSocket / SimpleDctcpSocket defaults (MSS 1,380 B, initial window 3 MSS, ssthresh
+# 30 MSS, g = 0.0625, handshake).
 NETBENCH_SIPAC = Setting(
     "netbench-sipac", source="brianwuuu/SiPAC setup.json + generate_experiment.py; Netbench "
     "simple_dctcp defaults")

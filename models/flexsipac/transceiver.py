@@ -50,8 +50,8 @@ Controller (``rtl/optics/deinterleaver.py``, cycle for cycle)
 =============================================================
 Commands, taken while idle: 1 SET_SPLIT (a wavelength count per port: the first setting that
 realises it is applied, else SPLIT error), 2 SET_MODES (a mode per unit; mode code 3 is a
-MODE error except at unit 0 of a "_uniform" form), 3 SET_SETTLE (``value`` >= 1, else TIMING), 4 CLEAR (the sticky errors); other
-ops OPCODE. A rejected command changes nothing. An accepted SET_SPLIT / SET_MODES taken in
+MODE error except at unit 0 of a "_uniform" form), 3 SET_SETTLE (``value`` >= 1, else
+TIMING), 4 CLEAR (the sticky errors); other ops OPCODE. A rejected command changes nothing. An accepted SET_SPLIT / SET_MODES taken in
 cycle t: the modes and MZIs are new in t + 1, the cascade settles for S cycles (t + 1 ..
 t + S, ``state`` SETTLE; wavelengths that change port are dark then), and in t + S + 1 it is
 idle with ``configs`` + 1 and ``split`` = the counts the modes give. Reset: every unit
