@@ -37,12 +37,14 @@ def _gaps(quick: bool):
 
 
 def _sim(quick: bool) -> dict:
-    """Figs 7-8 on the authors' packet-level setting; the full run adds the credit model
+    """Figs 7-8 on the authors' packet-level setting, and Fig 7's 1 MB points with one
+    parameter changed (the ablations the reasons quote); the full run adds the credit model
     (the ablation: quick mode stays CI-sized)."""
-    from .experiments import fig7, fig8, testbed
+    from .experiments import fig7, fig7_ablations, fig8, testbed
 
     def run():
-        out = {"f7": fig7(quick), "f8": fig8(quick), "tb": testbed()}
+        out = {"f7": fig7(quick), "f8": fig8(quick), "tb": testbed(),
+               "abl": fig7_ablations(quick)}
         if not quick:
             out["credit"] = {"f7": fig7(quick, setting="credit"),
                              "f8": fig8(quick, setting="credit")}
@@ -59,7 +61,7 @@ def reproduce(quick: bool = False) -> list[Record]:
     from .experiments import records, sim_records
     s = _sim(quick)
     return records(_gaps(quick)) + sim_records(s["f7"], s["f8"], quick, s["tb"],
-                                               s.get("credit"))
+                                               s.get("credit"), s.get("abl"))
 
 
 def tables(quick: bool = False) -> list[str]:
@@ -67,7 +69,7 @@ def tables(quick: bool = False) -> list[str]:
     s = _sim(quick)
     return tables_md(_gaps(quick), _cached(("rc", quick),
                                            lambda: reconfig_study(12 if quick else 50))) \
-        + sim_tables_md(s["f7"], s["f8"], s["tb"], quick, s.get("credit"))
+        + sim_tables_md(s["f7"], s["f8"], s["tb"], quick, s.get("credit"), s.get("abl"))
 
 
 def figures(out_dir: Path, quick: bool = False) -> list[Path]:
