@@ -4,8 +4,9 @@ Promises, from the contract the block names (``models.flexsipac.transceiver``'s 
 the realisable splits and the counts a setting gives are that model's :func:`counts` and
 :func:`realisable`):
 
-- ``only_realisable``: the applied modes are modes (no code 3) and ``split`` is the counts
-  they give: only realisable splits are ever applied;
+- ``only_realisable``: the applied modes are modes (no code 3, except unit 0's UNIFORM in a
+  "_uniform" form) and ``split`` is the counts they give: only realisable splits are ever
+  applied;
 - ``set_split_applies``: an accepted SET_SPLIT of a realisable split applies the first setting
   that realises it (so ``split`` becomes the commanded counts); of another split, nothing;
 - ``rejected_changes_nothing``: a command refused with an error leaves the modes and the
@@ -14,11 +15,9 @@ the realisable splits and the counts a setting gives are that model's :func:`cou
 ``only_realisable`` is also the invariant the other two need under induction.
 """
 
-import itertools
-
 from amaranth.hdl import Cat, Const, Module, Signal
 
-from aifabric.models.flexsipac.transceiver import counts, realisable
+from aifabric.models.flexsipac.transceiver import counts, realisable, settings
 
 from . import Harness, Property, any_seq, block_module, elaborate
 
@@ -28,6 +27,8 @@ MODULE = "aifabric.rtl.optics.deinterleaver"
 def build(params, mutant_spec=None):
     mod = block_module(MODULE, mutant_spec)
     P, w = params["ports"], params["wavelengths"]
+    form = params.get("form", "chain")
+    uni = form.endswith("_uniform")
     U, c = P - 1, w.bit_length()
     dut = mod.DeinterleaverController(**params)
     frag = elaborate(dut)
@@ -46,9 +47,9 @@ def build(params, mutant_spec=None):
     def is_combo(combo, vals=modes):
         return Cat(*[v == x for v, x in zip(vals, combo)]).all()
 
-    legal = Cat(*[md != 3 for md in modes]).all()
-    consistent = Cat(*[~is_combo(combo) | (split == word(counts(combo, w)))
-                       for combo in itertools.product(range(3), repeat=U)]).all()
+    legal = Cat(*[md != 3 for k, md in enumerate(modes) if k or not uni] or [Const(1)]).all()
+    consistent = Cat(*[~is_combo(combo) | (split == word(counts(combo, w, form)))
+                       for combo in settings(U, form)]).all()
     only_realisable = legal & consistent
 
     # the command taken last cycle and the state before it
@@ -61,7 +62,7 @@ def build(params, mutant_spec=None):
     op = cmd_q[0:3]
     f_counts = cmd_q[3:3 + P * c]
     f_modes = [cmd_q[3 + 2 * k:5 + 2 * k] for k in range(U)]
-    table = realisable(P, w)
+    table = realisable(P, w, form)
     hit = Cat(*[f_counts == word(s) for s in table]).any()
     # the setting the model applies for the commanded split (when realisable)
     want = Signal(2 * U)
@@ -74,7 +75,8 @@ def build(params, mutant_spec=None):
     is_split = op == 1
     applies = ~(took & is_split) | (Cat(hit & (dut.modes == want) & (split == f_counts),
                                         ~hit & unchanged).any())
-    refused = ((op == 1) & ~hit) | ((op == 2) & Cat(*[f == 3 for f in f_modes]).any()) | \
+    bad_mode = [f == 3 for k, f in enumerate(f_modes) if k or not uni] or [Const(0)]
+    refused = ((op == 1) & ~hit) | ((op == 2) & Cat(*bad_mode).any()) | \
         ((op == 3) & (cmd_q[3:3 + params["timer_bits"]] == 0)) | (op == 0) | (op > 4)
     rejected = ~(took & refused) | unchanged
     checks = {"only_realisable": only_realisable, "set_split_applies": applies,
@@ -83,8 +85,7 @@ def build(params, mutant_spec=None):
 
 
 MUTANTS = {
-    "only_realisable": ('e_mode.eq(is_op["SET_MODES"] & Cat(*[f.all() for f in f_modes]).any())',
-                        'e_mode.eq(0)'),
+    "only_realisable": ('e_mode.eq(is_op["SET_MODES"] &', 'e_mode.eq(0 &'),
     "set_split_applies": ("mds[b // 2] >> (b % 2) & 1", "mds[U - 1 - b // 2] >> (b % 2) & 1"),
     "rejected_changes_nothing": ('e_split.eq(is_op["SET_SPLIT"] & ~Cat(*hit).any())',
                                  "e_split.eq(0)"),
@@ -106,6 +107,8 @@ PROPERTIES = [
     Property("deinterleaver", name, promise, params, "prove", 4, _builder(name),
              MUTANT_TEXT[name], mutant_depth=6, ci=ci and params["ports"] == 3)
     for params in ({"ports": 3, "wavelengths": 6, "timer_bits": 2, "settle": 1},
+                   {"ports": 3, "wavelengths": 6, "timer_bits": 2, "settle": 1,
+                    "form": "chain_uniform"},
                    {"ports": 4, "wavelengths": 13, "timer_bits": 3, "settle": 2})
     for name, promise, ci in (
         ("only_realisable", "the applied modes are modes and split is the counts they give "
