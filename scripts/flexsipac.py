@@ -94,11 +94,19 @@ def cmd_allreduce(args) -> None:
 
 
 def cmd_simulate(args) -> None:
+    from aifabric.models.common import dctcp
     from aifabric.models.flexsipac.experiments import run_point
+    setting, label = args.setting, args.setting
+    if args.backpressure is not None:
+        if args.setting != "netbench":
+            raise UsageError("--backpressure applies to the netbench setting only")
+        setting = dctcp.Setting(**{**dctcp.NETBENCH_SIPAC.__dict__,
+                                   "backpressure": args.backpressure})
+        label = f"netbench ({args.backpressure} per link)"
     jct = run_point(args.fabric, args.algorithm, _jobs(args.jobs), [args.message], args.r,
-                    args.L, args.setting)
+                    args.L, setting)
     print(f"{args.fabric} ({args.algorithm}), jobs {args.jobs}, {args.message:g} B, "
-          f"{args.setting} setting: JCT {jct * 1e6:.2f} us")
+          f"{label} setting: JCT {jct * 1e6:.2f} us")
 
 
 def main(argv=None) -> int:
@@ -136,6 +144,9 @@ def main(argv=None) -> int:
             p.add_argument("--setting", default="netbench",
                            help="The transport: netbench (the authors' DCTCP setting, the "
                                 "default) or credit (an ablation).")
+            p.add_argument("--backpressure", default=None,
+                           help="The netbench setting's lossless links: pause (a PFC-like "
+                                "pause per link, the default) or credit (credit per link).")
     args = parser.parse_args(argv)
     if getattr(args, "message", 1) <= 0:
         raise UsageError(f"--message must be > 0, not {args.message!r}")

@@ -39,6 +39,10 @@ def test_commands():
      "--message must be > 0"),
     (["simulate", "--r", "2", "--L", "2", "--jobs", "4", "--setting", "ns3"],
      "setting must be one of netbench, credit"),
+    (["simulate", "--r", "2", "--L", "2", "--jobs", "4", "--backpressure", "ack"],
+     "backpressure must be one of pause, credit"),
+    (["simulate", "--r", "2", "--L", "2", "--jobs", "4", "--setting", "credit",
+      "--backpressure", "pause"], "--backpressure applies to the netbench setting only"),
 ])
 def test_bad_input_one_line_exit_2(args, message):
     p = run(*args)
