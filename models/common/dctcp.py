@@ -1,9 +1,10 @@
 """A window transport with DCTCP's reaction to ECN over lossless output-queued links: the
 packet-level setting of Netbench's ``simple_dctcp`` with ``ecn_tail_drop`` output ports, plus
-the link-level back-pressure Flex-SiPAC §5.A adds (nothing is dropped). A shared core: any
-model hands it links (rate, delay, output-queue bytes, ECN threshold) and flows (a path of
-links, a size, a (job, step) they belong to); the credit and RoCE engines of the other models
-are untouched.
+the link-level back-pressure Flex-SiPAC §6.A adds ("a link-level back-pressure based
+loss-less flow control mechanism [27]": nothing is dropped; the form is ours, below). A
+shared core: any model hands it links (rate, delay, output-queue bytes, ECN threshold) and
+flows (a path of links, a size, a (job, step) they belong to); the credit and RoCE engines
+of the other models are untouched.
 
 Rules (one event loop, :func:`run`, compiled with numba):
 
