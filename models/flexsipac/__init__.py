@@ -58,10 +58,13 @@ def reproduce(quick: bool = False) -> list[Record]:
     Fig 7's JCT gain over the H100 SuperPOD and Fig 8's share of wins from the packet
     simulator. ``quick``: 64 CUs
     instead of 512 for Figs 7-8 and fewer random mappings for eq 1."""
+    from aifabric.models.common.records import with_ranges
+
     from .experiments import records, sim_records
     s = _sim(quick)
-    return records(_gaps(quick)) + sim_records(s["f7"], s["f8"], quick, s["tb"],
-                                               s.get("credit"), s.get("abl"))
+    return with_ranges(records(_gaps(quick)) + sim_records(s["f7"], s["f8"], quick, s["tb"],
+                                                           s.get("credit"), s.get("abl")),
+                       Path(__file__).with_name("expected_ranges.json"), quick=quick)
 
 
 def tables(quick: bool = False) -> list[str]:
