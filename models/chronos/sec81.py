@@ -21,12 +21,12 @@ for 16-expert MoE all-to-all at 800 Gb/s and 1 us RTT.
 
 from __future__ import annotations
 
-import os
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
+
+from aifabric.models.common.parallel import JOBS_ENV, pmap, workers  # noqa: F401
 
 from . import setting as S
 from .bvn import decompose, lower_bound, quantize
@@ -66,7 +66,6 @@ REACTION_POINT = {
         lambda: zhu_reaction_point(scale=False),
     "dcqcn_paper, F = 5, byte counter 6 MB (300 KB x 800/40)": lambda: zhu_reaction_point(),
 }
-JOBS_ENV = "AIFABRIC_JOBS"   # processes for the matrices of one setting (default: one per core)
 TRIAL_LIMIT = 2.5   # a tuning trial's run stops at 2.5 x the fluid bound and scores that
 
 
@@ -94,12 +93,6 @@ def circuit(d: np.ndarray) -> dict:
             "exact_s": 8 * exact.makespan / c + len(exact) * S.T_X}
 
 
-def _progress(items, desc, progress, total=None):
-    from tqdm import tqdm
-    return tqdm(items, desc=desc, total=total, disable=None if progress else True,
-                file=sys.stderr)
-
-
 def _one(job) -> float:
     """One matrix on the packet switch (a worker's unit of :func:`packet_set`)."""
     d, cfg, seed, limit = job
@@ -112,39 +105,15 @@ def _one(job) -> float:
         return cap
 
 
-def workers(count: int) -> int:
-    """Processes for ``count`` independent runs: ``$AIFABRIC_JOBS`` if set (a positive
-    integer, else ValueError naming it), else one per core."""
-    text = os.environ.get(JOBS_ENV, "").strip()
-    if text:
-        try:
-            jobs = int(text, 10)
-        except ValueError:
-            jobs = 0
-        if jobs < 1:
-            raise ValueError(f"{JOBS_ENV} must be a positive integer, not {text!r}")
-    else:
-        jobs = os.cpu_count() or 1
-    return max(1, min(jobs, count))
-
-
 def packet_set(mats, cfg: RoCE, seed: int, desc: str = "", progress: bool = True,
                limit: float | None = None) -> np.ndarray:
     """Completion (s) of each matrix on the packet switch (ECN draws of the k-th matrix seeded
     ``seed + k``). ``limit``: a run still going at ``limit`` x the matrix's fluid bound is
     stopped and scores that time (a tuning trial whose rates collapse). The matrices run in
-    :func:`workers` processes; each result depends only on its matrix and seed, so the
+    :func:`models.common.parallel.workers` processes; each result depends only on its matrix and seed, so the
     answer is the same for any number of them."""
     jobs = [(d, cfg, seed + k, limit) for k, d in enumerate(mats)]
-    n = workers(len(jobs))
-    if n == 1:
-        return np.array([_one(j) for j in _progress(jobs, desc, progress)])
-    out = np.empty(len(jobs))
-    with ProcessPoolExecutor(n) as pool:
-        futures = {pool.submit(_one, j): k for k, j in enumerate(jobs)}
-        for fut in _progress(as_completed(futures), desc, progress, len(jobs)):
-            out[futures[fut]] = fut.result()
-    return out
+    return np.array(pmap(_one, jobs, desc, progress))
 
 
 def untuned(quick: bool, progress: bool = True) -> dict:

@@ -373,34 +373,49 @@ def run_point(fabric_name: str, algorithm: str, sizes, messages, r: int, L: int,
     return res if detail else res.jct
 
 
-def fig7(quick: bool = False, progress=None, setting: str = "netbench") -> dict:
-    """{(mapping, fabric, algorithm, message): JCT} on the Fig 7 cluster."""
+def _point(task):
+    """One point of a figure (a worker's unit of :func:`run_tasks`): (key, its result)."""
+    key, args, kw = task
+    return key, run_point(*args, **kw)
+
+
+def run_tasks(tasks, desc: str = "Flex-SiPAC", progress: bool = True) -> dict:
+    """{key: result} of ``tasks`` ((key, run_point's arguments, keywords)), run in
+    :func:`models.common.parallel.workers` processes; every point is deterministic, so the
+    answer is the same for any number of them."""
+    from aifabric.models.common.parallel import pmap
+    return dict(pmap(_point, tasks, desc, progress))
+
+
+def _budget(quick: bool) -> int:
+    return QUICK_BUDGET if quick else PACKET_BUDGET
+
+
+def fig7_tasks(quick: bool = False, setting="netbench") -> list:
+    """Fig 7's points: (mapping, fabric, algorithm, message) on the Fig 7 cluster."""
     cfg = FIG7[quick]
-    out = {}
-    for name, sizes in cfg["mappings"].items():
-        for fab, alg in COMBOS:
-            for m in cfg["sizes"]:
-                out[(name, fab, alg, m)] = run_point(
-                    fab, alg, sizes, [m], cfg["r"], cfg["L"], setting,
-                    QUICK_BUDGET if quick else PACKET_BUDGET)
-                if progress:
-                    progress(f"fig7 {name} {fab}-{alg} {m:g} B")
-    return out
+    return [((name, fab, alg, m), (fab, alg, sizes, [m], cfg["r"], cfg["L"], setting,
+                                   _budget(quick)), {})
+            for name, sizes in cfg["mappings"].items() for fab, alg in COMBOS
+            for m in cfg["sizes"]]
 
 
-def fig8(quick: bool = False, progress=None, setting: str = "netbench") -> dict:
+def fig8_tasks(quick: bool = False, setting="netbench") -> list:
+    """Fig 8's points: (N, mapping, workload, fabric, algorithm), two-job DL workloads."""
+    return [((N, tuple(sizes), wl, fab, alg), (fab, alg, sizes, msgs, r, L, setting,
+                                                _budget(quick)), {})
+            for N, (r, L, mappings) in FIG8[quick].items() for sizes in mappings
+            for wl, msgs in WORKLOADS.items() for fab, alg in COMBOS]
+
+
+def fig7(quick: bool = False, progress: bool = True, setting: str = "netbench") -> dict:
+    """{(mapping, fabric, algorithm, message): JCT} on the Fig 7 cluster."""
+    return run_tasks(fig7_tasks(quick, setting), "Flex-SiPAC Fig 7", progress)
+
+
+def fig8(quick: bool = False, progress: bool = True, setting: str = "netbench") -> dict:
     """{(N, mapping, workload, fabric, algorithm): JCT} for two-job DL workloads."""
-    out = {}
-    for N, (r, L, mappings) in FIG8[quick].items():
-        for sizes in mappings:
-            for wl, msgs in WORKLOADS.items():
-                for fab, alg in COMBOS:
-                    out[(N, tuple(sizes), wl, fab, alg)] = run_point(
-                        fab, alg, sizes, msgs, r, L, setting,
-                        QUICK_BUDGET if quick else PACKET_BUDGET)
-                    if progress:
-                        progress(f"fig8 N={N} {sizes} {wl} {fab}-{alg}")
-    return out
+    return run_tasks(fig8_tasks(quick, setting), "Flex-SiPAC Fig 8", progress)
 
 
 def testbed() -> dict:
@@ -445,24 +460,25 @@ ABLATIONS = {"authors": {}, "ecn off": {"ecn_k": 1e12},
 GAIN_COMBOS = (("flex-sipac", "sipco"), ("h100-superpod", "mesh"))
 
 
-def fig7_ablations(quick: bool = False, progress=None) -> dict:
-    """{(ablation, mapping, fabric, algorithm): the simulator's result} at 1 MB."""
+def fig7_ablation_tasks(quick: bool = False) -> list:
+    """Fig 7's 1 MB points of the gain's two combinations, at each of :data:`ABLATIONS`:
+    key (ablation, mapping, fabric, algorithm), the simulator's whole result."""
     from aifabric.models.common import dctcp
     cfg = FIG7[quick]
-    out = {}
+    out = []
     for ab, change in ABLATIONS.items():
         s = dctcp.Setting(**{**dctcp.NETBENCH_SIPAC.__dict__, **change,
                              "name": f"netbench-sipac, {ab}"})
-        for name, sizes in cfg["mappings"].items():
-            if name == "one job":
-                continue
-            for fab, alg in GAIN_COMBOS:
-                out[(ab, name, fab, alg)] = run_point(
-                    fab, alg, sizes, [1e6], cfg["r"], cfg["L"], s,
-                    QUICK_BUDGET if quick else PACKET_BUDGET, detail=True)
-                if progress:
-                    progress(f"fig7 ablation {ab} {name} {fab}-{alg}")
+        out += [((ab, name, fab, alg), (fab, alg, sizes, [1e6], cfg["r"], cfg["L"], s,
+                                        _budget(quick)), {"detail": True})
+                for name, sizes in cfg["mappings"].items() if name != "one job"
+                for fab, alg in GAIN_COMBOS]
     return out
+
+
+def fig7_ablations(quick: bool = False, progress: bool = True) -> dict:
+    """{(ablation, mapping, fabric, algorithm): the simulator's result} at 1 MB."""
+    return run_tasks(fig7_ablation_tasks(quick), "Flex-SiPAC Fig 7 ablations", progress)
 
 
 def _gains(f7: dict, quick: bool) -> list[float]:
