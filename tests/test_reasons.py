@@ -92,12 +92,6 @@ def paper_numbers() -> dict[str, set[str]]:
     return {k: set(data[k]) for k in PAPERS}
 
 
-# Flex-SiPAC's reasons are formatted from the run together with its rebuilt transport and
-# its next full run (tests/test_scripts.py PENDING says why); strict: the second test fails
-# once its reasons are clean.
-PENDING = ("flexsipac",)
-
-
 def typed_in(paper: str) -> list[str]:
     allowed = paper_numbers()[paper]
     return [f"{path.relative_to(ROOT)}:{line}: {n} (in {text!r})"
@@ -105,16 +99,11 @@ def typed_in(paper: str) -> list[str]:
             for line, n, text in scan(path.read_text(), allowed)]
 
 
-@pytest.mark.parametrize("paper", [p for p in PAPERS if p not in PENDING])
+@pytest.mark.parametrize("paper", list(PAPERS))
 def test_no_typed_number_in_a_reason(paper):
     found = typed_in(paper)
     assert not found, "numbers typed into reasons (format them from the run):\n" + \
         "\n".join(found)
-
-
-@pytest.mark.parametrize("paper", PENDING)
-def test_pending_papers_still_type_numbers(paper):
-    assert typed_in(paper), f"{paper}'s reasons are clean: take it off PENDING"
 
 
 def test_the_scan_sees_typed_numbers():
