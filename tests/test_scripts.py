@@ -502,13 +502,6 @@ def test_committed_ranges_catch_a_change_in_either_direction():
                        for w in check_records([moved.to_dict()])), (r.id, value)
 
 
-# Flex-SiPAC's committed records still come from its full run before its transport is
-# rebuilt (queues that count what waits in them, link-level back-pressure); the next full run
-# (512 CUs, hours on two cores) gives them settings and ranges and formats its reasons. The
-# exemption is strict: test_pending_papers_still_lack_them fails the day it is not needed.
-PENDING = ("flexsipac",)
-
-
 def _lacking(paper: str) -> list[str]:
     from aifabric.scripts.reproduce import load_results
     return [r.id for r in load_results() if r.paper == paper
@@ -516,17 +509,12 @@ def _lacking(paper: str) -> list[str]:
             and (r.setting is None or r.expected_range is None)]
 
 
-@pytest.mark.parametrize("paper", [p for p in PAPERS if p not in PENDING])
+@pytest.mark.parametrize("paper", list(PAPERS))
 def test_every_simulated_record_has_its_setting_and_range(paper):
     """In the committed full run every simulated record and every ablation says where it ran
     and where its own value is expected; a ratio of two records is no simulated value."""
     lacking = _lacking(paper)
     assert not lacking, f"{paper}: no setting or expected_range: {', '.join(lacking)}"
-
-
-@pytest.mark.parametrize("paper", PENDING)
-def test_pending_papers_still_lack_them(paper):
-    assert _lacking(paper), f"{paper} has its settings and ranges: take it off PENDING"
 
 
 def test_with_ranges_takes_the_committed_range_of_the_run_mode(tmp_path):
