@@ -154,6 +154,30 @@ def test_one_flow_through_the_switch_keeps_half_a_direct_flows_rate():
     assert sw.pauses == 0               # one flow, equal rates: no ingress count builds
 
 
+def test_a_lone_flow_at_the_authors_setting_runs_its_window_schedule():
+    # Netbench's TCP defaults (3-segment initial window, slow start to 30 segments, then one
+    # more segment per round trip) bound a lone flow by its window, not by the 1,920 Gb/s
+    # line: a 30-segment window (45 kB on the wire) is sent in 0.19 us of a 4 us round trip.
+    # Counted by hand: the handshake's round trip, then one round trip per window until the
+    # segments are out; each round trip is the four 1 us delays plus at least the window's
+    # own serialisation, so the time is at least the count and not much more.
+    size = 10e6
+    segments = math.ceil(size / 1380)
+    rounds, window, sent = 0, 3, 0
+    while sent < segments:
+        sent += window
+        rounds += 1
+        window = min(2 * window, 30) if window < 30 else window + 1
+    rtt = 4e-6
+    least = (1 + rounds) * rtt
+    r = _through_switch(size, NETBENCH_SIPAC)
+    assert least <= r.jct <= 1.25 * least
+    # so at the authors' setting no lone 10 MB flow can reach half the line rate: the
+    # window schedule alone allows at most this rate
+    assert size * WIRE / least < 0.5 * LINE
+    assert r.pauses == 0                # one flow, equal rates: no ingress count builds
+
+
 def test_incast_shares_the_port_fairly():
     # N open-window flows, ECN off, into one switch port of the same rate: the port is the
     # bottleneck, back-pressure (pause per link) shares it. Every flow finishes within 10 %
