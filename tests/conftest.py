@@ -34,7 +34,8 @@ def pytest_configure(config):
 
 def pytest_report_header(config):
     seed = os.environ.get(_SESSION_SEED)
-    return f"co-simulation seed: {seed} (the same stimulus again: SEED={seed} make test)"
+    return (f"co-simulation run seed: {seed} (each test's own seed derives from it; the same "
+            f"stimulus again: SEED={seed} make test)")
 
 
 @pytest.fixture
