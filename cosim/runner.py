@@ -288,7 +288,7 @@ def verilog_of(block, params: dict) -> str:
             return path.read_text()
         except FileNotFoundError:
             pass
-        text = block.verilog(params)
+        text = block.verilog(params, name=name)     # the module the caller will look for
         for old in path.parent.glob(f"{name}-*.v"):     # the same instance from older sources
             old.unlink(missing_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -297,11 +297,12 @@ def verilog_of(block, params: dict) -> str:
     return text
 
 
-# Verilator's run-time library (verilated.cpp, verilated_vpi.cpp, ... and cocotb's
-# verilator.cpp) is compiled into every model's directory: five files at -Os that take longer
-# than the whole C++ of a small model. They depend on the tools and flags only, never on the
-# model, so the first build keeps its objects under build/verilator-runtime/<key> and later
-# builds start with them (make then finds them up to date).
+# Verilator's run-time library (verilated.cpp, verilated_vpi.cpp, ...) is compiled into every
+# model's directory at -Os, and takes longer than the whole C++ of a small model. Its objects
+# depend on the tools and flags only (cocotb's verilator.cpp, which includes the model's
+# header, is the model's own and is rebuilt), so the first build keeps them under
+# build/verilator-runtime/<key> and later builds start with them (make then finds them up to
+# date).
 RUNTIME_OBJECT = re.compile(r"^verilat(?:or|ed\w*)\.[od]$")
 
 
@@ -324,6 +325,18 @@ def _runtime_dir(key: str) -> Path:
     return BUILD / "verilator-runtime" / key
 
 
+def _model_independent(obj: Path) -> bool:
+    """Whether an object of the run-time library depends on nothing in the model's
+    directory: its make dependency file (``.d`` beside it) names absolute paths only.
+    cocotb's ``verilator.cpp`` includes the model's ``Vtop.h``, so its object is the
+    model's own and is never shared."""
+    try:
+        deps = obj.with_suffix(".d").read_text().replace("\\\n", " ").split()
+    except OSError:
+        return False
+    return all(d.startswith("/") for d in deps if not d.endswith(":"))
+
+
 def _seed_runtime(bdir: Path, key: str) -> list[Path]:
     """Copy the kept run-time objects for ``key`` into a model's build directory (over any
     there: an earlier build of this directory may have used other flags); return them."""
@@ -332,7 +345,8 @@ def _seed_runtime(bdir: Path, key: str) -> list[Path]:
         return []
     out = []
     for f in src.iterdir():
-        if RUNTIME_OBJECT.match(f.name):
+        obj = f if f.suffix == ".o" else f.with_suffix(".o")
+        if RUNTIME_OBJECT.match(f.name) and _model_independent(src / obj.name):
             tmp = bdir / f".{f.name}.{os.getpid()}"
             shutil.copy2(f, tmp)
             tmp.replace(bdir / f.name)
@@ -344,7 +358,8 @@ def _keep_runtime(bdir: Path, key: str) -> None:
     """After a successful build: keep its run-time objects, once per key (a whole directory
     renamed into place, so a parallel build never sees half of it)."""
     dest = _runtime_dir(key)
-    objs = [f for f in bdir.iterdir() if RUNTIME_OBJECT.match(f.name)]
+    objs = [f for f in bdir.iterdir() if RUNTIME_OBJECT.match(f.name)
+            and _model_independent(f.with_suffix(".o"))]
     if dest.is_dir() or not any(f.suffix == ".o" for f in objs):
         return
     dest.parent.mkdir(parents=True, exist_ok=True)
