@@ -12,6 +12,14 @@ the all-reduce flows that run on them. Every CU has the same injection bandwidth
   interleaver (:func:`static_sets`), checked the same way.
 - ``h100-superpod``: the giant-switch abstraction: every CU has one link of ``bw`` to and
   from one non-blocking switch.
+- ``bcube``: the electronic BCube of the testbed (§5.B: "the same connections as the
+  Flex-SiPAC but with electrical switches in each level"): SiPAC(r, L)'s wiring with an
+  r-port packet switch in place of each WSS. A CU's level-l port is one link of the static
+  SiPAC's port bandwidth (its w / L wavelengths, whole ones as :func:`static_allocation`
+  deals them) to its level-l switch and one back, which the switch shares among the r - 1
+  neighbours packet by packet. Routes are BCube's own (:func:`_bcube_route`: one digit
+  corrected per level, level 0 first), so a pair differing in k digits takes 2k links
+  through k switches and k - 1 relaying CUs.
 - ``sip-ocs``: Q OCSs (Q = 16 up to 128 CUs, else 64), each CU one port of bw / Q on each.
   Every job's circuits are steered by SiP-ML's ILP (:mod:`.sipocs`) for the traffic the paper
   assumes, a mesh all-to-all: the optimum over circulant circuit sets (x_o circuits from
@@ -25,7 +33,8 @@ the all-reduce flows that run on them. Every CU has the same injection bandwidth
   (extended rings) and whose partial dimensions stay open meshes.
 
 Routes are fewest-hop paths (breadth-first, neighbours in a fixed order) except on SiP-OCS,
-whose routes come from the steering, and on TPUv4, which routes in dimension order with a
+whose routes come from the steering, on BCube, which corrects digits level by level, and on
+TPUv4, which routes in dimension order with a
 dateline on each ring (:func:`_torus_route`: fewest-hop breadth-first routes on the rings
 deadlock under back-pressure once messages fill the buffers); relaying CUs forward transit
 packets as the simulator describes.
@@ -42,10 +51,10 @@ from . import allocation, sipco, sipocs, traffic
 from .packetsim import Flow, Link
 from .topology import SiPAC
 
-__all__ = ["FABRICS", "FLEX_FORM", "build", "flows_for", "Fabric", "static_allocation", "static_sets",
-           "wavelength_plan"]
+__all__ = ["FABRICS", "FLEX_FORM", "build", "flows_for", "Fabric", "port_lines",
+           "static_allocation", "static_sets", "wavelength_plan"]
 
-FABRICS = ("flex-sipac", "sipac", "h100-superpod", "sip-ocs", "tpuv4")
+FABRICS = ("flex-sipac", "sipac", "h100-superpod", "sip-ocs", "tpuv4", "bcube")
 # Flex-SiPAC's transceiver: the de-interleaver chain with the front interleaver, so that its
 # split space holds the uniform split the paper starts from (transceiver.py)
 FLEX_FORM = "chain_uniform"
@@ -104,7 +113,7 @@ def static_allocation(topo: SiPAC, w: int) -> np.ndarray:
     extra lines to the lowest ports) dealt to its r - 1 neighbours as evenly as whole
     wavelengths allow, the neighbour a CU's port reaches first getting the extra ones."""
     lam = np.zeros((topo.N, topo.N))
-    per_port = [w // topo.L + (1 if l < w % topo.L else 0) for l in range(topo.L)]
+    per_port = port_lines(topo.L, w)
     for x in range(topo.N):
         for l in range(topo.L):
             nb = topo.neighbours(x, l)
@@ -113,6 +122,12 @@ def static_allocation(topo: SiPAC, w: int) -> np.ndarray:
             for q in range(len(nb)):
                 lam[x, nb[(q + start) % len(nb)]] = base + (1 if q < extra else 0)
     return lam
+
+
+def port_lines(L: int, w: int) -> list[int]:
+    """A CU's w wavelengths over its L ports as evenly as whole ones allow (the extra lines
+    to the lowest ports): the static SiPAC's and the electronic BCube's port bandwidths."""
+    return [w // L + (1 if l < w % L else 0) for l in range(L)]
 
 
 def static_sets(L: int, w: int) -> tuple:
@@ -174,6 +189,14 @@ def build(name: str, sizes, *, r: int = 8, L: int = 3, w: int = 60, rate_gbps: f
             links[(x, "sw")] = Link(bw, switch_latency, buffer)
             links[("sw", x)] = Link(bw, latency, buffer)
         return Fabric(name, links, N)
+    if name == "bcube":
+        lines = port_lines(L, w)
+        for x in range(N):
+            for l in range(L):
+                sw = ("sw",) + topo.wss(x, l)
+                links[(x, sw)] = Link(lines[l] * rate, switch_latency, buffer)
+                links[(sw, x)] = Link(lines[l] * rate, latency, buffer)
+        return Fabric(name, links, N, topo, router=lambda a, b: _bcube_route(topo, a, b))
     if name == "sip-ocs":
         Q = ocs or (16 if N <= 128 else 64)
         where, steering = {}, {}
@@ -232,6 +255,20 @@ def build(name: str, sizes, *, r: int = 8, L: int = 3, w: int = 60, rate_gbps: f
         return _torus_route(where[a][1], where[b][1], where[a][2], where[a][3])
 
     return Fabric(name, links, N, router=router)
+
+
+def _bcube_route(topo: SiPAC, src: int, dst: int) -> list:
+    """BCube's routing on SiPAC(r, L)'s wiring: from ``src``, correct one differing digit at
+    a time, level 0 first, each through that level's switch (``("sw", l, index)``). Levels
+    only rise along a route, so no cycle of links can wait on each other under
+    back-pressure."""
+    path, x = [src], src
+    for l, d in enumerate(topo.digits(dst)):
+        if topo.digits(x)[l] != d:
+            path.append(("sw",) + topo.wss(x, l))
+            x = topo.with_digit(x, l, d)
+            path.append(x)
+    return path
 
 
 def _torus_route(src, dst, dims, index) -> list:

@@ -100,7 +100,7 @@ def test_fabrics_keep_the_per_cu_bandwidth(name):
         out[u] = out.get(u, 0.0) + link.bandwidth
     cus = [out.get(x, 0.0) for x in range(64)]
     assert max(cus) <= bw * (1 + 1e-9)
-    if name in ("sipac", "h100-superpod"):
+    if name in ("sipac", "h100-superpod", "bcube"):
         assert min(cus) == pytest.approx(bw)
     # every job's CUs reach each other
     for s, d in [(0, 15), (16, 31), (32, 63)]:
@@ -139,6 +139,59 @@ def test_torus_routes_by_hand_and_without_dependency_cycles():
                 g.add_edges_from(((p[i], p[i + 1]), (p[i + 1], p[i + 2]))
                                  for i in range(len(p) - 2))
     assert nx.is_directed_acyclic_graph(g)
+
+
+def test_bcube_paths_correct_one_digit_per_switch():
+    # SiPAC(3, 3)'s wiring with packet switches: 27 CUs, base-3 digits. A BCube path between
+    # CUs differing in k digits crosses k switches (2k links) and relays at k - 1 CUs; each
+    # switch joins CUs that differ only in its level's digit; links that wait on each other
+    # form no cycle (levels only rise along a path)
+    import networkx as nx
+    fab = fabrics.build("bcube", [27], r=3, L=3, w=6, rate_gbps=8)
+
+    def digits(x):
+        return (x % 3, x // 3 % 3, x // 9)
+    g = nx.DiGraph()
+    for s in range(27):
+        for d in range(27):
+            if s == d:
+                continue
+            p = fab.route(s, d)
+            k = sum(a != b for a, b in zip(digits(s), digits(d)))
+            assert len(p) - 1 == 2 * k, (s, d, p)
+            assert all((a, b) in fab.links for a, b in zip(p, p[1:]))
+            for i in range(1, len(p), 2):
+                level = p[i][1]
+                changed = [l for l in range(3) if digits(p[i - 1])[l] != digits(p[i + 1])[l]]
+                assert changed == [level]
+            g.add_edges_from(((p[i], p[i + 1]), (p[i + 1], p[i + 2]))
+                             for i in range(len(p) - 2))
+    assert fab.route(0, 26) == (0, ("sw", 0, 0), 2, ("sw", 1, 2), 8, ("sw", 2, 8), 26)
+    assert nx.is_directed_acyclic_graph(g)
+
+
+@pytest.mark.parametrize("sim", BOTH)
+def test_a_lone_flow_on_bcube_takes_the_whole_port(sim):
+    # SiPAC(3, 2)'s wiring, w = 7 lines of 8 Gb/s over 2 ports: 4 lines (4 GB/s) on the
+    # level-0 port, 3 on level 1. A lone 90 kB flow to a level-0 neighbour gets the whole
+    # port (a packet switch, not the static SiPAC's 2 of its 4 lines): 10 packets of 9 kB
+    # serialised at 4 GB/s, one more packet's serialisation at the switch (store and
+    # forward), 300 ns into the switch and 100 ns out of it
+    fab = fabrics.build("bcube", [9], r=3, L=2, w=7, rate_gbps=8)
+    r = sim(fab.links, [Flow(0, 0, fab.route(0, 1), 90_000)], packet=9000)
+    assert r.jct == pytest.approx(90_000 / 4e9 + 9000 / 4e9 + 0.4e-6)
+    # to the CU differing in both digits: the level-0 port, a relay at CU 1, the level-1
+    # port (3 GB/s, the bottleneck): the first packet crosses the 4 GB/s port and the
+    # level-0 switch, then all ten leave CU 1 at 3 GB/s, then the last crosses the switch
+    r = sim(fab.links, [Flow(0, 0, fab.route(0, 4), 90_000)], packet=9000)
+    assert r.jct == pytest.approx(2 * 9000 / 4e9 + 90_000 / 3e9 + 9000 / 3e9 + 0.8e-6)
+    # two flows from CU 0 to its two level-0 neighbours share its one port
+    both = [Flow(0, 0, fab.route(0, 1), 90_000), Flow(1, 0, fab.route(0, 2), 90_000)]
+    assert sim(fab.links, both, packet=9000).jct == \
+        pytest.approx(180_000 / 4e9 + 9000 / 4e9 + 0.4e-6)
+    # the static SiPAC deals the same port's 4 lines to the 2 neighbours: 2 lines each
+    static = fabrics.build("sipac", [9], r=3, L=2, w=7, rate_gbps=8)
+    assert static.links[(0, 1)].bandwidth == pytest.approx(2e9)
 
 
 def test_tpuv4_large_messages_complete():
