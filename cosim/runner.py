@@ -129,16 +129,28 @@ def module_ports(text: str, top: str) -> list[str]:
     return ports
 
 
-def ports_control_file(verilog: Path, top: str) -> Path:
+def ports_control_file(verilog: Path, top: str, hierarchical: bool = False) -> Path:
     """Write ``<verilog>.vlt`` beside ``verilog``: a Verilator control file that makes the
     ports of module ``top`` (:func:`module_ports`) visible to VPI, and nothing else. Raises
-    ValueError (naming the file) where the ports cannot be read."""
+    ValueError (naming the file) where the ports cannot be read.
+
+    ``hierarchical`` marks every other module of the file a hierarchical block (build with
+    ``--hierarchical``). Verilator then sees each block only through its ports and assumes
+    every output depends on every input, so the credit and valid wires between neighbouring
+    routers look like combinational loops (UNOPTFLAT): they are not (the flat design lints
+    clean), and the warning is turned off for that build alone."""
+    text = verilog.read_text()
     try:
-        ports = module_ports(verilog.read_text(), top)
+        ports = module_ports(text, top)
     except ValueError as e:
         raise ValueError(f"{verilog.name}: {e}") from None
     lines = ["`verilator_config", "// the top-level ports, the only signals the testbench sees"]
     lines += [f'public_flat_rw -module "{top}" -var "{p}"' for p in sorted(set(ports))]
+    if hierarchical:
+        subs = sorted(set(re.findall(r"^module\s+([\w$]+)", text, re.M)) - {top})
+        lines += ["// Verilated and compiled once each, not once per instance"]
+        lines += [f'hier_block -module "{m}"' for m in subs]
+        lines += ["lint_off -rule UNOPTFLAT"]
     vlt = verilog.with_suffix(".vlt")
     _write_if_changed(vlt, "\n".join(lines) + "\n")
     return vlt
@@ -489,8 +501,10 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
         verilog = bdir / f"{name}.v"
         _write_if_changed(verilog, verilog_of(spec, params))
         runner = verilator_runner(all_public)
-        sources = [verilog] if all_public else [ports_control_file(verilog, name), verilog]
-        args = ["--quiet-stats", *build_args]
+        hier = spec.hierarchical and not waves and not all_public
+        sources = [verilog] if all_public else [ports_control_file(verilog, name, hier),
+                                                verilog]
+        args = ["--quiet-stats", *(["--hierarchical"] if hier else []), *build_args]
         fst = None
         if waves:
             fst = fst_build_args()

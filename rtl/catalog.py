@@ -64,6 +64,12 @@ class Block:
         gcc optimisation of the Verilated model's per-cycle C++ (``OPT_FAST``), where the
         runner's default (-O1) does not suit: a model of many MB compiles in half the time
         at -O0 and its co-simulation, start-up and Python testbench included, hardly slows.
+    hierarchical : bool
+        Co-simulate with Verilator's hierarchical build: each submodule of the generated
+        Verilog (a system of identical routers has one) is Verilated and compiled once, where
+        the flat build schedules and compiles every instance's logic apart. For systems of
+        many instances of one block; a waveform build stays flat (it records every
+        instance's signals).
     """
 
     name: str
@@ -75,6 +81,7 @@ class Block:
     build_opt: str | None = None
     ci_params: tuple | None = None
     model: str | None = None
+    hierarchical: bool = False
 
     @property
     def model_module(self) -> str:
@@ -251,6 +258,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
                  "packet": 8, "delay": 2, "allocator": "separable"},),
         synth_params=(),
         build_opt="-O0",       # 5-8 MB of Verilog: 1.5 instead of 3 minutes to build
+        hierarchical=True,
     ),
     Block(
         name="railx_mesh",
@@ -263,6 +271,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
                  "mesh_delay": 1, "rail_delay": 10, "allocator": "separable"},),
         synth_params=(),
         build_opt="-O0",
+        hierarchical=True,
         model="aifabric.models.railx.netsim",
     ),
     Block(

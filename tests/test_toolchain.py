@@ -99,6 +99,11 @@ def test_ports_control_file_names_the_top_modules_ports(tmp_path):
     assert text.splitlines()[0] == "`verilator_config"
     assert re.findall(r'public_flat_rw -module "(\w+)" -var "(\w+)"', text) == [
         ("top", "a"), ("top", "b"), ("top", "c")]
+    assert "hier_block" not in text and "UNOPTFLAT" not in text
+    # a hierarchical build: every module but the top is compiled once, as its own block
+    hier = ports_control_file(v, "top", hierarchical=True).read_text()
+    assert re.findall(r'hier_block -module "(\w+)"', hier) == ["sub"]
+    assert "lint_off -rule UNOPTFLAT" in hier and text.strip() in hier
     ansi = tmp_path / "ansi.v"
     ansi.write_text("module top (\n  input wire clk,\n  input wire [7:0] a,\n"
                     "  output reg [63:0] y\n);\n  wire [3:0] inner;\nendmodule\n")
