@@ -62,6 +62,42 @@ def test_the_runtime_library_is_compiled_once_and_reused(tmp_path, cosim_seed):
     assert runner.runtime_key(("--quiet-stats",), waves=True) != kept.name
 
 
+NUMBA_PROBE = '''
+import cocotb
+import numpy as np
+from numba import njit
+
+
+@njit(cache=False)
+def _sorted(a):
+    return np.sort(a)          # numba imports its quicksort module on this first compile
+
+
+@cocotb.test()
+async def numba_compiles_inside_a_testbench(dut):
+    assert list(_sorted(np.array([3, 1, 2]))) == [1, 2, 3]
+
+
+@cocotb.test()
+async def the_testbench_keeps_its_assert_messages(dut):
+    one = 1
+    try:
+        assert one == 2
+    except AssertionError as e:
+        assert "1 == 2" in str(e), str(e)      # rewritten: the values are in the message
+'''
+
+
+def test_a_numba_kernel_compiles_inside_a_testbench(tmp_path, monkeypatch, cosim_seed):
+    """A golden model's numba kernel compiled inside a co-simulation (its cache cold): cocotb
+    must not rewrite numba's own modules' assertions, which numba then cannot type."""
+    (tmp_path / "test_numba_probe.py").write_text(NUMBA_PROBE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = run("wwfa", {"n": 2}, seed=cosim_seed, test_module="test_numba_probe",
+                 build_root=tmp_path / "build")
+    assert result.passed and result.tests == 2, result.describe()
+
+
 def _vpi_names(build_dir):
     """The signals a Verilated model makes visible to VPI: its symbol table's entries."""
     text = "".join(p.read_text() for p in build_dir.glob("Vtop__Syms*.cpp"))
