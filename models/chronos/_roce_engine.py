@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..common import eventheap as heap
+
 (TX_DONE, WAKE, SW_ARRIVE, SW_TX_DONE, PFC_FRAME, CNP, ALPHA, DECREASE, INCREASE, ACK_GEN,
  SW_ACK) = range(11)
 
@@ -18,8 +20,9 @@ from numba import njit
 # arrivals, a host's PFC frames), so each of these ``5 n`` timelines is a FIFO ring and only
 # their heads compete, in a small binary heap of sources keyed by (head time, head sequence).
 # Timers, wake-ups and injected CNPs (and any event that would break a FIFO's order, or find
-# its ring full) go to one general binary heap, itself one source. A source's events are in
-# (time, sequence) order, so the smallest head is the next event of the single-heap order.
+# its ring full) go to one general binary heap (:mod:`models.common.eventheap`), itself one
+# source. A source's events are in (time, sequence) order, so the smallest head is the next
+# event of the single-heap order.
 
 
 @njit(cache=True, inline="always")
@@ -64,61 +67,6 @@ def _src_down(sh, spos, kt, ks, nsrc, i):
 
 
 @njit(cache=True, inline="always")
-def _gen_push(gt, gi, ne, t, seq, kind, a, b):
-    """Push onto the general heap (times ``gt``, ``gi`` = seq, kind, a, b per entry); returns
-    the entry's final position (0: it is the new top)."""
-    i = ne
-    while i > 0:
-        p = (i - 1) >> 1
-        if t < gt[p] or (t == gt[p] and seq < gi[4 * p]):
-            gt[i] = gt[p]
-            gi[4 * i] = gi[4 * p]
-            gi[4 * i + 1] = gi[4 * p + 1]
-            gi[4 * i + 2] = gi[4 * p + 2]
-            gi[4 * i + 3] = gi[4 * p + 3]
-            i = p
-        else:
-            break
-    gt[i] = t
-    gi[4 * i] = seq
-    gi[4 * i + 1] = kind
-    gi[4 * i + 2] = a
-    gi[4 * i + 3] = b
-    return i
-
-
-@njit(cache=True, inline="always")
-def _gen_pop(gt, gi, ne):
-    """Remove the general heap's top (``ne`` entries before); the caller read it."""
-    ne -= 1
-    t, q = gt[ne], gi[4 * ne]
-    k, a, b = gi[4 * ne + 1], gi[4 * ne + 2], gi[4 * ne + 3]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= ne:
-            break
-        if c + 1 < ne and (gt[c + 1] < gt[c] or (gt[c + 1] == gt[c]
-                                                 and gi[4 * c + 4] < gi[4 * c])):
-            c += 1
-        if gt[c] < t or (gt[c] == t and gi[4 * c] < q):
-            gt[i] = gt[c]
-            gi[4 * i] = gi[4 * c]
-            gi[4 * i + 1] = gi[4 * c + 1]
-            gi[4 * i + 2] = gi[4 * c + 2]
-            gi[4 * i + 3] = gi[4 * c + 3]
-            i = c
-        else:
-            break
-    if ne > 0:
-        gt[i] = t
-        gi[4 * i] = q
-        gi[4 * i + 1] = k
-        gi[4 * i + 2] = a
-        gi[4 * i + 3] = b
-
-
-@njit(cache=True, inline="always")
 def _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, s, t, kind, a, b):
     """Schedule event (t, kind, a, b) on timeline ``s`` (-1: the general heap). ``meta``:
     [sources in the heap, general heap size, next sequence number, ring capacity, a ring
@@ -149,7 +97,7 @@ def _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, s, t, kind,
             meta[4] = 1
     g = kt.shape[0] - 1                     # the general heap's source id
     ne = meta[1]
-    top = _gen_push(gt, gi, ne, t, seq, kind, a, b) == 0
+    top = heap.push(gt, gi, ne, t, seq, kind, a, b) == 0
     meta[1] = ne + 1
     if top:
         kt[g] = t
@@ -181,9 +129,9 @@ def _take(qt, qi, fhead, fcnt, gt, gi, sh, spos, kt, ks, meta):
             kt[s] = qt[j]
             ks[s] = qi[4 * j]
     else:
-        t, kind, a, b = gt[0], gi[1], gi[2], gi[3]
+        t, kind, a, b = heap.top(gt, gi)
         ne = meta[1]
-        _gen_pop(gt, gi, ne)
+        heap.pop(gt, gi, ne)
         meta[1] = ne - 1
         more = ne > 1
         if more:
@@ -315,7 +263,7 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
     ftail = np.zeros(ntl)
     gcap = 1024 + 4 * m + inj_t.shape[0]
     gt = np.empty(gcap)
-    gi = np.empty(4 * gcap, np.int64)
+    gi = np.empty(heap.WIDTH * gcap, np.int64)
     sh = np.empty(ntl + 1, np.int64)
     spos = np.zeros(ntl + 1, np.int64)
     kt = np.zeros(ntl + 1)

@@ -58,6 +58,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from . import eventheap as heap
+
 __all__ = ["Setting", "NETBENCH_SIPAC", "run", "run_reference"]
 
 
@@ -100,50 +102,14 @@ ARRIVE, FREE, ACK, START, OPEN, PAUSE, RESUME, CREDIT = 0, 1, 2, 3, 4, 5, 6, 7
 BACKPRESSURE = ("pause", "credit")
 
 
-@njit(cache=True)
-def _less(t, s, i, j):
-    return t[i] < t[j] or (t[i] == t[j] and s[i] < s[j])
-
-
-@njit(cache=True)
-def _push(ht, hs, hk, ha, n, seq, t, kind, a):
-    if n >= ht.shape[0]:
+@njit(cache=True, inline="always")
+def _push(ht, hi, n, t, seq, kind, a, b):
+    """:func:`~models.common.eventheap.push` with the capacity check: -1 once the storage is
+    full, and it stays -1 (the run stops after the event)."""
+    if n < 0 or n >= ht.shape[0]:
         return -1
-    i = n
-    ht[i], hs[i], hk[i], ha[i] = t, seq, kind, a
-    while i > 0:
-        p = (i - 1) // 2
-        if _less(ht, hs, i, p):
-            ht[i], ht[p] = ht[p], ht[i]
-            hs[i], hs[p] = hs[p], hs[i]
-            hk[i], hk[p] = hk[p], hk[i]
-            ha[i], ha[p] = ha[p], ha[i]
-            i = p
-        else:
-            break
+    heap.push(ht, hi, n, t, seq, kind, a, b)
     return n + 1
-
-
-@njit(cache=True)
-def _pop(ht, hs, hk, ha, n):
-    t, kind, a = ht[0], hk[0], ha[0]
-    n -= 1
-    ht[0], hs[0], hk[0], ha[0] = ht[n], hs[n], hk[n], ha[n]
-    i = 0
-    while True:
-        l, r, m = 2 * i + 1, 2 * i + 2, i
-        if l < n and _less(ht, hs, l, m):
-            m = l
-        if r < n and _less(ht, hs, r, m):
-            m = r
-        if m == i:
-            break
-        ht[i], ht[m] = ht[m], ht[i]
-        hs[i], hs[m] = hs[m], hs[i]
-        hk[i], hk[m] = hk[m], hk[i]
-        ha[i], ha[m] = ha[m], ha[i]
-        i = m
-    return t, kind, a, n
 
 
 @njit(cache=True)
@@ -206,9 +172,7 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
     # events
     cap = 4 * total + 4 * nl + 2 * nf + 2 * ng + 16
     ht = np.empty(cap, np.float64)
-    hs = np.empty(cap, np.int64)
-    hk = np.empty(cap, np.int64)
-    ha = np.empty(cap, np.int64)
+    hi = np.empty(heap.WIDTH * cap, np.int64)
     n = 0
     seq = 0
     remaining = np.zeros(ng, np.int64)
@@ -216,7 +180,7 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
     nj = job_first.shape[0] - 1
     for j in range(nj):
         if job_first[j] < job_first[j + 1]:
-            n = _push(ht, hs, hk, ha, n, seq, 0.0, START, job_first[j])
+            n = _push(ht, hi, n, 0.0, seq, START, job_first[j], 0)
             seq += 1
     events = 0
     marked = 0
@@ -225,7 +189,9 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
     max_ing = 0.0
     stack = np.empty(4 * nl + nf + 8, np.int64)  # links to try, processed after each event
     while n > 0:
-        t, kind, a, n = _pop(ht, hs, hk, ha, n)
+        t, kind, a, b = heap.top(ht, hi)
+        heap.pop(ht, hi, n)
+        n -= 1
         events += 1
         sp = 0
         inject = -1
@@ -239,9 +205,9 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
             paused[a] = False
             stack[sp] = a
             sp += 1
-        elif kind == CREDIT:                # credit of packet a // nl returns to link a % nl
-            k = a % nl
-            credit[k] += pk_pay[a // nl] + header
+        elif kind == CREDIT:                # the credit of packet b returns to link a
+            k = a
+            credit[k] += pk_pay[b] + header
             stack[sp] = k
             sp += 1
         elif kind == ARRIVE:                # packet a reaches the end of its hop
@@ -252,9 +218,9 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
             wire = pk_pay[p] + header
             if path_start[f] + h == path_start[f + 1]:      # delivered
                 if credit_mode:
-                    n = _push(ht, hs, hk, ha, n, seq, t + lat[prev], CREDIT, p * nl + prev)
+                    n = _push(ht, hi, n, t + lat[prev], seq, CREDIT, prev, p)
                     seq += 1
-                n = _push(ht, hs, hk, ha, n, seq, t + rtt_half[f], ACK, p)
+                n = _push(ht, hi, n, t + rtt_half[f], seq, ACK, p, 0)
                 seq += 1
                 gg = flow_group[f]
                 remaining[gg] -= 1
@@ -262,7 +228,7 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
                     step_done[gg] = t
                     j = group_job[gg]
                     if gg + 1 < job_first[j + 1]:
-                        n = _push(ht, hs, hk, ha, n, seq, t, START, gg + 1)
+                        n = _push(ht, hi, n, t, seq, START, gg + 1, 0)
                         seq += 1
             else:                           # joins the next link's output queue
                 k = path_links[path_start[f] + h]
@@ -284,7 +250,7 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
                 if not credit_mode and ing[prev] > xoff[prev] and not xoff_sent[prev]:
                     xoff_sent[prev] = True
                     pauses += 1
-                    n = _push(ht, hs, hk, ha, n, seq, t + lat[prev], PAUSE, prev)
+                    n = _push(ht, hi, n, t + lat[prev], seq, PAUSE, prev, 0)
                     seq += 1
                 stack[sp] = k
                 sp += 1
@@ -321,7 +287,7 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
                 f = group_flows[i]
                 cnt += npk[f]
                 d = 2 * rtt_half[f] if handshake else 0.0
-                n = _push(ht, hs, hk, ha, n, seq, t + d, OPEN, f)
+                n = _push(ht, hi, n, t + d, seq, OPEN, f, 0)
                 seq += 1
             remaining[gg] = cnt
         else:                               # OPEN: flow a may send
@@ -388,19 +354,19 @@ def run(bw, lat, qcap, ecn_k, path_start, path_links, size, group_flows_start, g
             busy[k] = True
             qbytes[k] -= wire
             done = t + wire / bw[k]
-            n = _push(ht, hs, hk, ha, n, seq, done, FREE, k)
+            n = _push(ht, hi, n, done, seq, FREE, k, 0)
             seq += 1
-            n = _push(ht, hs, hk, ha, n, seq, done + lat[k], ARRIVE, p)
+            n = _push(ht, hi, n, done + lat[k], seq, ARRIVE, p, 0)
             seq += 1
             if h > 0:                       # it leaves the node it came in over prev
                 prev = path_links[path_start[f] + h - 1]
                 ing[prev] -= wire
                 if credit_mode:
-                    n = _push(ht, hs, hk, ha, n, seq, t + lat[prev], CREDIT, p * nl + prev)
+                    n = _push(ht, hi, n, t + lat[prev], seq, CREDIT, prev, p)
                     seq += 1
                 elif xoff_sent[prev] and ing[prev] <= xon[prev]:
                     xoff_sent[prev] = False
-                    n = _push(ht, hs, hk, ha, n, seq, t + lat[prev], RESUME, prev)
+                    n = _push(ht, hi, n, t + lat[prev], seq, RESUME, prev, 0)
                     seq += 1
             w = fw_head[k]                  # room in k's queue: wake the hosts that wait
             fw_head[k] = -1

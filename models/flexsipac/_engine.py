@@ -6,53 +6,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..common import eventheap as heap
+
 FREE, ARRIVE, CREDIT, START = 0, 1, 2, 3
-
-
-@njit(cache=True)
-def _less(t, s, i, j):
-    return t[i] < t[j] or (t[i] == t[j] and s[i] < s[j])
-
-
-@njit(cache=True)
-def _push(ht, hs, hk, ha, hc, n, seq, t, kind, a, c):
-    i = n
-    ht[i], hs[i], hk[i], ha[i], hc[i] = t, seq, kind, a, c
-    while i > 0:
-        p = (i - 1) // 2
-        if _less(ht, hs, i, p):
-            ht[i], ht[p] = ht[p], ht[i]
-            hs[i], hs[p] = hs[p], hs[i]
-            hk[i], hk[p] = hk[p], hk[i]
-            ha[i], ha[p] = ha[p], ha[i]
-            hc[i], hc[p] = hc[p], hc[i]
-            i = p
-        else:
-            break
-    return n + 1
-
-
-@njit(cache=True)
-def _pop(ht, hs, hk, ha, hc, n):
-    t, kind, a, c = ht[0], hk[0], ha[0], hc[0]
-    n -= 1
-    ht[0], hs[0], hk[0], ha[0], hc[0] = ht[n], hs[n], hk[n], ha[n], hc[n]
-    i = 0
-    while True:
-        l, r, m = 2 * i + 1, 2 * i + 2, i
-        if l < n and _less(ht, hs, l, m):
-            m = l
-        if r < n and _less(ht, hs, r, m):
-            m = r
-        if m == i:
-            break
-        ht[i], ht[m] = ht[m], ht[i]
-        hs[i], hs[m] = hs[m], hs[i]
-        hk[i], hk[m] = hk[m], hk[i]
-        ha[i], ha[m] = ha[m], ha[i]
-        hc[i], hc[m] = hc[m], hc[i]
-        i = m
-    return t, kind, a, c, n
 
 
 @njit(cache=True)
@@ -79,10 +35,7 @@ def run(bw, lat, buf, path_start, path_links, size, seg_start, group_seg, group_
     # events
     cap = 2 * total + nl + group_job.shape[0] + 16
     ht = np.empty(cap, np.float64)
-    hs = np.empty(cap, np.int64)
-    hk = np.empty(cap, np.int64)
-    ha = np.empty(cap, np.int64)
-    hc = np.empty(cap, np.float64)
+    hi = np.empty(heap.WIDTH * cap, np.int64)
     n = 0
     seq = 0
     ng = group_job.shape[0]
@@ -91,18 +44,21 @@ def run(bw, lat, buf, path_start, path_links, size, seg_start, group_seg, group_
     nj = job_first.shape[0] - 1
     for j in range(nj):
         if job_first[j] < job_first[j + 1]:
-            n = _push(ht, hs, hk, ha, hc, n, seq, 0.0, START, job_first[j], 0.0)
+            heap.push(ht, hi, n, 0.0, seq, START, job_first[j], 0)
+            n += 1
             seq += 1
     events = 0
     while n > 0:
-        t, kind, a, c, n = _pop(ht, hs, hk, ha, hc, n)
+        t, kind, a, b = heap.top(ht, hi)
+        heap.pop(ht, hi, n)
+        n -= 1
         events += 1
         touched = -1
         if kind == FREE:
             busy[a] = False
             touched = a
-        elif kind == CREDIT:
-            credit[a] += c
+        elif kind == CREDIT:                # b: the packet whose room link a gets back
+            credit[a] += pk_size[b]
             touched = a
         elif kind == START:
             g = a
@@ -140,7 +96,7 @@ def run(bw, lat, buf, path_start, path_links, size, seg_start, group_seg, group_
                 if not busy[k] and head[k] >= 0 and credit[k] >= pk_size[head[k]]:
                     n, seq = _send(t, k, head, tail, pk_next, pk_flow, pk_hop, pk_size, busy,
                                    credit, bw, lat, path_start, path_links,
-                                   ht, hs, hk, ha, hc, n, seq)
+                                   ht, hi, n, seq)
             continue
         else:                                           # arrival of packet a
             p = a
@@ -150,8 +106,8 @@ def run(bw, lat, buf, path_start, path_links, size, seg_start, group_seg, group_
             plen = path_start[f + 1] - path_start[f]
             prev = path_links[path_start[f] + hop - 1]
             if hop == plen:
-                n = _push(ht, hs, hk, ha, hc, n, seq, t + lat[prev], CREDIT, prev,
-                          pk_size[p])
+                heap.push(ht, hi, n, t + lat[prev], seq, CREDIT, prev, p)
+                n += 1
                 seq += 1
                 g = flow_group[f]
                 remaining[g] -= 1
@@ -159,7 +115,8 @@ def run(bw, lat, buf, path_start, path_links, size, seg_start, group_seg, group_
                     step_done[g] = t
                     j = group_job[g]
                     if g + 1 < job_first[j + 1]:
-                        n = _push(ht, hs, hk, ha, hc, n, seq, t + step_gap, START, g + 1, 0.0)
+                        heap.push(ht, hi, n, t + step_gap, seq, START, g + 1, 0)
+                        n += 1
                         seq += 1
                 continue
             k = path_links[path_start[f] + hop]
@@ -174,14 +131,14 @@ def run(bw, lat, buf, path_start, path_links, size, seg_start, group_seg, group_
             k = touched
             if not busy[k] and head[k] >= 0 and credit[k] >= pk_size[head[k]]:
                 n, seq = _send(t, k, head, tail, pk_next, pk_flow, pk_hop, pk_size, busy,
-                               credit, bw, lat, path_start, path_links, ht, hs, hk, ha, hc,
+                               credit, bw, lat, path_start, path_links, ht, hi,
                                n, seq)
     return step_done, total, events
 
 
 @njit(cache=True)
 def _send(t, k, head, tail, pk_next, pk_flow, pk_hop, pk_size, busy, credit, bw, lat,
-          path_start, path_links, ht, hs, hk, ha, hc, n, seq):
+          path_start, path_links, ht, hi, n, seq):
     p = head[k]
     head[k] = pk_next[p]
     if head[k] < 0:
@@ -191,14 +148,17 @@ def _send(t, k, head, tail, pk_next, pk_flow, pk_hop, pk_size, busy, credit, bw,
     s = pk_size[p]
     credit[k] -= s
     done = t + s / bw[k]
-    n = _push(ht, hs, hk, ha, hc, n, seq, done, FREE, k, 0.0)
+    heap.push(ht, hi, n, done, seq, FREE, k, 0)
+    n += 1
     seq += 1
-    n = _push(ht, hs, hk, ha, hc, n, seq, done + lat[k], ARRIVE, p, 0.0)
+    heap.push(ht, hi, n, done + lat[k], seq, ARRIVE, p, 0)
+    n += 1
     seq += 1
     hop = pk_hop[p]
     if hop > 0:
         f = pk_flow[p]
         prev = path_links[path_start[f] + hop - 1]
-        n = _push(ht, hs, hk, ha, hc, n, seq, t + lat[prev], CREDIT, prev, s)
+        heap.push(ht, hi, n, t + lat[prev], seq, CREDIT, prev, p)
+        n += 1
         seq += 1
     return n, seq
