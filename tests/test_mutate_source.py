@@ -123,6 +123,18 @@ def test_the_substituted_module_is_restored():
     assert hashlib.sha256((ROOT / WWFA).read_bytes()).hexdigest() == before
 
 
+def test_an_edit_of_the_ports_is_dropped(tmp_path):
+    """BvN N = 4: ``busy`` made two bits wide elaborates, but the testbench could not drive
+    that design: dropped, as an interface change, and nothing is judged."""
+    spec = Spec("bvn", "bvn", {"n": 4, "w": 8}, "rtl/chronos/bvn.py")
+    source = (ROOT / spec.source).read_text()
+    lines = source.splitlines()
+    (busy,) = [e for e in edits_of(source) if '"busy": Out(1)' in lines[e.line - 1]
+               and e.what == "constant: 1 -> 2"]
+    live, dropped = source_mutants(spec, 1, 1, tmp_path, edits=[busy])
+    assert live == [] and [(d.edit, d.why) for d in dropped] == [(busy, "interface")]
+
+
 def test_source_mutants_judged_killed_and_equivalent(tmp_path):
     spec = Spec("wwfa", "wwfa", {"n": 4}, WWFA, transactions=2000, formal="wwfa")
     edits = [
