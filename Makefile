@@ -68,7 +68,8 @@ netsim: $(STAMP)
 formal: $(STAMP)
 	$(AIFABRIC) formal $(ARGS)
 
-# Mutation score per block: Yosys mutants vs co-simulation, formal and equivalence (build/mutate/)
+# Mutation score per block: Yosys mutants vs co-simulation, formal and equivalence (build/mutate/);
+# ARGS="--mode source": edits of the Amaranth source instead (build/mutate/source/), or --mode both
 mutate: $(STAMP)
 	nice -n 10 $(AIFABRIC) mutate $(ARGS)
 

@@ -1,6 +1,6 @@
-"""Mutation testing of the blocks (``make mutate``): mechanical mutants from Yosys, each run
-against the block's co-simulation, survivors against its formal properties and an
-equivalence check.
+"""Mutation testing of the blocks (``make mutate``): mechanical mutants from Yosys, or edits
+of the block's Amaranth source, each run against the block's co-simulation, survivors
+against its formal properties and an equivalence check.
 
 How a block is mutated
 ======================
@@ -34,6 +34,22 @@ Verdicts
   ``src``). Neither within the time limit: ``survived`` with the check undecided.
 
 The score of a block is killed / (mutants - equivalent).
+
+Source mutants
+==============
+:mod:`cosim.source_edits` lists the edits of the block's file (operators, comparisons,
+integer constants and slice bounds off by one, ``.eq(x)`` -> ``.eq(0)``, a boolean operand
+dropped) and draws them in a seeded order (:func:`source_mutants`). Each is applied to a copy
+of the text, executed as a fresh module (the file and the imported module are untouched) and,
+in a forked child with a time limit, stands in for the original (:func:`substituted`: every
+``aifabric`` module that imported it, or its classes and functions, sees the copy) while the
+co-simulated design is built and converted to RTLIL (module ``<name>_s<k>``). Dropped, with
+the reason: an edit that does not elaborate, one that changes the ports, and one whose RTLIL
+is the original's (source attributes aside: equivalent by construction). The rest are built
+side by side behind ``mutsel`` (:func:`build_source`: every copy sees the inputs, ``mutsel``
+picks whose outputs leave) in the same wrapper, and judged as above; the formal harness is
+built from the edited source (with the copy substituted), and the equivalence checks
+compare the original with the mutant's flattened design (:func:`flatten_gate`).
 """
 
 from __future__ import annotations
@@ -47,14 +63,18 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from aifabric.rtl.catalog import get_block
 
+from .source_edits import Edit, draw, edits_of
+
 __all__ = ["SPECS", "Spec", "Mutant", "Outcome", "mutants_of", "build", "verilate", "run_mutant",
            "formal_kill", "ties_its_own_constant", "proved_equivalent", "equivalent", "sample",
-           "MUTATE_DIR", "EQUIV_DEPTH"]
+           "SourceMutant", "Dropped", "source_mutants", "build_source", "flatten_gate",
+           "substituted", "rtlil_ports", "MUTATE_DIR", "EQUIV_DEPTH"]
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTATE_DIR = ROOT / "build" / "mutate"
@@ -196,7 +216,7 @@ _PREP = "read_rtlil {il}\nhierarchy -top {top}\nproc\nflatten\nopt_clean\n"
 
 
 # survivors are judged in threads: one Amaranth elaboration at a time
-_AMARANTH = threading.Lock()
+_AMARANTH = threading.RLock()
 
 
 def _name(spec: Spec) -> str:
@@ -280,6 +300,14 @@ def build(spec: Spec, mutants: list[Mutant], workdir: Path) -> Path:
     yosys(_PREP.format(il="design.il", top=name) + "script apply.ys\n"
           f"rename {name} {name}_mutants\nopt_clean\nattrmap -remove init\n"
           "write_verilog -noattr inner.v\nwrite_json inner.json\n", workdir)
+    return _wrap(spec, width, workdir)
+
+
+def _wrap(spec: Spec, width: int, workdir: Path) -> Path:
+    """``mutants.v``: the module ``<name>_mutants`` of ``inner.v`` (its ports in
+    ``inner.json``, one of them ``mutsel``) in a wrapper with the block's name and ports that
+    sets ``mutsel`` from the plusarg ``+mutsel=k``."""
+    name = _name(spec)
     ports = _ports((workdir / "inner.json").read_text(), f"{name}_mutants")
     decl, conn = [], []
     for p, d, w in ports:
@@ -455,30 +483,40 @@ def formal_kill(spec: Spec, mutant: Mutant, workdir: Path, *, timeout: float = 1
         seen.add(prop.name)            # each property once, at its first (smallest) params
         pdir = workdir / "formal" / f"m{mutant.k}_{prop.name}"
         pdir.mkdir(parents=True, exist_ok=True)
-        (pdir / "harness.il").write_text(_harness_rtlil(prop))
-        filt = f"-mode {mutant.mode} -port {mutant.port}" + \
-            "".join(f" -src {s}" for s in mutant.src[:1])
-        try:
-            yosys(_PREP.format(il="harness.il", top="top") +
-                  f"mutate -list 200 -seed 1 {filt} -o cand.ys\n", pdir)
-        except RuntimeError:
+        why = (_source_harness(mutant, prop, pdir) if isinstance(mutant, SourceMutant)
+               else _netlist_harness(mutant, prop, pdir))
+        if why:
+            tried.append(f"{prop.name}: {why}")
             continue
-        cands = [_parse(ln, 0) for ln in (pdir / "cand.ys").read_text().splitlines()
-                 if ln.strip()]
-        if not cands:
-            tried.append(f"{prop.name}: no such cell")
-            continue
-        pick = ([c for c in cands if (c.wire, c.wirebit, c.portbit, c.ctrlbit) ==
-                 (mutant.wire, mutant.wirebit, mutant.portbit, mutant.ctrlbit)] or
-                [c for c in cands if (c.portbit, c.ctrlbit) == (mutant.portbit, mutant.ctrlbit)]
-                or cands)[0]
-        yosys(_PREP.format(il="harness.il", top="top") + pick.command + "\n"
-              "write_rtlil top.il\n", pdir)
         status, secs = _sby(pdir, "top", "bmc", prop.mutant_depth, timeout)
         tried.append(f"{prop.name} bmc {prop.mutant_depth}: {status}")
         if status == "FAIL":
             return prop.name, "; ".join(tried)
     return "", "; ".join(tried)
+
+
+def _netlist_harness(mutant: Mutant, prop, pdir: Path) -> str:
+    """``pdir/top.il``: the property's harness with the same kind of mutation (mode, port,
+    source line) drawn in its copy of the block; '' or why there is none."""
+    (pdir / "harness.il").write_text(_harness_rtlil(prop))
+    filt = f"-mode {mutant.mode} -port {mutant.port}" + \
+        "".join(f" -src {s}" for s in mutant.src[:1])
+    try:
+        yosys(_PREP.format(il="harness.il", top="top") +
+              f"mutate -list 200 -seed 1 {filt} -o cand.ys\n", pdir)
+    except RuntimeError:
+        return "no candidates"
+    cands = [_parse(ln, 0) for ln in (pdir / "cand.ys").read_text().splitlines()
+             if ln.strip()]
+    if not cands:
+        return "no such cell"
+    pick = ([c for c in cands if (c.wire, c.wirebit, c.portbit, c.ctrlbit) ==
+             (mutant.wire, mutant.wirebit, mutant.portbit, mutant.ctrlbit)] or
+            [c for c in cands if (c.portbit, c.ctrlbit) == (mutant.portbit, mutant.ctrlbit)]
+            or cands)[0]
+    yosys(_PREP.format(il="harness.il", top="top") + pick.command + "\n"
+          "write_rtlil top.il\n", pdir)
+    return ""
 
 
 def ties_its_own_constant(mutant: Mutant, edir: Path, name: str) -> bool:
@@ -538,9 +576,7 @@ def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
     if "CLK" in mutant.port.upper() or mutant.port in _ASYNC_PORTS:
         return False
     name = _name(spec)
-    edir = workdir / "equiv" / f"m{mutant.k}"
-    edir.mkdir(parents=True, exist_ok=True)
-    (edir / "design.il").write_text((workdir / "design.il").read_text())
+    edir = _stage(workdir, mutant)
     if ties_its_own_constant(mutant, edir, name):
         return True
     # the registers' outputs and the ports keep their names, every other wire is made private
@@ -570,19 +606,278 @@ def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
     return False
 
 
+def _stage(workdir: Path, mutant) -> Path:
+    """The directory of the mutant's equivalence checks, with the original's RTLIL (and a
+    source mutant's own design) copied in: Yosys reads files below its working directory."""
+    edir = workdir / "equiv" / f"m{mutant.k}"
+    edir.mkdir(parents=True, exist_ok=True)
+    (edir / "design.il").write_text((workdir / "design.il").read_text())
+    if isinstance(mutant, SourceMutant):
+        (edir / "gate.il").write_text(Path(mutant.gate).read_text())
+    return edir
+
+
 def equivalent(spec: Spec, mutant: Mutant, workdir: Path, *, depth: int = EQUIV_DEPTH,
                timeout: float = 180) -> str:
     """Bounded equivalence of the mutant and the original (a miter, BMC ``depth`` cycles from
     reset, free inputs): 'PASS' (no difference), 'FAIL' (they differ), 'TIMEOUT' or 'ERROR'."""
     name = _name(spec)
-    edir = workdir / "equiv" / f"m{mutant.k}"
-    edir.mkdir(parents=True, exist_ok=True)
-    (edir / "design.il").write_text((workdir / "design.il").read_text())
+    edir = _stage(workdir, mutant)
     yosys(_PREP.format(il="design.il", top=name) + f"copy {name} gold\n{mutant.command}\n"
           f"miter -equiv -flatten -make_assert -ignore_gold_x gold {name} miter\n"
           "hierarchy -top miter\nwrite_rtlil top.il\n", edir)
     status, _ = _sby(edir, "miter", "bmc", depth, timeout)
     return status
+
+
+# ------------------------------------------------------------------ source mode -----------
+
+@dataclass
+class SourceMutant:
+    """One source-level edit of the block's Amaranth file (:mod:`cosim.source_edits`),
+    elaborated at the co-simulated parameters; ``k`` is its mutsel value (from 1)."""
+    k: int
+    edit: Edit
+    source: str                  # rtl/<area>/<file>.py
+    top: str                     # the co-simulated design's module name
+    gate: str = ""               # its design flattened, module ``top`` (see flatten_gate)
+    mode: str = "source"
+    port: str = ""
+
+    @property
+    def src(self) -> list:
+        return [f"{self.source}:{self.edit.line}"]
+
+    @property
+    def where(self) -> str:
+        return self.src[0]
+
+    @property
+    def what(self) -> str:
+        return self.edit.what
+
+    @property
+    def command(self) -> str:
+        """The Yosys commands that turn the loaded original (module ``top``) into this
+        mutant (the equivalence checks apply them to a copy of the original)."""
+        if not self.gate:
+            raise RuntimeError(f"source mutant {self.k}: flatten_gate() first")
+        return f"delete {self.top}\nread_rtlil gate.il"
+
+
+@dataclass
+class Dropped:
+    """A drawn edit that is not judged: ``why`` is ``not elaborated`` (the edited source
+    raises, or elaborates for longer than the limit), ``interface`` (the ports change) or
+    ``identical`` (the same RTLIL as the original, source lines aside: equivalent by
+    construction)."""
+    edit: Edit
+    why: str
+    detail: str = ""
+
+    def row(self):
+        return {"what": self.edit.what, "line": self.edit.line, "why": self.why,
+                "detail": self.detail}
+
+
+def _module_name(source: str) -> str:
+    """``rtl/chronos/wwfa.py`` -> ``aifabric.rtl.chronos.wwfa``."""
+    return "aifabric." + source.removesuffix(".py").replace("/", ".")
+
+
+@contextmanager
+def substituted(original, replacement):
+    """While inside: the module ``original`` is ``replacement`` for every ``aifabric`` module
+    that imported it or one of its classes or functions (and for ``importlib``), so a design
+    built from any of them builds ``replacement``'s code. Restored on exit."""
+    own = {id(v): k for k, v in vars(original).items()
+           if getattr(v, "__module__", None) == original.__name__}
+    saved = [(sys.modules, original.__name__, original)]
+    sys.modules[original.__name__] = replacement
+    for mod_name, mod in list(sys.modules.items()):
+        if mod is None or mod is replacement or not mod_name.startswith("aifabric."):
+            continue
+        for attr, value in list(vars(mod).items()):
+            if value is original:
+                new = replacement
+            elif id(value) in own and hasattr(replacement, own[id(value)]):
+                new = getattr(replacement, own[id(value)])
+            else:
+                continue
+            saved.append((vars(mod), attr, value))
+            setattr(mod, attr, new)
+    try:
+        yield
+    finally:
+        for where, attr, value in reversed(saved):
+            where[attr] = value
+
+
+def _edited(source: str, edit: Edit):
+    """(the module of ``source``, the same module executed from the edited text)."""
+    import importlib
+
+    from .formal import module_from_source
+    original = importlib.import_module(_module_name(source))
+    return original, module_from_source(original.__name__,
+                                        edit.apply(Path(original.__file__).read_text()))
+
+
+def _rtlil_of_edit(spec: Spec, edit: Edit, name: str) -> str:
+    """The co-simulated design built from the edited source, as RTLIL (module ``name``)."""
+    from amaranth.back import rtlil
+    with _AMARANTH:
+        original, module = _edited(spec.source, edit)
+        with substituted(original, module):
+            cls = get_block(spec.bench).component
+            if cls.__module__ == original.__name__:
+                cls = getattr(module, cls.__name__)
+            return rtlil.convert(cls(**spec.params), name=name)
+
+
+def _elaborate_child(spec, edit, name, out, err):
+    """In a forked child: the edited design's RTLIL to ``out``, or the error to ``err``."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)               # Amaranth's warnings about the broken design
+    try:
+        Path(out).write_text(_rtlil_of_edit(spec, edit, name))
+    except BaseException as e:        # noqa: BLE001 (any error: the edit does not elaborate)
+        Path(err).write_text(f"{type(e).__name__}: {e}".splitlines()[0][:200])
+        os._exit(3)
+    os._exit(0)
+
+
+def _elaborate(spec: Spec, edit: Edit, name: str, out: Path, timeout: float) -> str:
+    """Write the edited design's RTLIL to ``out`` in a child process (an edit may make the
+    elaboration loop for ever, and it must not leave the substituted module behind); ''
+    or why it did not elaborate."""
+    import multiprocessing
+    err = out.with_suffix(".err")
+    err.unlink(missing_ok=True)
+    proc = multiprocessing.get_context("fork").Process(
+        target=_elaborate_child, args=(spec, edit, name, str(out), str(err)))
+    proc.start()
+    proc.join(timeout)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return f"no elaboration within {timeout:.0f} s"
+    if proc.exitcode:
+        return err.read_text() if err.exists() else f"exit code {proc.exitcode}"
+    return ""
+
+
+def _normal(rtlil_text: str, module: str, name: str) -> str:
+    """RTLIL without source attributes, the module ``module`` (and its submodules) renamed
+    ``name``."""
+    text = rtlil_text.replace(f"\\{module}", f"\\{name}")
+    return re.sub(r"^\s*attribute \\src .*\n", "", text, flags=re.M)
+
+
+_PORT = re.compile(r"^\s*wire (?:width (\d+) )?(input|output|inout) \d+\s+\\(\S+)\s*$", re.M)
+
+
+def rtlil_ports(rtlil_text: str, module: str) -> list[tuple[str, str, int]]:
+    """(name, direction, width) of the ports of ``module`` in ``rtlil_text``."""
+    body = re.search(rf"^module \\{re.escape(module)}\n(.*?)^end$", rtlil_text, re.M | re.S)
+    if body is None:
+        raise ValueError(f"no module {module} in the RTLIL")
+    return [(p, d, int(w or 1)) for w, d, p in _PORT.findall(body.group(1))]
+
+
+def source_mutants(spec: Spec, count: int, seed: int, workdir: Path, *,
+                   edits: list[Edit] | None = None, timeout: float = 120,
+                   log=lambda s: None) -> tuple[list[SourceMutant], list[Dropped]]:
+    """Up to ``count`` source mutants of the block: its file's edits (:func:`edits_of`) in
+    the order of a ``seed``-ed shuffle (or ``edits``, in their order), each elaborated at the
+    co-simulated parameters from a copy of the source; those that do not elaborate, change
+    the ports, or give the original's RTLIL are dropped (and returned, with why) until
+    ``count`` remain. Writes ``design.il`` (the original) and ``src/s<k>.il`` (mutant k,
+    module ``<name>_s<k>``) under ``workdir``."""
+    import importlib
+    name, il = _rtlil(spec)
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "design.il").write_text(il)
+    (workdir / "src").mkdir(exist_ok=True)
+    original, ports = _normal(il, name, name), rtlil_ports(il, name)
+    if edits is None:
+        path = Path(importlib.import_module(_module_name(spec.source)).__file__)
+        edits = draw(edits_of(path.read_text()), seed)
+    live, dropped = [], []
+    for edit in edits:
+        if len(live) == count:
+            break
+        k = len(live) + 1
+        mname, out = f"{name}_s{k}", workdir / "src" / f"s{k}.il"
+        why = _elaborate(spec, edit, mname, out, timeout)
+        if why:
+            dropped.append(Dropped(edit, "not elaborated", why))
+        elif rtlil_ports(text := out.read_text(), mname) != ports:
+            dropped.append(Dropped(edit, "interface", "the ports change"))
+        elif _normal(text, mname, name) == original:
+            dropped.append(Dropped(edit, "identical", "the original's RTLIL"))
+        else:
+            live.append(SourceMutant(k, edit, spec.source, name))
+            continue
+        d = dropped[-1]
+        log(f"{spec.block}: {spec.source}:{edit.line}: {edit.what}: dropped ({d.why}: "
+            f"{d.detail})")
+    return live, dropped
+
+
+def build_source(spec: Spec, mutants: list[SourceMutant], workdir: Path) -> Path:
+    """Every source mutant in one design behind ``mutsel`` (mutsel = k: mutant k's outputs,
+    0: the original's; every copy sees the same inputs) and the wrapper with the block's name
+    and ports (``mutants.v``); returns its path."""
+    name = _name(spec)
+    width = max(1, max((m.k for m in mutants), default=1).bit_length())
+    ports = rtlil_ports((workdir / "design.il").read_text(), name)
+    decl = [f"  {'input' if d == 'input' else 'output'} wire [{w - 1}:0] {p}"
+            for p, d, w in ports] + [f"  input wire [{width - 1}:0] mutsel"]
+    body = []
+    for k in range(len(mutants) + 1):
+        module = name if k == 0 else f"{name}_s{mutants[k - 1].k}"
+        outs = [f"  wire [{w - 1}:0] {p}__m{k};" for p, d, w in ports if d != "input"]
+        conn = [f"    .{p}({p if d == 'input' else f'{p}__m{k}'})" for p, d, w in ports]
+        body += outs + [f"  {module} m{k} (\n" + ",\n".join(conn) + "\n  );"]
+    for p, d, w in ports:
+        if d != "input":
+            pick = "".join(f"mutsel == {width}'d{m.k} ? {p}__m{m.k} : " for m in mutants)
+            body.append(f"  assign {p} = {pick}{p}__m0;")
+    (workdir / "mux.v").write_text(f"module {name}_mutants (\n" + ",\n".join(decl) +
+                                   "\n);\n" + "\n".join(body) + "\nendmodule\n")
+    reads = "".join(f"read_rtlil src/s{m.k}.il\n" for m in mutants)
+    yosys(f"read_rtlil design.il\n{reads}read_verilog mux.v\nhierarchy -top {name}_mutants\n"
+          f"proc\nflatten\nhierarchy -top {name}_mutants\nopt_clean\nattrmap -remove init\n"
+          "write_verilog -noattr inner.v\nwrite_json inner.json\n", workdir)
+    return _wrap(spec, width, workdir)
+
+
+def flatten_gate(spec: Spec, mutant: SourceMutant, workdir: Path) -> None:
+    """Write mutant's design flattened under the original's module name (``gate/s<k>.il``)
+    for the equivalence checks, and point ``mutant.gate`` at it."""
+    gdir = workdir / "gate" / f"s{mutant.k}"
+    gdir.mkdir(parents=True, exist_ok=True)
+    (gdir / "mutant.il").write_text((workdir / "src" / f"s{mutant.k}.il").read_text())
+    mname = f"{mutant.top}_s{mutant.k}"
+    yosys("read_rtlil mutant.il\n"
+          f"hierarchy -top {mname}\nproc\nflatten\nhierarchy -top {mname}\nopt_clean\n"
+          f"rename {mname} {mutant.top}\nwrite_rtlil gate.il\n", gdir)
+    mutant.gate = str((gdir / "gate.il").resolve())
+
+
+def _source_harness(mutant: SourceMutant, prop, pdir: Path) -> str:
+    """``pdir/top.il``: the property's harness built from the edited source; '' or why
+    there is none."""
+    try:
+        with _AMARANTH:
+            original, module = _edited(mutant.source, mutant.edit)
+            with substituted(original, module):
+                text = _harness_rtlil(prop)
+    except Exception as e:          # noqa: BLE001 (the edit breaks the harness's build)
+        return f"the harness does not elaborate ({type(e).__name__})"
+    (pdir / "top.il").write_text(text)
+    return ""
 
 
 def sample(population: list, count: int, seed: int) -> list:

@@ -1,18 +1,28 @@
-"""Mutation score of every block (``make mutate``): Yosys mutants against the block's
+"""Mutation score of every block (``make mutate``): mutants against the block's
 co-simulation, survivors against its formal properties and equivalence checks.
 
-Per block, ``--mutants`` mutants (default 30) are drawn by Yosys's ``mutate -list N -seed S``
-(its even sampling over the cells, wires and source lines of the block's own file) and built
-into one Verilated design behind a ``mutsel`` selector (see :mod:`cosim.mutate`); each runs
-the block's cocotb testbench at its CI parameters. Survivors then meet the formal properties
-(``cosim/formal/<block>.py``, the same mutation at the harness's parameters, BMC), an
-unbounded equivalence proof against the original (Yosys's ``equiv_induct``) and, where that
-proves nothing, a bounded one (a miter, BMC from reset). Results: a table on stdout
-and in build/mutate/report.md (and .json), each survivor with its Amaranth source line.
+Two kinds of mutant (``--mode``). ``netlist`` (the default): per block, ``--mutants``
+mutants (default 30) drawn by Yosys's ``mutate -list N -seed S`` (its even sampling over the
+cells, wires and source lines of the block's own file: a bit inverted or tied). ``source``:
+edits of the block's Amaranth file as a designer's slip makes them (an operator, a
+comparison, an integer constant or a slice bound off by one, an assignment of 0, a boolean
+operand dropped; :mod:`cosim.source_edits`), in a seeded shuffle, each elaborated from a copy
+of the source; edits that do not elaborate, change the ports or give the original's RTLIL
+(equivalent by construction) are dropped and reported, and the next are drawn until
+``--mutants`` remain. ``both`` runs the two. Either way every mutant is built into one
+Verilated design behind a ``mutsel`` selector (see :mod:`cosim.mutate`) and runs the
+block's cocotb testbench at its mutation parameters (``--param`` changes them). Survivors
+then meet the formal properties (``cosim/formal/<block>.py``; the same mutation in the
+harness's copy of the block, BMC), an unbounded equivalence proof against the original
+(Yosys's ``equiv_induct``) and, where that proves nothing, a bounded one (a miter, BMC from
+reset). Results: a table on stdout and in build/mutate/report.md (source edits:
+build/mutate/source/report.md), each survivor with its Amaranth source line, and both
+latest scores per block in build/mutate/scores.md.
 
-    aifabric mutate                         # every block, 30 mutants each
+    aifabric mutate                         # every block, 30 netlist mutants each
     aifabric mutate --block ocstrx --mutants 60 --seed 2
     aifabric mutate --no-formal --no-equiv  # co-simulation only
+    aifabric mutate --mode source --block wwfa --param n=4 --mutants 25
 
 Score = killed / (mutants - equivalent). Exit code 0 when every block reaches ``--target``
 (95 %), 1 otherwise (or when a block's unmutated design fails its own testbench).
@@ -24,12 +34,16 @@ import json
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
-from aifabric.cosim.mutate import (SPECS, Outcome, build, equivalent, formal_kill, mutants_of,
-                                   proved_equivalent, run_mutant, unbuildable, verilate)
+from aifabric.cosim.mutate import (SPECS, Outcome, build, build_source, equivalent,
+                                   flatten_gate, formal_kill, mutants_of, proved_equivalent,
+                                   run_mutant, source_mutants, unbuildable, verilate)
 
-from ._cli import BUILD, Parser, UsageError, md_table, run_main, write_json
+from aifabric.rtl.catalog import get_block
+
+from ._cli import BUILD, Parser, UsageError, md_table, parse_params, run_main, write_json
 
 HEADER = ["block", "co-simulated as", "mutants", "killed (cosim)", "killed (formal)",
           "equivalent", "survived", "score", "target", "seconds"]
@@ -47,29 +61,26 @@ def score(outcomes) -> tuple[int, int, float | None]:
 
 
 def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
-                 log=print):
-    """Every step for one block; returns (outcomes, baseline seconds, error or '')."""
+                 mode="netlist", log=print):
+    """Every step for one block; returns (outcomes, baseline seconds, error or '', the
+    source edits dropped before judging)."""
     wd = out / spec.block
     start = time.monotonic()
-    mutants = mutants_of(spec, count, seed, wd)
-    try:
-        verilog = build(spec, mutants, wd)
-    except RuntimeError:
-        # a mutant Yosys cannot write out (e.g. non-constant memory contents): drop it,
-        # say so, and build the rest (the others keep their mutsel numbers)
-        bad = unbuildable(spec, mutants, wd)
-        if not bad:
-            raise
-        for m in bad:
-            log(f"{spec.block}: mutant {m.k} ({m.where}: {m.what}) cannot be written as "
-                f"Verilog; dropped")
-        mutants = [m for m in mutants if m not in bad]
-        verilog = build(spec, mutants, wd)
+    dropped = []
+    if mode == "source":
+        mutants, dropped = source_mutants(spec, count, seed, wd, log=log)
+        if not mutants:
+            return [], 0.0, "no drawn edit gives a design that differs from the original", \
+                dropped
+        verilog = build_source(spec, mutants, wd)
+    else:
+        mutants, verilog = _netlist_mutants(spec, count, seed, wd, log)
     secs = verilate(spec, verilog, wd)
     log(f"{spec.block}: {len(mutants)} mutants built into one model ({secs:.0f} s)")
     status, why, base = run_mutant(spec, 0, wd, seed=seed, timeout=1800)
     if status != "pass":
-        return [], base, f"the original design fails its testbench ({status}: {why})"
+        return [], base, f"the original design fails its testbench ({status}: {why})", \
+            dropped
     timeout = max(60.0, 4 * base)
     log(f"{spec.block}: original passes in {base:.0f} s; mutant time limit {timeout:.0f} s")
 
@@ -86,6 +97,8 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
     def judge(o):
         """A co-simulation survivor: proven equivalent, killed by a property, equivalent
         within the miter's bound, or survived."""
+        if mode == "source":
+            flatten_gate(spec, o.mutant, wd)
         # the proof first: seconds where it holds, and an equivalent mutant can fail no
         # property (the properties' BMC runs take minutes)
         if equiv and proved_equivalent(spec, o.mutant, wd):
@@ -114,16 +127,147 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(judge, [o for o in outcomes if not o.verdict]))
     log(f"{spec.block}: done in {time.monotonic() - start:.0f} s")
-    return outcomes, base, ""
+    return outcomes, base, "", dropped
+
+
+def _netlist_mutants(spec, count, seed, wd, log):
+    """Yosys's mutants of the block and the Verilog of all of them behind ``mutsel``."""
+    mutants = mutants_of(spec, count, seed, wd)
+    try:
+        return mutants, build(spec, mutants, wd)
+    except RuntimeError:
+        # a mutant Yosys cannot write out (e.g. non-constant memory contents): drop it,
+        # say so, and build the rest (the others keep their mutsel numbers)
+        bad = unbuildable(spec, mutants, wd)
+        if not bad:
+            raise
+        for m in bad:
+            log(f"{spec.block}: mutant {m.k} ({m.where}: {m.what}) cannot be written as "
+                f"Verilog; dropped")
+        mutants = [m for m in mutants if m not in bad]
+        return mutants, build(spec, mutants, wd)
+
+
+MODES = ("netlist", "source")
+
+
+def _cell(text: str) -> str:
+    """``text`` as one Markdown table cell (an edit may hold ``|``)."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _mode_dir(out: Path, mode: str) -> Path:
+    """Where a mode's work and report go: ``out`` for Yosys's mutants (as before the source
+    mode existed), ``out/source`` for source edits."""
+    return out if mode == "netlist" else out / "source"
+
+
+def run_mode(mode, specs, args, out: Path, log) -> tuple[int, str]:
+    """One mode over the blocks: writes ``report.md``/``.json`` and per block
+    ``<block>/outcomes.json`` under the mode's directory; returns (blocks that failed or
+    missed the target, the tables printed)."""
+    mdir = _mode_dir(out, mode)
+    mdir.mkdir(parents=True, exist_ok=True)
+    rows, records, survivors, dropped_rows, bad = [], [], [], [], 0
+    for spec in specs:
+        name = spec.block
+        start = time.monotonic()
+        outcomes, base, error, dropped = mutate_block(
+            spec, count=args.mutants, seed=args.seed, jobs=args.jobs, out=mdir,
+            formal=not args.no_formal, equiv=not args.no_equiv, mode=mode, log=log)
+        secs = time.monotonic() - start
+        bench = f"{spec.bench} ({_params(spec.params)})"
+        same = sum(d.why == "identical" for d in dropped)
+        dropped_rows += [[name, d.edit.line, _cell(d.edit.what), d.why, _cell(d.detail)]
+                         for d in dropped]
+        if error:
+            bad += 1
+            rows.append([name, bench, "-", "-", "-", "-", "-", "ERROR", "-", f"{secs:.0f}"])
+            records.append({"block": name, "mode": mode, "error": error})
+            log(f"{name}: {error}")
+            continue
+        killed, live, frac = score(outcomes)
+        by_formal = sum(o.by.startswith("formal") for o in outcomes)
+        eq = sum(o.verdict == "equivalent" for o in outcomes)
+        surv = [o for o in outcomes if o.verdict == "survived"]
+        ok = frac is None or frac >= args.target
+        bad += not ok
+        rows.append([name, bench, len(outcomes), killed - by_formal, by_formal,
+                     eq if mode == "netlist" else f"{eq} (+{same} identical)", len(surv),
+                     "-" if frac is None else f"{100 * frac:.1f} %",
+                     "met" if ok else "NOT met", f"{secs:.0f}"])
+        survivors += [[name, o.mutant.k, o.mutant.where, _cell(o.mutant.what), o.detail]
+                      for o in surv]
+        records.append({"block": name, "mode": mode, "bench": spec.bench,
+                        "params": spec.params, "source": spec.source, "seed": args.seed,
+                        "drawn": args.mutants, "mutants": len(outcomes), "killed": killed,
+                        "killed_by_formal": by_formal, "equivalent": eq,
+                        "survived": len(surv), "score": frac, "seconds": round(secs, 1),
+                        "original_seconds": round(base, 1),
+                        "outcomes": [o.row() for o in outcomes],
+                        "dropped": [d.row() for d in dropped]})
+        write_json(mdir / name / "outcomes.json", records[-1])
+    table = md_table(HEADER, rows)
+    surv_table = md_table(["block", "mutsel", "source", "mutation", "checks run"], survivors) \
+        if survivors else "none\n"
+    drawn = (f"Yosys `mutate -list`, seed {args.seed}" if mode == "netlist" else
+             f"source edits of the block's Amaranth file in a seed-{args.seed} shuffle, "
+             "each elaborated; those that do not elaborate, change the ports or give the "
+             "original's RTLIL (identical: equivalent by construction) are dropped and the "
+             "next drawn")
+    report = (f"# Mutation score per block ({mode} mutants)\n\n"
+              f"Mutants per block: {args.mutants} ({drawn}); score = killed / (mutants - "
+              "equivalent); equivalent = "
+              + ("not checked (--no-equiv): every score is a lower bound"
+                 if args.no_equiv else
+                 "proven by Yosys's equiv_induct (unbounded), or a bounded miter (BMC from "
+                 "reset) found no difference") + ".\n\n" + table +
+              "\n## Survivors\n\n" + surv_table)
+    if mode == "source":
+        report += "\n## Edits dropped before judging\n\n" + (md_table(
+            ["block", "line", "edit", "why", "detail"], dropped_rows) if dropped_rows
+            else "none\n")
+    (mdir / "report.md").write_text(report)
+    write_json(mdir / "report.json", records)
+    log(f"report: {mdir / 'report.md'}")
+    return bad, f"{mode} mutants:\n{table}Survivors:\n{surv_table}"
+
+
+def both_scores(out: Path) -> str:
+    """Per block, the latest score of each mode found under ``out`` (its report.json)."""
+    found = {}
+    for mode in MODES:
+        path = _mode_dir(out, mode) / "report.json"
+        if path.exists():
+            for r in json.loads(path.read_text()):
+                found.setdefault(r["block"], {})[mode] = r
+    rows = []
+    for block, by in found.items():
+        cells = []
+        for mode in MODES:
+            r = by.get(mode)
+            if r is None or "error" in r:
+                cells.append("-" if r is None else "ERROR")
+                continue
+            frac = "-" if r["score"] is None else f"{100 * r['score']:.1f} %"
+            cells.append(f"{r['killed']}/{r['mutants'] - r['equivalent']} = {frac}")
+        rows.append([block] + cells)
+    return md_table(["block", "score (netlist mutants)", "score (source edits)"], rows)
 
 
 def main(argv=None) -> int:
     ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--block", action="append", metavar="NAME",
                     help=f"block(s) to mutate (default: all: {', '.join(SPECS)})")
+    ap.add_argument("--mode", choices=MODES + ("both",), default="netlist",
+                    help="netlist: Yosys's mutants of the netlist (default); source: edits "
+                         "of the block's Amaranth source; both")
+    ap.add_argument("--param", action="append", metavar="NAME=VALUE",
+                    help="co-simulate at these parameters instead of the block's mutation "
+                         "set (needs one --block), e.g. --param n=4")
     ap.add_argument("--mutants", type=int, default=30, metavar="N",
                     help="mutants drawn per block (default 30)")
-    ap.add_argument("--seed", type=int, default=1, help="Yosys's sampling seed (default 1)")
+    ap.add_argument("--seed", type=int, default=1, help="the sampling seed (default 1)")
     ap.add_argument("--jobs", type=int, default=2, help="co-simulations at once (default 2)")
     ap.add_argument("--target", type=float, default=0.95,
                     help="the score every block must reach (default 0.95)")
@@ -132,7 +276,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-equiv", action="store_true",
                     help="no equivalence check of the survivors")
     ap.add_argument("--out", type=Path, default=BUILD / "mutate",
-                    help="output directory (default build/mutate)")
+                    help="output directory (default build/mutate; source edits under "
+                         "its source/)")
     args = ap.parse_args(argv)
     for name in args.block or ():
         if name not in SPECS:
@@ -143,64 +288,35 @@ def main(argv=None) -> int:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
     if not 0 < args.target <= 1:
         raise UsageError(f"--target must be in (0, 1], not {args.target}")
+    specs = [SPECS[name] for name in args.block or SPECS]
+    over = parse_params(args.param)
+    if over is not None:
+        if len(specs) != 1:
+            raise UsageError("--param needs exactly one --block")
+        params = {**specs[0].params, **over}
+        try:
+            get_block(specs[0].bench).validate(params)
+        except (TypeError, ValueError) as e:
+            raise UsageError(f"--param: {e}") from None
+        specs = [replace(specs[0], params=params)]
     from aifabric.cosim.formal import toolchain_missing
     missing = toolchain_missing()
     if missing:
         raise UsageError(missing)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    rows, records, survivors, bad = [], [], [], 0
     log = lambda s: print(s, file=sys.stderr, flush=True)   # noqa: E731
-    for name in args.block or SPECS:
-        spec = SPECS[name]
-        start = time.monotonic()
-        outcomes, base, error = mutate_block(
-            spec, count=args.mutants, seed=args.seed, jobs=args.jobs, out=out,
-            formal=not args.no_formal, equiv=not args.no_equiv, log=log)
-        secs = time.monotonic() - start
-        bench = f"{spec.bench} ({_params(spec.params)})"
-        if error:
-            bad += 1
-            rows.append([name, bench, "-", "-", "-", "-", "-", "ERROR", "-", f"{secs:.0f}"])
-            records.append({"block": name, "error": error})
-            log(f"{name}: {error}")
-            continue
-        killed, live, frac = score(outcomes)
-        by_formal = sum(o.by.startswith("formal") for o in outcomes)
-        eq = sum(o.verdict == "equivalent" for o in outcomes)
-        surv = [o for o in outcomes if o.verdict == "survived"]
-        ok = frac is None or frac >= args.target
-        bad += not ok
-        rows.append([name, bench, len(outcomes), killed - by_formal, by_formal, eq, len(surv),
-                     "-" if frac is None else f"{100 * frac:.1f} %",
-                     "met" if ok else "NOT met", f"{secs:.0f}"])
-        survivors += [[name, o.mutant.k, o.mutant.where, o.mutant.what, o.detail]
-                      for o in surv]
-        records.append({"block": name, "bench": spec.bench, "params": spec.params,
-                        "source": spec.source, "seed": args.seed, "drawn": args.mutants,
-                        "mutants": len(outcomes), "killed": killed, "killed_by_formal":
-                        by_formal, "equivalent": eq, "survived": len(surv),
-                        "score": frac, "seconds": round(secs, 1),
-                        "original_seconds": round(base, 1),
-                        "outcomes": [o.row() for o in outcomes]})
-        write_json(out / name / "outcomes.json", records[-1])
-    table = md_table(HEADER, rows)
-    surv_table = md_table(["block", "mutsel", "source", "mutation", "checks run"], survivors) \
-        if survivors else "none\n"
-    report = ("# Mutation score per block\n\n"
-              f"Mutants drawn per block: {args.mutants} (Yosys `mutate -list`, seed "
-              f"{args.seed}); score = killed / (mutants - equivalent); equivalent = "
-              + ("not checked (--no-equiv): every score is a lower bound"
-                 if args.no_equiv else
-                 "proven by Yosys's equiv_induct (unbounded), or a bounded miter (BMC from "
-                 "reset) found no difference") + ".\n\n" + table +
-              "\n## Survivors\n\n" + surv_table)
-    (out / "report.md").write_text(report)
-    write_json(out / "report.json", records)
-    print(table)
-    print("Survivors:")
-    print(surv_table)
-    log(f"report: {out / 'report.md'}")
+    bad = 0
+    for mode in (MODES if args.mode == "both" else (args.mode,)):
+        failed, text = run_mode(mode, specs, args, out, log)
+        bad += failed
+        print(text)
+    scores = both_scores(out)
+    (out / "scores.md").write_text("# Mutation score per block, both kinds of mutant\n\n"
+                                   "The latest run of each kind under this directory.\n\n"
+                                   + scores)
+    print("Both scores (the latest run of each kind):")
+    print(scores)
     return 1 if bad else 0
 
 

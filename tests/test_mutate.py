@@ -21,7 +21,9 @@ from aifabric.rtl.catalog import get_block
 from aifabric.scripts.mutate import score
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = Spec("wwfa", "wwfa", {"n": 4}, "rtl/chronos/wwfa.py", formal="wwfa")
+# 2,000 transactions: the planted grant shows in the first cycle with a request on cell 0
+SPEC = Spec("wwfa", "wwfa", {"n": 4}, "rtl/chronos/wwfa.py", transactions=2000,
+            formal="wwfa")
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +178,11 @@ def test_score_counts_equivalent_mutants_out():
 
 @pytest.mark.parametrize("argv,word", [(["--block", "nope"], "--block"),
                                        (["--mutants", "0"], "--mutants"),
-                                       (["--target", "2"], "--target")])
+                                       (["--target", "2"], "--target"),
+                                       (["--mode", "ast"], "--mode"),
+                                       (["--param", "n=5"], "--param"),
+                                       (["--block", "wwfa", "--param", "n=1"], "--param"),
+                                       (["--block", "wwfa", "--param", "m=4"], "--param")])
 def test_bad_input_is_one_line_exit_2(argv, word):
     proc = subprocess.run([sys.executable, "-m", "aifabric.scripts.mutate", *argv], cwd=ROOT,
                           capture_output=True, text=True)

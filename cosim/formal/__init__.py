@@ -32,8 +32,8 @@ from amaranth.hdl import Assert, Fragment, Module, Signal
 from amaranth.hdl._ast import AnyConst, AnySeq
 
 __all__ = ["Property", "Result", "Harness", "BLOCK_MODULES", "properties", "run",
-           "any_seq", "any_const", "named", "mutated", "block_module", "elaborate",
-           "toolchain_missing", "FORMAL_DIR"]
+           "any_seq", "any_const", "named", "mutated", "module_from_source", "block_module",
+           "elaborate", "toolchain_missing", "FORMAL_DIR"]
 
 FORMAL_DIR = Path("build") / "formal"
 
@@ -248,17 +248,26 @@ def mutated(module_name: str, old: str, new: str):
     """The RTL module ``module_name`` with one planted bug: its source with the text ``old``
     (which must occur exactly once) replaced by ``new``, executed as a fresh module beside the
     original (the original is untouched). Returns the new module."""
-    import types
     original = importlib.import_module(module_name)
     path = Path(original.__file__)
     source = path.read_text()
     count = source.count(old)
     if count != 1:
         raise ValueError(f"planted bug: {old!r} occurs {count} times in {path}, not once")
+    return module_from_source(module_name, source.replace(old, new))
+
+
+def module_from_source(module_name: str, source: str):
+    """The RTL module ``module_name`` executed from the text ``source`` instead of its file,
+    as a fresh module beside the original (named ``<module_name>_mutant``; source lines keep
+    the file's name). The original and its file are untouched."""
+    import types
+    original = importlib.import_module(module_name)
+    path = Path(original.__file__)
     module = types.ModuleType(f"{module_name}_mutant")
     module.__package__ = original.__package__
     module.__file__ = str(path)
-    exec(compile(source.replace(old, new), str(path), "exec"), module.__dict__)
+    exec(compile(source, str(path), "exec"), module.__dict__)
     return module
 
 

@@ -1,0 +1,165 @@
+"""`make mutate --mode source`: edits of a block's Amaranth source.
+
+The enumerator on a fixture module (every class found, every edit applied on its own, the
+lines kept, the text a docstring holds left alone); the substitution of an edited module
+restored; and on the wave-front arbiter at N = 4, four edits through the whole judging: one
+that does not elaborate and one that gives the original's RTLIL are dropped, a dropped row
+token is killed by the co-simulation (and the miter tells it from the original), and a
+counter's slice one bit wider (the carry it keeps is never read) is proven equivalent; the
+first also fails a formal property of the harness built from the edited source."""
+
+import ast
+import hashlib
+import importlib
+from pathlib import Path
+
+import pytest
+
+from aifabric.cosim.mutate import (Spec, build_source, equivalent, flatten_gate, formal_kill,
+                                   proved_equivalent, run_mutant, source_mutants, substituted,
+                                   verilate, _edited)
+from aifabric.cosim.source_edits import KINDS, Edit, draw, edits_of
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FIXTURE = '''"""Not code: 3 + 4 < 5."""
+from amaranth.hdl import Module, Signal
+
+
+def build(a, b, n=4):
+    m = Module()
+    x = Signal(n)
+    m.d.comb += x.eq(a + b)
+    with m.If((a < b) &
+              (a == 3)):
+        m.d.sync += x.eq(a[1:n] | b)
+    ok = n > 2 and n != 5
+    return m, ~x, ok
+'''
+
+# every edit of FIXTURE, by hand: (line, what)
+EXPECTED = {
+    (5, "constant: 4 -> 5"), (5, "constant: 4 -> 3"),
+    (8, "assign: a + b -> (0)"), (8, "operator: + -> -"),
+    (9, "operator: & -> |"),
+    (9, "operand: (a < b) &\n              (a == 3) -> (a < b\n)"),
+    (9, "operand: (a < b) &\n              (a == 3) -> (a == 3\n)"),
+    (9, "comparison: < -> <="), (10, "comparison: == -> !="),
+    (10, "constant: 3 -> 4"), (10, "constant: 3 -> 2"),
+    (11, "assign: a[1:n] | b -> (0)"), (11, "operator: | -> &"),
+    (11, "operand: a[1:n] | b -> (a[1:n])"), (11, "operand: a[1:n] | b -> (b)"),
+    (11, "slice: 1 -> 2"), (11, "slice: 1 -> 0"),
+    (11, "slice: n -> ((n) + 1)"), (11, "slice: n -> ((n) - 1)"),
+    (12, "operand: n > 2 and n != 5 -> (n != 5)"),
+    (12, "operand: n > 2 and n != 5 -> (n > 2)"),
+    (12, "comparison: > -> >="), (12, "comparison: != -> =="),
+    (12, "constant: 2 -> 3"), (12, "constant: 2 -> 1"),
+    (12, "constant: 5 -> 6"), (12, "constant: 5 -> 4"),
+    (13, "operator: ~x -> (x)"),
+}
+
+
+def _raw(e: Edit) -> str:
+    return f"{e.kind}: {e.before} -> {e.after}"
+
+
+def test_every_class_is_found_and_each_edit_applies_alone(tmp_path):
+    path = tmp_path / "fixture.py"
+    path.write_text(FIXTURE)
+    edits = edits_of(path.read_text())
+    assert {(e.line, _raw(e)) for e in edits} == EXPECTED
+    assert {e.kind for e in edits} == set(KINDS)
+    lines = FIXTURE.splitlines()
+    for e in edits:
+        new = e.apply(FIXTURE)
+        ast.parse(new)                               # still Python
+        got = new.splitlines()
+        assert len(got) == len(lines), e             # every line where it was
+        changed = [i + 1 for i, (a, b) in enumerate(zip(lines, got)) if a != b]
+        assert changed and min(changed) == e.line and max(changed) <= e.end_line, e
+        assert got[0] == lines[0]                    # the docstring is never edited
+    assert path.read_text() == FIXTURE               # enumerating edits nothing
+    # the draw is a seeded order of all of them
+    assert draw(edits, 3) == draw(edits, 3) != draw(edits, 4)
+    assert sorted(draw(edits, 3), key=edits.index) == edits
+
+
+def test_an_edit_checks_the_text_it_replaces():
+    (e,) = [e for e in edits_of(FIXTURE) if _raw(e) == "operator: + -> -"]
+    with pytest.raises(ValueError, match="expected '\\+'"):
+        e.apply(FIXTURE.replace("a + b", "a * b"))
+
+
+WWFA = "rtl/chronos/wwfa.py"
+
+
+def _line(text: str) -> int:
+    """The line of the arbiter's source that holds ``text`` (one)."""
+    (n,) = [k + 1 for k, ln in enumerate((ROOT / WWFA).read_text().splitlines()) if text in ln]
+    return n
+
+
+def _edit(line_text: str, what: str) -> Edit:
+    """The edit of the arbiter's source named by its result, on the line holding
+    ``line_text``."""
+    source = (ROOT / WWFA).read_text()
+    lines = source.splitlines()
+    found = [e for e in edits_of(source) if line_text in lines[e.line - 1] and e.what == what]
+    assert len(found) == 1, (line_text, what, found)
+    return found[0]
+
+
+def test_the_substituted_module_is_restored():
+    import aifabric.rtl.catalog as catalog
+    wwfa = importlib.import_module("aifabric.rtl.chronos.wwfa")
+    before = hashlib.sha256((ROOT / WWFA).read_bytes()).hexdigest()
+    original, edited = _edited(WWFA, _edit("N_MAX = 128", "constant: 128 -> 129"))
+    assert original is wwfa and edited.N_MAX == 129 and wwfa.N_MAX == 128
+    with substituted(original, edited):
+        assert importlib.import_module("aifabric.rtl.chronos.wwfa") is edited
+        assert catalog.WavefrontArbiter is edited.WavefrontArbiter
+    assert importlib.import_module("aifabric.rtl.chronos.wwfa") is wwfa
+    assert catalog.WavefrontArbiter is wwfa.WavefrontArbiter
+    assert hashlib.sha256((ROOT / WWFA).read_bytes()).hexdigest() == before
+
+
+def test_an_edit_of_the_ports_is_dropped(tmp_path):
+    """BvN N = 4: ``busy`` made two bits wide elaborates, but the testbench could not drive
+    that design: dropped, as an interface change, and nothing is judged."""
+    spec = Spec("bvn", "bvn", {"n": 4, "w": 8}, "rtl/chronos/bvn.py")
+    source = (ROOT / spec.source).read_text()
+    lines = source.splitlines()
+    (busy,) = [e for e in edits_of(source) if '"busy": Out(1)' in lines[e.line - 1]
+               and e.what == "constant: 1 -> 2"]
+    live, dropped = source_mutants(spec, 1, 1, tmp_path, edits=[busy])
+    assert live == [] and [(d.edit, d.why) for d in dropped] == [(busy, "interface")]
+
+
+def test_source_mutants_judged_killed_and_equivalent(tmp_path):
+    spec = Spec("wwfa", "wwfa", {"n": 4}, WWFA, transactions=2000, formal="wwfa")
+    edits = [
+        _edit("N_MAX = 128", "constant: 128 -> 127"),                    # identical
+        _edit("rows = [self.requests", "operator: + -> -"),           # no elaboration
+        _edit("rf.eq(row_free[i] & ~g)", "operand: row_free[i] & ~g -> (row_free[i])"),
+        _edit("(a + 1)[:len(a)]", "slice: len(a) -> ((len(a)) + 1)"),
+    ]
+    live, dropped = source_mutants(spec, 2, 1, tmp_path, edits=edits)
+    assert [(d.edit, d.why) for d in dropped] == [(edits[0], "identical"),
+                                                  (edits[1], "not elaborated")]
+    assert "Slice start" in dropped[1].detail
+    killed, same = live
+    assert (killed.k, killed.edit, same.k, same.edit) == (1, edits[2], 2, edits[3])
+    assert killed.where == f"{WWFA}:{_line('rf.eq(row_free[i] & ~g)')}"
+    verilate(spec, build_source(spec, live, tmp_path), tmp_path)
+    status, why, _ = run_mutant(spec, 0, tmp_path, timeout=300)
+    assert status == "pass", why
+    status, why, _ = run_mutant(spec, killed.k, tmp_path, timeout=300)
+    assert status == "fail" and "granted twice" in why, (status, why)
+    for m in live:
+        flatten_gate(spec, m, tmp_path)
+    assert proved_equivalent(spec, same, tmp_path)
+    assert not proved_equivalent(spec, killed, tmp_path)
+    assert equivalent(spec, killed, tmp_path, depth=3, timeout=120) == "FAIL"
+    # the harness built from the edited source fails the property the edit breaks
+    prop, tried = formal_kill(spec, killed, tmp_path, timeout=120)
+    assert prop == "one_per_row_col", tried
