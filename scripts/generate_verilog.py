@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from aifabric.cosim.runner import LintError, lint, verilog_of
-from aifabric.rtl.verilog import slang_lint
+from aifabric.rtl.toolchain import LintError, lint
+from aifabric.rtl.verilog import slang_lint, verilog_of
 from aifabric.rtl.waves import gtkw_text
 
 from ._cli import BUILD, Parser, add_block_args, fmt_params, output_dir, run_main, selected

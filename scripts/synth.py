@@ -61,7 +61,7 @@ def synthesize(block, params: dict, out: Path, seed: int = 1) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     # Synthesize the Verilog users get (build/verilog), not a second netlist: the same text
     # that was linted and co-simulated.
-    from aifabric.cosim.runner import verilog_of
+    from aifabric.rtl.verilog import verilog_of
     (out / f"{name}.v").write_text(verilog_of(block, params))
     t0 = time.perf_counter()
     # YoWASP tools see the working directory only, so every path is relative to `out`.

