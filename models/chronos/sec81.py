@@ -42,13 +42,16 @@ TEST_SEED = 7                   # the test matrices (as the fluid §8.1 used)
 TRAIN_SEED = 1_000_003          # the training matrices
 # quick: CI-sized (1 % of the volume); full: the paper's volume. The tuning runs until its
 # best-so-far has stopped improving (:data:`STOP`), between ``min_trials`` and ``max_trials``.
+# ``startup``: TPE's random start-up trials (optuna's n_startup_trials), after which it models
+# the good and bad trials; ``patience`` counts only trials after the start-up, so the search
+# cannot stop on random draws alone.
 BUDGET = {True: {"volume": 0.01, "test": 3, "presets": ("dcqcn", "dcqcn_paper"),
-                 "train": 2, "min_trials": 6, "patience": 4, "max_trials": 10,
+                 "train": 2, "startup": 3, "min_trials": 6, "patience": 3, "max_trials": 10,
                  "sweep": (0.003, 0.01, 0.03), "sweep_mats": 2},
           False: {"volume": 1.0, "test": 6, "presets": ("dcqcn", "dcqcn_paper"),
-                  "train": 2, "min_trials": 12, "patience": 6, "max_trials": 20,
-                  "sweep": (0.01, 0.03, 0.1, 0.3, 1.0), "sweep_mats": 1}}
-# The full run: up to 20 trials x 2 training matrices, then 6 test matrices x 6 settings of
+                  "train": 2, "startup": 10, "min_trials": 30, "patience": 12,
+                  "max_trials": 60, "sweep": (0.01, 0.03, 0.1, 0.3, 1.0), "sweep_mats": 1}}
+# The full run: up to 60 trials x 2 training matrices, then 6 test matrices x 6 settings of
 # ~4 GB all-to-alls (31 M events, ~7 CPU-s each) on a machine shared by several jobs, so 6
 # test matrices rather than the paper's 1,000; each mean is reported with its 95 %
 # confidence half-width.
@@ -171,18 +174,21 @@ class Tuned:
     min_trials: int = 0
     patience: int = 0
     max_trials: int = 0
+    startup: int = 0
 
     @property
     def converged(self) -> bool:
         """The best-so-far stopped improving before the budget ran out."""
-        return stopped(self.history, self.min_trials, self.patience)
+        return stopped(self.history, self.min_trials, self.patience, startup=self.startup)
 
 
-def stopped(history, min_trials: int, patience: int, rel: float = STOP) -> bool:
+def stopped(history, min_trials: int, patience: int, rel: float = STOP,
+            startup: int = 0) -> bool:
     """The tuning's stopping rule: at least ``min_trials`` trials, and the best-so-far mean
-    fell by less than ``rel`` (relative) over the last ``patience`` trials."""
+    fell by less than ``rel`` (relative) over the last ``patience`` trials, all of them after
+    the sampler's ``startup`` random trials."""
     h = np.asarray(history, dtype=float)
-    if len(h) < max(min_trials, patience + 1):
+    if len(h) < max(min_trials, startup + patience + 1):
         return False
     best = np.minimum.accumulate(h)
     return bool(best[-patience - 1] - best[-1] < rel * best[-patience - 1])
@@ -228,12 +234,13 @@ def tune(quick: bool, progress: bool = True, seed: int = 0) -> Tuned:
 
     def stop(study, trial) -> None:
         bar.update(1)
-        if stopped(history, b["min_trials"], b["patience"]):
+        if stopped(history, b["min_trials"], b["patience"], startup=b["startup"]):
             study.stop()
 
     study = optuna.create_study(direction="minimize",
-                                sampler=optuna.samplers.TPESampler(seed=seed,
-                                                                   multivariate=True))
+                                sampler=optuna.samplers.TPESampler(
+                                    seed=seed, multivariate=True,
+                                    n_startup_trials=b["startup"]))
     study.enqueue_trial({"k_min": base.k_min, "k_max_frac": (base.k_max - base.k_min)
                          / (top - base.k_min), "p_max": base.p_max, "r_ai": base.r_ai,
                          "r_hai": base.r_hai, "g": base.g})
@@ -245,7 +252,7 @@ def tune(quick: bool, progress: bool = True, seed: int = 0) -> Tuned:
     return Tuned(params=params(study.best_params), history=history,
                  improvement=per_trial, best_trial=study.best_trial.number,
                  trials=len(history), train=b["train"], min_trials=b["min_trials"],
-                 patience=b["patience"], max_trials=b["max_trials"])
+                 patience=b["patience"], max_trials=b["max_trials"], startup=b["startup"])
 
 
 def tuned(quick: bool, base: dict, progress: bool = True) -> dict:
@@ -443,7 +450,8 @@ def setting(u: dict, t: dict) -> dict:
             "train_matrices": tn.train, "train_seed": TRAIN_SEED,
             "tuned": {k: float(getattr(tn.params, k)) for k in TUNED},
             "tuning": {"sampler": "optuna TPE (multivariate, seed 0)", "trials": tn.trials,
-                       "best_trial": tn.best_trial, "min_trials": tn.min_trials,
+                       "best_trial": tn.best_trial, "startup": tn.startup,
+                       "min_trials": tn.min_trials,
                        "patience": tn.patience, "max_trials": tn.max_trials,
                        "stop_rel": STOP, "stopped": bool(tn.converged)},
             "reaction_point": {"dcqcn_timers_us": _timer_list(preset),

@@ -143,6 +143,9 @@ def test_tuning_stops_once_the_best_so_far_stops_improving():
     assert stopped(falling, min_trials=4, patience=3, rel=0.05)
     # a worse trial does not count as progress: best-so-far, not the last value
     assert stopped([5.0, 9.0, 4.0, 7.0, 6.0, 8.0], min_trials=2, patience=3)
+    # the patience runs after the sampler's random start-up trials only
+    assert not stopped(flat, min_trials=4, patience=3, startup=3)   # 6 < 3 + 3 + 1
+    assert stopped(flat + [8.0], min_trials=4, patience=3, startup=3)
 
 
 def test_framing_adds_the_packet_switch_headers_per_packet():
