@@ -128,9 +128,16 @@ def test_every_block_has_its_page():
     for name in BLOCKS:
         page = DOCS / "blocks" / f"{name}.md"
         assert page.is_file(), f"no page for {name}: add docs/blocks/{name}.md"
-        assert f"```{{aifabric-block}} {name}\n" in page.read_text(), page
+        text = page.read_text()
+        assert f"```{{aifabric-block}} {name}\n" in text, page
+        # on the repository's web view the directive shows as a raw fence: the page's first
+        # paragraph says where the rendered page is
+        assert f"renders this page with them into `build/docs/blocks/{name}.html`" in \
+            text.split("\n\n")[1].replace("\n", " "), page
         assert f"\nblocks/{name}\n" in guide, f"{name} not in the blocks guide's toctree"
     assert sorted(p.stem for p in (DOCS / "blocks").glob("*.md")) == sorted(BLOCKS)
+    assert "into `build/docs/commands.html`" in \
+        (DOCS / "commands.md").read_text().split("\n\n")[1].replace("\n", " ")
 
 
 PAGES = sorted(p for p in [ROOT / "README.md", *DOCS.rglob("*.md")] if FENCE.search(p.read_text()))
