@@ -329,6 +329,30 @@ def test_waves_on_fail_reruns_only_the_failing_test_with_a_waveform(monkeypatch,
                          ("wwfa", {"n": 8}, None, False)]
 
 
+def test_cosim_shows_a_bar_over_its_sets_on_a_terminal(monkeypatch, tmp_path, capsys):
+    import io
+
+    from aifabric.rtl.catalog import BLOCKS
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    monkeypatch.setattr(run_cosim, "run", fake_run)
+    monkeypatch.setattr(run_cosim, "BUILD", tmp_path)
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    run_cosim.main(["--block", "wwfa", "--seed", "3"])
+    sets = len(BLOCKS["wwfa"].params)
+    # the bar moves set by set (and is cleared at the end: the summary follows)
+    assert sets >= 2 and f"| {sets - 1}/{sets} [" in screen.getvalue(), screen.getvalue()
+    assert screen.getvalue().startswith("\rcosim:   0%|")
+    capsys.readouterr()
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    run_cosim.main(["--block", "wwfa", "--param", "n=8", "--seed", "3"])   # one set: no bar
+    assert "cosim" not in screen.getvalue()
+
+
 def test_synth_without_its_tools_names_the_pip_extra(capsys, monkeypatch):
     """From a plain install: pip install 'aifabric[synth]', not a checkout's -e '.[synth]'."""
     monkeypatch.setattr(synth.shutil, "which", lambda *a, **k: None)
