@@ -27,8 +27,7 @@ from aifabric.rtl.catalog import BLOCKS
 
 from ._cli import (BUILD, Parser, UsageError, add_block_args, fmt_params, md_table, run_main,
                    selected, write_json)
-from .synth import (append_records, draw_panels, load_records, nothing_to_synthesise, tool,
-                    trend_series)
+from .synth import draw_panels, nothing_to_synthesise, record_and_draw, tool, trend_series
 
 ASIC_TREND = "asic_trend.png"   # in build/asic: area and period against each block's size
 # what the history keeps of a library's result (not the worst paths' cells)
@@ -91,19 +90,12 @@ def main(argv=None) -> int:
         results.append(entry)
         _save(results)
     print("\n" + _save(results))
-    if args.record:
-        append_records(args.record, [recorded(r) for r in results], {"libraries": {
-            k: v.process for k, v in LIBRARIES.items()}}, "aifabric asic")
-        records = load_records(args.record)
-    else:
-        records = json.loads((BUILD / "asic" / "summary.json").read_text())["results"]
-    try:
-        png = draw_asic_trend(records, BUILD / "asic" / ASIC_TREND)
-    except ImportError:
-        print("no trend figure: it needs matplotlib (pip install 'aifabric[models]')")
-    else:
-        print(f"area and period against each block's size: {png}" if png else
-              "no trend figure: no block mapped at two sizes yet")
+    record_and_draw(args.record, [recorded(r) for r in results],
+                    {"libraries": {k: v.process for k, v in LIBRARIES.items()}}, "aifabric asic",
+                    BUILD / "asic" / "summary.json", [
+                        (draw_asic_trend, BUILD / "asic" / ASIC_TREND,
+                         "area and period against each block's size",
+                         "no block mapped at two sizes yet")])
     return 0
 
 

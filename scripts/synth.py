@@ -141,22 +141,35 @@ def main(argv=None) -> int:
                   f"{DEVICE_LUTS:,} ({r['yosys_s']:.0f} s)", flush=True)
 
     print("\n" + _save(results, args.seed))
-    if args.record:
-        append_records(args.record, results, {"device": DEVICE}, "aifabric synth")
-        records = load_records(args.record)
-    else:
-        records = json.loads((BUILD / "synth" / "report.json").read_text())["results"]
-    try:
-        png = draw_trend(records, BUILD / "synth" / TREND)
-        history = draw_history(records, BUILD / "synth" / HISTORY)
-    except ImportError:
-        print("no trend figure: it needs matplotlib (pip install 'aifabric[models]')")
-    else:
-        print(f"trend of every block synthesised at two sizes or more: {png}" if png else
-              "no trend figure: no block synthesised at two sizes yet")
-        if history:
-            print(f"LUTs and Fmax of each instance over its records: {history}")
+    record_and_draw(args.record, results, {"device": DEVICE}, "aifabric synth",
+                    BUILD / "synth" / "report.json", [
+                        (draw_trend, BUILD / "synth" / TREND,
+                         "trend of every block synthesised at two sizes or more",
+                         "no block synthesised at two sizes yet"),
+                        (draw_history, BUILD / "synth" / HISTORY,
+                         "LUTs and Fmax of each instance over its records", None)])
     return 0
+
+
+def record_and_draw(record: Path | None, results: list[dict], head: dict, command: str,
+                    report: Path, figures: list[tuple]) -> None:
+    """After a run: append ``results`` to the history ``record`` (:func:`append_records`)
+    where one is given, then draw each of ``figures`` (``(draw, path, what it shows, why
+    there is none or None)``) from the history, or from the build's ``report`` without one;
+    a line per figure."""
+    if record:
+        append_records(record, results, head, command)
+        records = load_records(record)
+    else:
+        records = json.loads(report.read_text())["results"]
+    for draw, path, what, none in figures:
+        try:
+            png = draw(records, path)
+        except ImportError:
+            print("no figures: they need matplotlib (pip install 'aifabric[models]')")
+            return
+        if png or none:
+            print(f"{what}: {png}" if png else f"no figure: {none}")
 
 
 # ------------------------------------------------------------------ the committed records ----

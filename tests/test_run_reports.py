@@ -260,6 +260,31 @@ def test_records_are_appended_dated_and_the_history_follows_each_instance(tmp_pa
     assert synth.draw_history(records[1:2], tmp_path / "none.png") is None
 
 
+def test_a_run_appends_to_its_record_and_draws_from_it(tmp_path, capsys, monkeypatch):
+    """synth and asic after a run: with --record the figures come from the whole history,
+    without it from the build's report; a line per figure, or why there is none."""
+    from aifabric.scripts import synth
+    monkeypatch.setattr(synth, "_commit", lambda: "abc1234")
+    seen = []
+
+    def draw(records, path):
+        seen.append([(r["instance"], r.get("commit")) for r in records])
+        return path if len(records) > 1 else None
+    figures = [(draw, tmp_path / "trend.png", "the trend", "too few")]
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"results": [_placed("wwfa", {"n": 8}, 1, 2.0)]}))
+    synth.record_and_draw(None, [], {}, "x", report, figures)
+    assert seen.pop() == [("wwfa_n8", None)] and capsys.readouterr().out == \
+        "no figure: too few\n"
+    record = tmp_path / "synth.json"
+    for n in (8, 16):
+        synth.record_and_draw(record, [_placed("wwfa", {"n": n}, n, 2.0)], {"device": 1},
+                              "aifabric synth", report, figures)
+    assert seen == [[("wwfa_n8", "abc1234")], [("wwfa_n8", "abc1234"), ("wwfa_n16", "abc1234")]]
+    assert capsys.readouterr().out == f"no figure: too few\nthe trend: {tmp_path / 'trend.png'}\n"
+    assert json.loads(record.read_text())["records"][1]["from"] == "aifabric synth"
+
+
 def _table(section: str, columns: int) -> list[list[str]]:
     """The rows of the table under ``## section`` of docs/figures.md with that many columns."""
     text = (ROOT / "docs" / "figures.md").read_text()
