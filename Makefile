@@ -51,12 +51,14 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist worksteal --junitxml=build/junit/test.xml \
 		$(if $(SEED),--cosim-seed $(SEED)) $(ARGS)
 
+# ECP5 place-and-route (build/synth/); each run appended, dated, to the committed record
 synth: $(STAMP)
-	$(AIFABRIC) synth $(ARGS)
+	$(AIFABRIC) synth --record results/synth.json $(ARGS)
 
-# ASIC estimate: cells, area and period on IHP SG13G2 and ASAP7 (build/asic/)
+# ASIC estimate: cells, area and period on IHP SG13G2 and ASAP7 (build/asic/); each run
+# appended to the committed record
 asic: $(STAMP)
-	nice -n 10 $(AIFABRIC) asic $(ARGS)
+	nice -n 10 $(AIFABRIC) asic --record results/asic.json $(ARGS)
 
 bench: $(STAMP)
 	$(AIFABRIC) bench $(ARGS)

@@ -19,7 +19,7 @@ import cocotb
 import numpy as np
 from cocotb.clock import Clock
 
-from aifabric.cosim.stats import CycleMeter
+from aifabric.cosim.stats import CycleMeter, seed_text
 from aifabric.cosim.stream import ClockCycle, StreamMonitor, StreamSource
 
 __all__ = ["ControlBench", "value", "start_clock"]
@@ -32,6 +32,7 @@ def value(signal) -> int:
 
 def start_clock(dut) -> np.random.Generator:
     Clock(dut.clk, 10, unit="ns").start()
+    dut._log.info("stimulus from this test's seed; %s", seed_text())
     return np.random.default_rng(cocotb.RANDOM_SEED)
 
 

@@ -35,7 +35,7 @@ import numpy as np
 from cocotb.clock import Clock
 
 from aifabric.cosim.codec import decode_outputs, decode_step, decode_words, encode_step, field
-from aifabric.cosim.stats import CycleMeter, record_stats
+from aifabric.cosim.stats import CycleMeter, record_stats, seed_text
 from aifabric.cosim.stream import ClockCycle, StreamMonitor, StreamSource
 from aifabric.models.chronos.bvn import decompose
 from aifabric.models.chronos.slot_fabric import SlotFabric
@@ -314,6 +314,7 @@ def corrupt(rng, n: int, entries):
 
 async def setup(dut, seed_offset: int):
     rng = np.random.default_rng(cocotb.RANDOM_SEED + seed_offset)
+    dut._log.info("stimulus from this test's seed + %d; %s", seed_offset, seed_text())
     Clock(dut.clk, 10, unit="ns").start()
     h = Harness(dut, rng)
     await h.reset()

@@ -6,7 +6,10 @@ delay target, ``stat -liberty``), and timed by the project's static timer over t
 tables: the worst register-to-register and input-to-register paths, in ps and in FO4 of the
 same library (its own inverter driving four copies of itself). A period moves to another
 process only in FO4. Results: build/asic/<block>_<params>.json (one file per instance, both
-libraries), build/asic/summary.md and .json (every instance ever run, the newest wins).
+libraries), build/asic/summary.md and .json (every instance ever run, the newest wins), and
+asic_trend.png (area and period against each block's size, per library). ``--record FILE``
+also appends the run's figures, dated, to a history (``make asic``: the committed
+results/asic.json, from which the documentation draws the same figure).
 
     aifabric asic                                 # every block at its synthesis sets
     aifabric asic --block bvn --param n=8 --param w=16 --library asap7
@@ -24,7 +27,12 @@ from aifabric.rtl.catalog import BLOCKS
 
 from ._cli import (BUILD, Parser, UsageError, add_block_args, fmt_params, md_table, run_main,
                    selected, write_json)
-from .synth import nothing_to_synthesise, tool
+from .synth import draw_panels, nothing_to_synthesise, record_and_draw, tool, trend_series
+
+ASIC_TREND = "asic_trend.png"   # in build/asic: area and period against each block's size
+# what the history keeps of a library's result (not the worst paths' cells)
+RECORDED = ("cells", "flops", "area_um2", "period_ps", "period_fo4", "fo4_ps",
+            "period_unbuffered_ps")
 
 
 def main(argv=None) -> int:
@@ -40,6 +48,9 @@ def main(argv=None) -> int:
     parser.add_argument("--retime", action="store_true",
                         help="time the netlists an earlier run left in build/asic/ again, "
                              "without mapping")
+    parser.add_argument("--record", type=Path, metavar="FILE",
+                        help="also append the figures, dated, to this history (make asic: "
+                             "results/asic.json) and draw the trend from it")
     args = parser.parse_args(argv)
     if not args.target_fo4 > 0:
         raise UsageError(f"--target-fo4 {args.target_fo4}: must be a positive number of FO4")
@@ -79,7 +90,40 @@ def main(argv=None) -> int:
         results.append(entry)
         _save(results)
     print("\n" + _save(results))
+    record_and_draw(args.record, [recorded(r) for r in results],
+                    {"libraries": {k: v.process for k, v in LIBRARIES.items()}}, "aifabric asic",
+                    BUILD / "asic" / "summary.json", [
+                        (draw_asic_trend, BUILD / "asic" / ASIC_TREND,
+                         "area and period against each block's size",
+                         "no block mapped at two sizes yet")])
     return 0
+
+
+def recorded(entry: dict) -> dict:
+    """An instance's entry as the history keeps it: per library the figures of
+    :data:`RECORDED`, not the worst paths cell by cell."""
+    return {**entry, "libraries": {lib: {k: x.get(k) for k in RECORDED}
+                                   for lib, x in entry["libraries"].items()}}
+
+
+def timed(lib: str):
+    """(area um2, period ps) of an instance on ``lib``, None where it was not timed there."""
+    def value(r: dict) -> tuple | None:
+        x = r.get("libraries", {}).get(lib)
+        return (x["area_um2"], x["period_ps"]) if x and x.get("period_ps") else None
+    return value
+
+
+def draw_asic_trend(records: list[dict], path: Path) -> Path | None:
+    """Area and period against each block's size (log-log), a row of two panels per
+    library, lines as :func:`~aifabric.scripts.synth.trend_series` draws them for ECP5;
+    None (nothing written) where no block was mapped at two sizes."""
+    rows = []
+    for lib, spec in LIBRARIES.items():
+        series = trend_series(records, timed(lib))
+        rows.append([(f"{spec.process}: area", "area (µm²)", series, 0),
+                     (f"{spec.process}: period", "period (ps, worst path)", series, 1)])
+    return draw_panels(rows, path, "size (the block's n, ports, lanes or wavelengths)")
 
 
 def _save(results: list[dict]) -> str:

@@ -13,7 +13,8 @@ engine (build/bench/bvn_engine.json): clock cycles per decomposition of the BvN 
 of the last ``make synth``; baseline: the golden model in software, same matrices. Then the
 largest N at W = 10 on MoE byte matrices quantised to 64 .. 512 slots, against the <= 1,000-cycle
 target (< 1 us at 1 GHz), with one and with four matrix rows per load beat, beside the
-unquantised figure of the same run.
+unquantised figure of the same run. build/bench/bvn_engine_cycles.png: the distribution of the
+cycles to decompose, a histogram per N (and per slot budget of the quantised run).
 
 netsim (build/bench/netsim.json): router-cycles/s of the compiled network simulator on 8x8
 and 16x16 meshes (DOR, 2 and 4 VCs, uniform at 0.1 and near saturation) and the 1,296-chip
@@ -250,7 +251,7 @@ def run_engine(args) -> str:
                "us_at_1ghz_mean": float(cyc.mean()) / 1e3,
                "fmax_mhz": fmax, "fmax_source": fmax_how,
                "us_at_fmax_mean": float(cyc.mean()) / fmax if fmax else None,
-               "model_wavefront_us_median": sw * 1e6}
+               "model_wavefront_us_median": sw * 1e6, "cycles": cyc.tolist()}
         out["results"].append(row)
         print(f"    {row['cycles_mean']:,.0f} cycles mean, {row['cycles_max']:,} max, "
               f"{row['steps_mean']:,.0f} permutations mean", flush=True)
@@ -283,7 +284,8 @@ def run_engine(args) -> str:
             row = {"rows": load_rows, "slots": int(budget), "cycles_mean": float(cyc.mean()),
                    "cycles_max": int(cyc.max()), "steps_mean": float(np.mean(v["steps"])),
                    "overhead_mean": float(ov.mean()), "overhead_max": float(ov.max()),
-                   "meets_target": bool(cyc.max() <= QUANT_TARGET_CYCLES)}
+                   "meets_target": bool(cyc.max() <= QUANT_TARGET_CYCLES),
+                   "cycles": cyc.tolist()}
             out["quantised"]["results"].append(row)
             print(f"    {budget} slots: {row['cycles_mean']:,.0f} cycles mean, "
                   f"{row['cycles_max']:,} max", flush=True)
@@ -296,6 +298,8 @@ def run_engine(args) -> str:
                           "yes" if row["meets_target"] else "**no**"])
     unq = next((x for x in out["results"] if x["n"] == qn), None)
     write_json(BUILD / "bench" / "bvn_engine.json", out)
+    png = draw_engine_cycles(out, BUILD / "bench" / ENGINE_CYCLES)
+    print(f"cycle distribution: {png}", flush=True)
     fmax_note = (f"ECP5 Fmax at W = {QUANT_W}: {fmax:.1f} MHz ({fmax_how}).\n\n" if fmax
                  else "")
     return (f"## BvN engine RTL (W = {ENGINE_W}, MoE matrices, output always ready)\n\n"
@@ -310,7 +314,58 @@ def run_engine(args) -> str:
             + md_table(["rows per load beat", "slots", "cycles mean", "cycles max",
                         "permutations mean", "makespan overhead mean / worst",
                         "us at 1 GHz mean / worst", "us at ECP5 Fmax, mean",
-                        "worst <= target"], qrows))
+                        "worst <= target"], qrows)
+            + f"\nCycles to decompose, a histogram per N: {png}\n")
+
+
+ENGINE_CYCLES = "bvn_engine_cycles.png"     # in build/bench: the engine's cycle distribution
+
+
+def engine_cycle_panels(out: dict) -> list[tuple[str, dict[str, list[int]]]]:
+    """The panels of the engine's cycle distribution, from bvn_engine.json: one per N of
+    the unquantised run (one series), then the quantised run at one row per load beat, a
+    series per slot budget. A record written before the per-matrix cycles were kept gives
+    none."""
+    w = out["params"]["w"]
+    panels = [(f"N = {r['n']}, W = {w}", {"": r["cycles"]})
+              for r in out["results"] if r.get("cycles")]
+    q = out.get("quantised") or {}
+    budgets = {f"{r['slots']} slots": r["cycles"] for r in q.get("results", [])
+               if r.get("rows") == 1 and r.get("cycles")}
+    if budgets:
+        panels.append((f"N = {q['n']}, W = {q['w']}, slot-quantised", budgets))
+    return panels
+
+
+def draw_engine_cycles(out: dict, path: Path) -> Path | None:
+    """Histograms of the clock cycles per decomposition (:func:`engine_cycle_panels`), one
+    panel each; None (nothing written) when the record has no per-matrix cycles."""
+    panels = engine_cycle_panels(out)
+    if not panels:
+        return None
+    from matplotlib.ticker import MaxNLocator
+
+    from aifabric.models.common.figures import pyplot, save
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels) + 0.6, 3.4),
+                             squeeze=False)
+    for ax, (title, series) in zip(axes[0], panels):
+        values = [c for cycles in series.values() for c in cycles]
+        lo, hi = min(values), max(values)
+        edges = np.histogram_bin_edges(values, bins=min(30, hi - lo + 1), range=(lo, hi + 1))
+        for label, cycles in series.items():
+            ax.hist(cycles, bins=edges, histtype="step" if label else "bar",
+                    label=label or None, linewidth=1.5)
+        if len(series) > 1:
+            ax.legend(fontsize=7)
+        for axis in (ax.xaxis, ax.yaxis):         # whole cycles, whole matrices
+            axis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("clock cycles per decomposition")
+        ax.set_ylabel("matrices")
+    fig.suptitle(f"BvN engine RTL: cycles to decompose a Chronos MoE matrix "
+                 f"({out['params']['matrices']} matrices per N and budget)", fontsize=10)
+    return save(fig, path)
 
 
 def run_bvn(args) -> str:

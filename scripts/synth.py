@@ -6,6 +6,9 @@ arbiter has 2,048 ports, far more than any package has pins), so Fmax is the reg
 figure the block would reach inside a larger design. Results: build/synth/report.md and .json,
 which keep the newest result of every instance ever synthesized (runs for different blocks add
 up), and synth_trend.png (LUTs and Fmax against each block's size, from the report).
+``--record FILE`` also appends the run's results, dated and with the checkout's commit, to a
+history (``make synth``: the committed results/synth.json, from which the documentation draws
+synth_trend.png and synth_history.png: each instance's LUTs and Fmax over its records).
 
     aifabric synth                          # every block at its synth parameter sets
     aifabric synth --block wwfa --param n=64
@@ -13,6 +16,7 @@ up), and synth_trend.png (LUTs and Fmax against each block's size, from the repo
 
 from __future__ import annotations
 
+import datetime
 import json
 import shutil
 import subprocess
@@ -105,6 +109,9 @@ def main(argv=None) -> int:
     parser = Parser(description=__doc__.split("\n\n")[0])
     add_block_args(parser)
     parser.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    parser.add_argument("--record", type=Path, metavar="FILE",
+                        help="also append the results, dated, to this history (make synth: "
+                             "results/synth.json) and draw its trends from it")
     args = parser.parse_args(argv)
     pairs = selected(args, attr="synth_params")
     if not args.param:
@@ -134,32 +141,99 @@ def main(argv=None) -> int:
                   f"{DEVICE_LUTS:,} ({r['yosys_s']:.0f} s)", flush=True)
 
     print("\n" + _save(results, args.seed))
-    try:
-        merged = json.loads((BUILD / "synth" / "report.json").read_text())["results"]
-        png = draw_trend(merged, BUILD / "synth" / TREND)
-    except ImportError:
-        print("no trend figure: it needs matplotlib (pip install 'aifabric[models]')")
-    else:
-        print(f"trend of every block synthesised at two sizes or more: {png}" if png else
-              "no trend figure: no block synthesised at two sizes yet")
+    record_and_draw(args.record, results, {"device": DEVICE}, "aifabric synth",
+                    BUILD / "synth" / "report.json", [
+                        (draw_trend, BUILD / "synth" / TREND,
+                         "trend of every block synthesised at two sizes or more",
+                         "no block synthesised at two sizes yet"),
+                        (draw_history, BUILD / "synth" / HISTORY,
+                         "LUTs and Fmax of each instance over its records", None)])
     return 0
 
 
+def record_and_draw(record: Path | None, results: list[dict], head: dict, command: str,
+                    report: Path, figures: list[tuple]) -> None:
+    """After a run: append ``results`` to the history ``record`` (:func:`append_records`)
+    where one is given, then draw each of ``figures`` (``(draw, path, what it shows, why
+    there is none or None)``) from the history, or from the build's ``report`` without one;
+    a line per figure."""
+    if record:
+        append_records(record, results, head, command)
+        records = load_records(record)
+    else:
+        records = json.loads(report.read_text())["results"]
+    for draw, path, what, none in figures:
+        try:
+            png = draw(records, path)
+        except ImportError:
+            print("no figures: they need matplotlib (pip install 'aifabric[models]')")
+            return
+        if png or none:
+            print(f"{what}: {png}" if png else f"no figure: {none}")
+
+
+# ------------------------------------------------------------------ the committed records ----
+
+def _commit() -> str | None:
+    """The checkout's commit (``git describe --always --dirty``), None outside one."""
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
+                             text=True, cwd=Path(__file__).resolve().parent, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (out.stdout.strip() or None) if out.returncode == 0 else None
+
+
+def append_records(path: Path, results: list[dict], head: dict, command: str) -> None:
+    """Append ``results`` to the history ``path`` (``{**head, "records": [...]}``, oldest
+    first), each dated, with the checkout's commit and the ``command`` that measured it;
+    ``head`` (the device, the libraries) is rewritten."""
+    try:
+        old = json.loads(path.read_text()).get("records", [])
+    except (OSError, ValueError):
+        old = []
+    stamp = {"date": datetime.date.today().isoformat(), "commit": _commit(), "from": command}
+    write_json(path, {**head, "records": old + [{**stamp, **r} for r in results]})
+
+
+def load_records(path: Path) -> list[dict]:
+    """The records of a history written by :func:`append_records`, oldest first."""
+    return json.loads(Path(path).read_text())["records"]
+
+
+def latest(records: list[dict]) -> list[dict]:
+    """The newest record of every instance, in the order instances first appear."""
+    newest = {}
+    for r in records:
+        newest[r["instance"]] = r       # a dict keeps a key where it was first inserted
+    return list(newest.values())
+
+
 TREND = "synth_trend.png"       # in build/synth: LUTs and Fmax against each block's size
+HISTORY = "synth_history.png"   # LUTs and Fmax of each instance over its records
 SIZES = ("n", "ports", "lanes", "wavelengths")   # the parameter a block's size is read from
 
 
-def trend_series(results: list[dict]) -> dict[str, list[tuple[int, int, float | None]]]:
-    """The synthesis trend, ``{label: [(size, LUTs, Fmax MHz), ...]}`` by size, from placed
-    instances of report.json. A block's size is the first of :data:`SIZES` that varies
-    among its instances; a block's other varying parameters split it into series where each
-    series has two sizes or more (bvn at w=16 and at w=10), else they are named in the label
-    as varying with the size (slot_switch's depth). A block with fewer than two sizes, or
-    with two instances at one size and no such split (router: ports and VCs), has no trend."""
+def placed(r: dict) -> tuple | None:
+    """(LUTs, Fmax MHz) of a placed instance, None for one that did not fit."""
+    return (r["slices_comb"], r["fmax_mhz"]) if r.get("fits") and r.get("slices_comb") \
+        else None
+
+
+def trend_series(results: list[dict], value=placed) -> dict[str, list[tuple]]:
+    """The trend by size, ``{label: [(size, *value(r)), ...]}`` (ECP5: LUTs and Fmax), from
+    the newest record of each instance where ``value`` gives one. A block's size is the first
+    of :data:`SIZES` that varies among its instances; a block's other varying parameters split
+    it into series where each series has two sizes or more (bvn at w=16 and at w=10), else
+    they are named in the label as varying with the size (slot_switch's depth). A block with
+    fewer than two sizes, or with two instances at one size and no such split (router: ports
+    and VCs), has no trend."""
     by_block: dict[str, list[dict]] = {}
-    for r in results:
-        if r.get("fits") and r.get("slices_comb"):
+    values = {}
+    for r in latest(results):
+        if (v := value(r)) is not None:
             by_block.setdefault(r["block"], []).append(r)
+            values[r["instance"]] = v
     out = {}
     for block, rs in by_block.items():
         keys = sorted({k for r in rs for k in r["params"]})
@@ -172,8 +246,7 @@ def trend_series(results: list[dict]) -> dict[str, list[tuple[int, int, float | 
         groups: dict[str, list[tuple]] = {}
         for r in rs:
             label = ", ".join(f"{k}={r['params'].get(k)}" for k in others)
-            groups.setdefault(label, []).append(
-                (r["params"][size], r["slices_comb"], r["fmax_mhz"]))
+            groups.setdefault(label, []).append((r["params"][size], *values[r["instance"]]))
         if others and all(len({x for x, *_ in pts}) >= 2 for pts in groups.values()):
             for label, pts in groups.items():
                 out[f"{block}: {size} ({label})"] = sorted(pts)
@@ -185,34 +258,83 @@ def trend_series(results: list[dict]) -> dict[str, list[tuple[int, int, float | 
     return out
 
 
+def draw_panels(rows: list[list[tuple[str, str, dict, int]]], path: Path, xlabel: str,
+                xticks: list[str] | None = None) -> Path | None:
+    """A grid of panels, each ``(title, y label, {label: [(x, *values)]}, which value)``, a
+    line per series and one colour per label across the panels; y on a log scale, x too
+    (base 2) unless ``xticks`` names the positions 0, 1, ... None where no panel has a line."""
+    labels = list(dict.fromkeys(lb for row in rows for *_, series, _ in row for lb in series))
+    if not labels:
+        return None
+    from matplotlib.ticker import FormatStrFormatter
+
+    from aifabric.models.common.figures import pyplot, save
+    plt = pyplot()
+    fig, axes = plt.subplots(len(rows), len(rows[0]), figsize=(10, 3.6 * len(rows) + 0.4),
+                             squeeze=False)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax_row, row in zip(axes, rows):
+        for ax, (title, ylabel, series, k) in zip(ax_row, row):
+            for label, pts in series.items():
+                ax.plot([p[0] for p in pts], [p[1 + k] for p in pts], marker="o", label=label,
+                        color=colours[labels.index(label) % len(colours)])
+            if xticks is None:
+                ax.set_xscale("log", base=2)
+            else:
+                ax.set_xticks(range(len(xticks)), xticks, fontsize=7)
+                ax.set_xlim(-0.5, len(xticks) - 0.5)
+            ax.set_yscale("log")
+            # plain numbers (8, 16, 32; 20, 30 MHz) rather than powers, minor ones too where
+            # the values lie within a decade (no major tick to read them by)
+            for axis in (ax.xaxis, ax.yaxis) if xticks is None else (ax.yaxis,):
+                axis.set_major_formatter(FormatStrFormatter("%g"))
+            ys = [p[1 + k] for pts in series.values() for p in pts if p[1 + k]]
+            if ys and max(ys) < 10 * min(ys):
+                ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            ax.set_title(title, fontsize=10)
+            ax.grid(True, which="both", alpha=0.3)
+    axes[0][-1].legend(fontsize=7)
+    return save(fig, path)
+
+
 def draw_trend(results: list[dict], path: Path) -> Path | None:
     """LUTs and Fmax against each block's size (log-log), one line per series of
     :func:`trend_series`; None (nothing written) where no block has a trend."""
     series = trend_series(results)
-    if not series:
-        return None
-    from aifabric.models.common.figures import pyplot, save
-    plt = pyplot()
-    fig, (luts, fmax) = plt.subplots(1, 2, figsize=(10, 4))
-    for label, pts in series.items():
-        xs = [x for x, *_ in pts]
-        line, = luts.plot(xs, [lut for _, lut, _ in pts], marker="o", label=label)
-        fmax.plot(xs, [f for *_, f in pts], marker="o", color=line.get_color(), label=label)
-    from matplotlib.ticker import FormatStrFormatter
-    for ax, what in ((luts, "LUTs (packed LUT4)"), (fmax, "Fmax (MHz, register to register)")):
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        # plain numbers (8, 16, 32; 20, 30 MHz) rather than powers
-        for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_formatter(FormatStrFormatter("%g"))
-        ax.set_xlabel("size (the block's n, ports, lanes or wavelengths)")
-        ax.set_ylabel(what)
-        ax.grid(True, which="both", alpha=0.3)
-    fmax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))   # under a decade of MHz
-    luts.set_title(f"ECP5 {DEVICE['part']}: area", fontsize=10)
-    fmax.set_title(f"ECP5 {DEVICE['part']}: clock", fontsize=10)
-    fmax.legend(fontsize=7)
-    return save(fig, path)
+    return draw_panels([[(f"ECP5 {DEVICE['part']}: area", "LUTs (packed LUT4)", series, 0),
+                         (f"ECP5 {DEVICE['part']}: clock", "Fmax (MHz, register to register)",
+                          series, 1)]], path,
+                       "size (the block's n, ports, lanes or wavelengths)")
+
+
+def history_series(records: list[dict], value=placed) -> tuple[list[str], dict[str, list]]:
+    """Each instance recorded two times or more with a value, over its records: the x labels
+    (``date commit`` of every record that has such an instance, oldest first) and
+    ``{instance label: [(x position, *value(r)), ...]}``."""
+    by_instance: dict[str, list[dict]] = {}
+    for r in records:
+        if value(r) is not None:
+            by_instance.setdefault(r["instance"], []).append(r)
+    kept = {k: rs for k, rs in by_instance.items() if len(rs) >= 2}
+    stamps = list(dict.fromkeys((r.get("date"), r.get("commit"))
+                                for r in records if any(r in rs for rs in kept.values())))
+    series = {f"{rs[0]['block']} {fmt_params(rs[0]['params'])}":
+              [(stamps.index((r.get("date"), r.get("commit"))), *value(r)) for r in rs]
+              for rs in kept.values()}
+    return [f"{d}\n{c}" for d, c in stamps], series
+
+
+def draw_history(records: list[dict], path: Path) -> Path | None:
+    """LUTs and Fmax of each instance placed in two records or more, record after record;
+    None (nothing written) where no instance has two."""
+    ticks, series = history_series(records)
+    return draw_panels([[(f"ECP5 {DEVICE['part']}: area over the records", "LUTs (packed LUT4)",
+                          series, 0),
+                         (f"ECP5 {DEVICE['part']}: clock over the records",
+                          "Fmax (MHz, register to register)", series, 1)]], path,
+                       "record (date, commit)", xticks=ticks) if series else None
 
 
 def _save(results: list[dict], seed: int) -> str:

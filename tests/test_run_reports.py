@@ -3,6 +3,7 @@ one JUnit file a `make` run leaves, and the progress and per-paper lines of `aif
 reproduce`."""
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -178,8 +179,12 @@ def test_reproduce_shows_a_bar_with_the_estimate_on_a_terminal(monkeypatch):
 
 # ------------------------------------------------------------- the synthesis trend ----
 
+def _instance(block, params):
+    return "_".join([block, *(f"{k}{v}" for k, v in sorted(params.items()))])
+
+
 def _placed(block, params, luts, fmax):
-    return {"block": block, "params": params, "instance": f"{block}_{len(params)}",
+    return {"block": block, "params": params, "instance": _instance(block, params),
             "fits": True, "slices_comb": luts, "fmax_mhz": fmax}
 
 
@@ -195,7 +200,8 @@ def test_the_synthesis_trend_follows_each_blocks_size(tmp_path):
         _placed("bvn", {"n": 16, "w": 16}, 20_629, 17.0),
         _placed("bvn", {"n": 16, "w": 10}, 15_071, 18.6),
         _placed("bvn", {"n": 32, "w": 10}, 58_027, 10.6),
-        {"block": "bvn", "params": {"n": 64, "w": 16}, "fits": False, "slices_comb": None},
+        {"block": "bvn", "params": {"n": 64, "w": 16}, "instance": "bvn_n64_w16",
+         "fits": False, "slices_comb": None},
         _placed("router", {"ports": 5, **router}, 6_099, 39.6),
         _placed("router", {"ports": 5, **router, "vcs": 4}, 16_204, 29.1),
         _placed("router", {"ports": 8, **router, "vcs": 3}, 30_555, 25.0),
@@ -212,3 +218,143 @@ def test_the_synthesis_trend_follows_each_blocks_size(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert draw_trend(results[-1:], tmp_path / "none.png") is None
     assert not (tmp_path / "none.png").exists()
+
+
+# ------------------------------------------- the committed synthesis and ASIC records ----
+
+def _history_entry(instance, luts, fmax, date, commit):
+    return {**_placed(instance.split("_")[0], {"n": int(instance.split("_n")[1])}, luts, fmax),
+            "date": date, "commit": commit}
+
+
+def test_records_are_appended_dated_and_the_history_follows_each_instance(tmp_path,
+                                                                         monkeypatch):
+    """make synth --record appends each run's results with the date and the commit; the
+    history figure follows each instance placed in two records or more, record by record."""
+    from aifabric.scripts import synth
+    path = tmp_path / "synth.json"
+    monkeypatch.setattr(synth, "_commit", lambda: "abc1234")
+    synth.append_records(path, [_placed("wwfa", {"n": 8}, 1_157, 80.2)], {"device": 1}, "x")
+    synth.append_records(path, [_placed("wwfa", {"n": 8}, 1_100, 81.0),
+                                _placed("wwfa", {"n": 16}, 5_291, 43.0)], {"device": 2}, "x")
+    data = json.loads(path.read_text())
+    assert data["device"] == 2
+    assert [(r["instance"], r["slices_comb"], r["commit"], r["from"]) for r in data["records"]] \
+        == [("wwfa_n8", 1_157, "abc1234", "x"), ("wwfa_n8", 1_100, "abc1234", "x"),
+            ("wwfa_n16", 5_291, "abc1234", "x")]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", data["records"][0]["date"])
+    # the newest per instance, where each first appeared; the size trend takes only those
+    records = [_history_entry("bvn_n8", 5_890, 21.9, "d1", "c1"),
+               _history_entry("wwfa_n8", 1_157, 80.2, "d1", "c1"),
+               _history_entry("bvn_n8", 6_570, 20.6, "d2", "c2"),
+               _history_entry("wwfa_n16", 5_291, 43.0, "d3", "c3"),
+               _history_entry("bvn_n8", 5_582, 29.6, "d4", "c4")]
+    assert [(r["instance"], r["slices_comb"]) for r in synth.latest(records)] == \
+        [("bvn_n8", 5_582), ("wwfa_n8", 1_157), ("wwfa_n16", 5_291)]
+    assert synth.trend_series(records) == {"wwfa: n": [(8, 1_157, 80.2), (16, 5_291, 43.0)]}
+    ticks, series = synth.history_series(records)
+    assert ticks == ["d1\nc1", "d2\nc2", "d4\nc4"]          # d3 holds no instance of two
+    assert series == {"bvn n=8": [(0, 5_890, 21.9), (1, 6_570, 20.6), (2, 5_582, 29.6)]}
+    png = synth.draw_history(records, tmp_path / "history.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert synth.draw_history(records[1:2], tmp_path / "none.png") is None
+
+
+def test_a_run_appends_to_its_record_and_draws_from_it(tmp_path, capsys, monkeypatch):
+    """synth and asic after a run: with --record the figures come from the whole history,
+    without it from the build's report; a line per figure, or why there is none."""
+    from aifabric.scripts import synth
+    monkeypatch.setattr(synth, "_commit", lambda: "abc1234")
+    seen = []
+
+    def draw(records, path):
+        seen.append([(r["instance"], r.get("commit")) for r in records])
+        return path if len(records) > 1 else None
+    figures = [(draw, tmp_path / "trend.png", "the trend", "too few")]
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"results": [_placed("wwfa", {"n": 8}, 1, 2.0)]}))
+    synth.record_and_draw(None, [], {}, "x", report, figures)
+    assert seen.pop() == [("wwfa_n8", None)] and capsys.readouterr().out == \
+        "no figure: too few\n"
+    record = tmp_path / "synth.json"
+    for n in (8, 16):
+        synth.record_and_draw(record, [_placed("wwfa", {"n": n}, n, 2.0)], {"device": 1},
+                              "aifabric synth", report, figures)
+    assert seen == [[("wwfa_n8", "abc1234")], [("wwfa_n8", "abc1234"), ("wwfa_n16", "abc1234")]]
+    assert capsys.readouterr().out == f"no figure: too few\nthe trend: {tmp_path / 'trend.png'}\n"
+    assert json.loads(record.read_text())["records"][1]["from"] == "aifabric synth"
+
+
+def _table(section: str, columns: int) -> list[list[str]]:
+    """The rows of the table under ``## section`` of docs/figures.md with that many columns."""
+    text = (ROOT / "docs" / "figures.md").read_text()
+    part = text[text.index(f"\n## {section}\n"):]
+    part = part[:part.index("\n## ", 1)]
+    rows = [[c.strip() for c in line.strip()[1:-1].split("|")] for line in part.splitlines()
+            if line.startswith("| ") and not line.startswith("| block ")]
+    return [r for r in rows if len(r) == columns]
+
+
+def _instance_of(block: str, text: str) -> str:
+    """The synthesis set a table row names (its parameters, a note in brackets after them)."""
+    from aifabric.rtl.catalog import BLOCKS
+    given = dict(kv.split("=") for kv in text.split(" (")[0].split(", "))
+    match = [p for p in BLOCKS[block].synth_params
+             if all(str(p.get(k)) == v for k, v in given.items())]
+    assert len(match) == 1, (block, text)
+    return BLOCKS[block].instance_name(match[0])
+
+
+def test_the_synthesis_and_asic_tables_are_the_newest_records():
+    """docs/figures.md's ECP5 and ASIC tables show each instance's newest record of the
+    committed results/synth.json and results/asic.json, all of them: the site draws its
+    trends from the records, so a table updated by hand alone would disagree with them."""
+    from aifabric.scripts.synth import latest, load_records
+    newest = {r["instance"]: r for r in latest(load_records(ROOT / "results" / "synth.json"))}
+    rows = _table("Synthesis", 6)
+    assert sorted(_instance_of(r[0], r[1]) for r in rows) == sorted(newest)
+    for block, params, luts, share, ffs, fmax in rows:
+        r = newest[_instance_of(block, params)]
+        if r["fits"]:
+            assert (luts, ffs, float(fmax)) == (f"{r['slices_comb']:,}", f"{r['ffs']:,}",
+                                                r["fmax_mhz"]), (block, params)
+        else:
+            assert luts.startswith(f"{r['lut4']:,} LUT4") and "does not fit" in share, params
+    newest = {r["instance"]: r for r in latest(load_records(ROOT / "results" / "asic.json"))}
+    rows = _table("ASIC estimate", 11)
+    assert sorted(_instance_of(r[0], r[1]) for r in rows) == sorted(newest)
+    for row in rows:
+        libs = newest[_instance_of(row[0], row[1])]["libraries"]
+        for lib, (cells, area, period, fo4) in (("sg13g2", row[2:6]), ("asap7", row[6:10])):
+            if lib not in libs:
+                assert cells == "(not finished)" or cells == "", row
+                continue
+            x = libs[lib]
+            assert (cells, area, period, float(fo4)) == (
+                f"{x['cells']:,}", f"{x['area_um2']:,.0f}", f"{x['period_ps']:,.0f}",
+                x["period_fo4"]), (row[:2], lib)
+
+
+def test_the_asic_trend_per_library(tmp_path):
+    """make asic's history keeps each library's figures (not the worst paths cell by cell),
+    and its trend is drawn per library from the instances timed there."""
+    from aifabric.scripts.asic import draw_asic_trend, recorded, timed
+    from aifabric.scripts.synth import trend_series
+
+    def entry(n, sg13g2, asap7=None):
+        libs = {"sg13g2": {"cells": 9, "area_um2": sg13g2[0], "period_ps": sg13g2[1],
+                           "reg2reg": {"cells": ["a", "b"]}}}
+        if asap7:
+            libs["asap7"] = {"cells": 9, "area_um2": asap7[0], "period_ps": asap7[1]}
+        return {"block": "wwfa", "params": {"n": n}, "instance": f"wwfa_n{n}", "libraries": libs}
+    kept = recorded(entry(8, (14_047.0, 2_616.0)))["libraries"]["sg13g2"]
+    assert kept["period_ps"] == 2_616.0 and kept["area_um2"] == 14_047.0
+    assert "reg2reg" not in kept
+    records = [entry(8, (14_047.0, 2_616.0), (121.0, 706.0)),
+               entry(16, (66_021.0, 4_747.0)), entry(32, (297_482.0, 9_348.0))]
+    assert trend_series(records, timed("sg13g2")) == {
+        "wwfa: n": [(8, 14_047.0, 2_616.0), (16, 66_021.0, 4_747.0), (32, 297_482.0, 9_348.0)]}
+    assert trend_series(records, timed("asap7")) == {}      # one size timed on ASAP7
+    png = draw_asic_trend(records, tmp_path / "asic_trend.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert draw_asic_trend(records[:1], tmp_path / "none.png") is None

@@ -382,6 +382,30 @@ def test_engine_fmax_measured_or_extrapolated(tmp_path, monkeypatch):
     assert bench.synth_fmax(64) == (None, "")
 
 
+def test_engine_cycle_distribution_a_histogram_per_n(tmp_path):
+    """make bench's engine run draws build/bench/bvn_engine_cycles.png from bvn_engine.json:
+    a panel per N, then the quantised run's budgets at one row per load beat (four rows per
+    beat left out); a record without per-matrix cycles draws nothing."""
+    from aifabric.scripts.bench import draw_engine_cycles, engine_cycle_panels
+    out = {"params": {"n": [16, 32], "w": 16, "matrices": 3},
+           "results": [{"n": 16, "cycles": [253, 255, 257]},
+                       {"n": 32, "cycles": [967, 1_001, 980]}],
+           "quantised": {"n": 32, "w": 10, "results": [
+               {"rows": 1, "slots": 64, "cycles": [130, 130, 131]},
+               {"rows": 4, "slots": 64, "cycles": [82, 82, 83]},
+               {"rows": 1, "slots": 512, "cycles": [431, 555, 400]}]}}
+    assert engine_cycle_panels(out) == [
+        ("N = 16, W = 16", {"": [253, 255, 257]}), ("N = 32, W = 16", {"": [967, 1_001, 980]}),
+        ("N = 32, W = 10, slot-quantised", {"64 slots": [130, 130, 131],
+                                            "512 slots": [431, 555, 400]})]
+    png = draw_engine_cycles(out, tmp_path / "bench" / "bvn_engine_cycles.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    old = {"params": out["params"], "results": [{"n": 16, "cycles_mean": 255.0}]}
+    assert engine_cycle_panels(old) == []
+    assert draw_engine_cycles(old, tmp_path / "none.png") is None
+    assert not (tmp_path / "none.png").exists()
+
+
 def test_reproduce_one_paper_merges_into_the_results(tmp_path, monkeypatch, capsys):
     """--paper reruns one package and keeps the other papers' records from --results; the
     README block is regenerated from the merged records; misuse is one line, exit 2."""

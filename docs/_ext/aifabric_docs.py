@@ -7,7 +7,8 @@
 - figures: the PNGs the pages show (``/_generated/figures/[<source>/]<name>.png``) are copied
   from the build directory, where ``make reproduce``, ``make bench``, ``aifabric netsim`` and
   ``make synth`` draw them, before each build; one not drawn yet is a placeholder with a line
-  under it naming the command that draws it.
+  under it naming the command that draws it. The synthesis and ASIC figures (``records/``) are
+  drawn by each build from the committed records, results/synth.json and results/asic.json.
 - ``aifabric-commands``: the ``aifabric`` command's subcommands with their descriptions, then
   each one's usage and options from its own argparse parser.
 
@@ -219,7 +220,8 @@ class CommandsDirective(SphinxDirective):
 FIGURES = "_generated/figures"
 # where the commands draw their figures, under the build directory, and the command that does
 FIGURE_SOURCES = {"reproduce": "make reproduce", "bench": "make bench",
-                  "netsim": "aifabric netsim", "synth": "make synth"}
+                  "netsim": "aifabric netsim", "synth": "make synth",
+                  "records": "make synth or make asic (results/synth.json, results/asic.json)"}
 # a page names a figure as /_generated/figures/<name>.png (found in any source) or
 # /_generated/figures/<source>/<name>.png (that command's only)
 FIGURE_REF = re.compile(r"_generated/figures/(?:(%s)/)?([\w.-]+\.png)" % "|".join(FIGURE_SOURCES))
@@ -240,6 +242,7 @@ def collect_figures(app) -> None:
 
     from aifabric.paths import BUILD
     src = Path(app.srcdir)
+    draw_records(src.parent / "results", BUILD / "records")
     refs = sorted({(m.group(1) or "", m.group(2)) for page in src.rglob("*.md")
                    if "_generated" not in page.parts
                    for m in FIGURE_REF.finditer(page.read_text())})
@@ -260,6 +263,21 @@ def collect_figures(app) -> None:
         tmp = target.with_name(f".{name}.{os.getpid()}")
         shutil.copyfile(found, tmp)
         os.replace(tmp, target)
+
+
+def draw_records(results: Path, out: Path) -> None:
+    """The hardware figures drawn from the committed records into ``out``: the ECP5 trend
+    against each block's size and each instance's figures over its records (results/synth.json,
+    appended to by ``make synth``), the ASIC trend per library (results/asic.json, ``make
+    asic``). A record missing leaves its figures to the placeholder."""
+    from aifabric.scripts.asic import ASIC_TREND, draw_asic_trend
+    from aifabric.scripts.synth import HISTORY, TREND, draw_history, draw_trend, load_records
+    for record, draws in (("synth.json", ((TREND, draw_trend), (HISTORY, draw_history))),
+                          ("asic.json", ((ASIC_TREND, draw_asic_trend),))):
+        if (results / record).is_file():
+            records = load_records(results / record)
+            for name, draw in draws:
+                draw(records, out / name)
 
 
 def mark_not_drawn(app, doctree) -> None:
