@@ -274,6 +274,20 @@ def _seed_runtime(bdir: Path, key: str) -> list[Path]:
     return out
 
 
+def _empty_precompiled_headers(bdir: Path) -> None:
+    """Empty the model's precompiled headers (``Vtop__pch.h.{fast,slow}.gch``, 70-85 MB each
+    for a router system) once it is built, keeping their times. The objects depend on them,
+    so deleting them would rebuild every object on the next run; emptied, ``make`` still
+    finds everything up to date, and an object that must be compiled again (its source
+    changed) finds an unusable header, which gcc ignores: it reads the plain header instead.
+    A changed ``Vtop__pch.h`` rebuilds the precompiled headers as before."""
+    for gch in bdir.glob("*.gch"):
+        st = gch.stat()
+        if st.st_size:
+            gch.write_bytes(b"")
+            os.utime(gch, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def _keep_runtime(bdir: Path, key: str) -> None:
     """After a successful build: keep its run-time objects, once per key (a whole directory
     renamed into place, so a parallel build never sees half of it)."""
@@ -429,6 +443,7 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
             runner.build(sources=sources, hdl_toplevel=name, build_dir=bdir, waves=waves,
                          build_args=args, log_file=bdir / "build.log")
             _keep_runtime(bdir, key)
+            _empty_precompiled_headers(bdir)
         except (RuntimeError, SystemExit) as e:
             result.error = f"Verilator build failed ({e}); see {bdir / 'build.log'}"
             result.build_seconds = result.seconds = time.perf_counter() - start

@@ -43,6 +43,13 @@ def test_multi_file_model_builds_and_runs(tmp_path, cosim_seed):
     assert (result.build_dir / "Vtop__pch.h").exists()
     if "OPT_FAST=-O1" in os.environ["MAKEFLAGS"].split():
         assert "c++ -O1 " in (result.build_dir / "build.log").read_text()
+    # the precompiled headers are emptied once built, and the model is not rebuilt for them
+    pch = sorted(result.build_dir.glob("*.gch"))
+    assert pch and all(p.stat().st_size == 0 for p in pch)
+    again = run("wwfa", {"n": 8}, seed=cosim_seed, transactions=300, build_root=tmp_path,
+                build_args=("--output-split", "400", "--output-split-cfuncs", "100"))
+    assert again.passed, again.describe()
+    assert " -c " not in (again.build_dir / "build.log").read_text()     # nothing compiled
 
 
 def test_the_runtime_library_is_compiled_once_and_reused(tmp_path, cosim_seed):
