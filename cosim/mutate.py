@@ -414,7 +414,9 @@ def _child(job: dict) -> None:
     from .stats import PARAMS_ENV, STATS_ENV
     setup_verilator()
     rdir = Path(job["dir"])
-    env = {STATS_ENV: str(rdir / "stats.jsonl"), PARAMS_ENV: json.dumps(job["params"])}
+    from aifabric.rtl.toolchain import COCOTB_REWRITE
+    env = {STATS_ENV: str(rdir / "stats.jsonl"), PARAMS_ENV: json.dumps(job["params"]),
+           COCOTB_REWRITE[0]: COCOTB_REWRITE[1]}
     if job["transactions"] is not None:
         env["AIFABRIC_TRANSACTIONS"] = str(job["transactions"])
     name = get_block(job["bench"]).instance_name(job["params"])

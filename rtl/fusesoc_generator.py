@@ -39,6 +39,8 @@ import json
 import sys
 from pathlib import Path
 
+from aifabric.rtl.toolchain import COCOTB_REWRITE
+
 if __name__ == "__main__":        # run as a file: keep this folder's modules off the path
     _here = Path(__file__).resolve().parent
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
@@ -181,6 +183,7 @@ void check_results() {{
 const int installed = [] {{
     setenv("GPI_USERS", {_c_string(users)}, 0);
     setenv("AIFABRIC_PARAMS", {_c_string(json.dumps(params))}, 1);
+    setenv({_c_string(COCOTB_REWRITE[0])}, {_c_string(COCOTB_REWRITE[1])}, 0);
     std::remove(results_file());
     std::atexit(check_results);
     return 0;

