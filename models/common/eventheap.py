@@ -8,6 +8,10 @@ leave in (time, sequence number) order; with sequence numbers counting pushes, t
 order of the plain-Python references' one ``heapq`` of ``(time, seq, ...)`` tuples, so an
 engine and its reference see the same events in the same order. The storage is two flat
 arrays the caller owns (and may grow): ``times[i]`` and ``ints[4 i : 4 i + 4]``.
+
+The engines inline these functions, and numba's on-disk cache of an engine is keyed by the
+engine's own file only: a change here must also change each engine's file (the line naming
+this module's version there), or a warm cache keeps running the old heap. Version: 2026-11-28.
 """
 
 from __future__ import annotations

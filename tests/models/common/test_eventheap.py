@@ -45,3 +45,16 @@ def test_entries_leave_in_time_then_sequence_order(ops):
 def test_storage_is_four_integers_per_entry():
     times, ints = heap.new(3)
     assert times.shape == (3,) and ints.shape == (12,) and ints.dtype == np.int64
+
+
+def test_every_engine_names_the_heap_version_it_inlines():
+    """numba caches an engine by its own file: an engine that inlines the heap names the
+    heap's version, so a change to the heap (its version line) forces a change to each
+    engine's file and a fresh compile, never a warm cache running the old heap."""
+    import re
+    from pathlib import Path
+    root = Path(heap.__file__).resolve().parents[1]
+    version = re.search(r"Version: (\S+)\.", Path(heap.__file__).read_text()).group(1)
+    for engine in ("common/dctcp.py", "flexsipac/_engine.py", "chronos/_roce_engine.py"):
+        text = (root / engine).read_text()
+        assert f"eventheap as heap   # inlined: its version {version} " in text, engine
