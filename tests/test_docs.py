@@ -181,3 +181,30 @@ def _registrations_undone(module: str):
         for kind, entries in choices.items():
             registry._CHOICES[kind].clear()
             registry._CHOICES[kind].update(entries)
+
+
+def test_a_block_page_shows_its_measured_hardware_newest_beside_the_previous(tmp_path):
+    """The block pages' "Measured" table comes from the committed records: the newest value
+    of each instance, the previous record's in brackets where it differs, ASIC per library."""
+    import json
+    import sys
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    from aifabric_docs import measured_rows
+    (tmp_path / "results").mkdir()
+    synth = [{"block": "wwfa", "instance": "wwfa_n5", "params": {"n": 5}, "fits": True,
+              "slices_comb": 1200, "ffs": 40, "fmax_mhz": 60.0},
+             {"block": "wwfa", "instance": "wwfa_n5", "params": {"n": 5}, "fits": True,
+              "slices_comb": 1000, "ffs": 40, "fmax_mhz": 81.25},
+             {"block": "bvn", "instance": "bvn_n4", "params": {"n": 4}, "fits": True,
+              "slices_comb": 7, "ffs": 7, "fmax_mhz": 7.0},
+             {"block": "wwfa", "instance": "wwfa_n9", "params": {"n": 9}, "fits": False,
+              "lut4": 90000, "slices_comb": None, "ffs": None, "fmax_mhz": None}]
+    asic = [{"block": "wwfa", "instance": "wwfa_n5", "params": {"n": 5},
+             "libraries": {"sg13g2": {"area_um2": 1234.4, "period_ps": 2000.0,
+                                      "period_fo4": 32.39}}}]
+    (tmp_path / "results" / "synth.json").write_text(json.dumps({"records": synth}))
+    (tmp_path / "results" / "asic.json").write_text(json.dumps({"records": asic}))
+    assert measured_rows("wwfa", tmp_path) == [
+        ("n=5", "1,000 (1,200)", "40", "81.2 (60.0)", "1,234 / 2,000, 32.4", ""),
+        ("n=9", "90,000 LUT4 (Yosys): does not fit", "", "", "", "")]
+    assert measured_rows("router", tmp_path) == []

@@ -143,7 +143,71 @@ def _block_nodes(state, offset: int, name: str) -> list:
         out += _paragraph(state, "**Payload and command layouts** (bit offsets from the least "
                                  "significant bit; the fields a driver encodes)", offset)
         out.append(_table(["field", "offset", "width"], fields, [50, 25, 25]))
+    rows = measured_rows(name)
+    if rows:
+        out += _paragraph(state, "**Measured** (the committed records ``results/synth.json`` "
+                                 "and ``results/asic.json``, newest first with the one before "
+                                 "it in brackets; ``make synth`` and ``make asic`` append to "
+                                 "them): ECP5 LUTs, flip-flops and Fmax from place and route, "
+                                 "ASIC area and period from the standard-cell flow", offset)
+        out.append(_table(["parameters", "ECP5 LUTs", "FFs", "Fmax (MHz)",
+                           "SG13G2 area (µm²) / period (ps, FO4)",
+                           "ASAP7 area (µm²) / period (ps, FO4)"], rows,
+                          [24, 12, 10, 12, 21, 21]))
     return out
+
+
+def _newest_two(path: Path, block: str) -> dict[str, list[dict]]:
+    """Per instance of ``block``: its newest record and the one before (if any)."""
+    from aifabric.scripts.synth import load_records
+    by: dict[str, list[dict]] = {}
+    for r in load_records(path):
+        if r["block"] == block:
+            by.setdefault(r["instance"], []).append(r)
+    return {k: v[::-1][:2] for k, v in by.items()}
+
+
+def _now_then(values: list) -> str:
+    """'now (before)' where the previous record differs, else 'now'; '' if none."""
+    shown = [v for v in values if v not in (None, "")]
+    if not shown:
+        return ""
+    return shown[0] + (f" ({shown[1]})" if len(shown) > 1 and shown[1] != shown[0] else "")
+
+
+def measured_rows(block: str, root: Path | None = None) -> list[tuple]:
+    """A block's measured hardware, one row per parameter set with a record: ECP5 LUTs, FFs
+    and Fmax (``results/synth.json``), each library's area and period (``results/asic.json``);
+    each cell the newest value with the previous record's in brackets where it differs."""
+    root = root or Path(__file__).resolve().parents[2]
+    synth = _newest_two(root / "results" / "synth.json", block)
+    asic = _newest_two(root / "results" / "asic.json", block)
+    params = {r["instance"]: r["params"] for v in (*synth.values(), *asic.values()) for r in v}
+
+    def ecp5(recs, key, fmt):
+        return _now_then([fmt(r[key]) if r.get(key) is not None else None for r in recs])
+
+    def lib(recs, name):
+        cells = []
+        for r in recs:
+            x = r.get("libraries", {}).get(name)
+            cells.append(None if x is None else
+                         f"{x['area_um2']:,.0f} / {x['period_ps']:,.0f}, {x['period_fo4']:.1f}")
+        return _now_then(cells)
+
+    rows = []
+    for inst, p in params.items():
+        s, a = synth.get(inst, []), asic.get(inst, [])
+        if s and s[0].get("fits") is False:     # Yosys' count: no place and route
+            luts = _now_then([f"{r['lut4']:,}" if r.get("lut4") else None
+                              for r in s]) + " LUT4 (Yosys): does not fit"
+        else:
+            luts = ecp5(s, "slices_comb", lambda x: f"{x:,}")
+        rows.append((", ".join(f"{k}={v}" for k, v in p.items()), luts,
+                     ecp5(s, "ffs", lambda x: f"{x:,}"),
+                     ecp5(s, "fmax_mhz", lambda x: f"{x:.1f}"), lib(a, "sg13g2"),
+                     lib(a, "asap7")))
+    return rows
 
 
 class BlockDirective(SphinxDirective):
