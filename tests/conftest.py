@@ -56,6 +56,8 @@ def _cost(item) -> int:
         return 0
     params = spec.params
     if item.get_closest_marker("cosim"):
+        if params.get("block") in ("mesh", "railx_mesh"):
+            return 8000   # 16 and 36 routers: minutes of build and simulation, as N = 64 BvN
         n = params.get("params", {}).get("n", 4)
         return 10 + n * n * (4 if params.get("block") == "bvn" else 1)
     if item.originalname == "test_generated_verilog_is_lint_clean":
