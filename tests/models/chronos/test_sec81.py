@@ -81,7 +81,7 @@ def _fake_run(rng, volume, ints):
         best_trial=int(rng.integers(0, 9)), trials=int(rng.integers(*ints)),
         train=int(rng.integers(*ints)), min_trials=int(rng.integers(*ints)),
         patience=int(rng.integers(*ints)), max_trials=int(rng.integers(*ints)),
-        converged=True)
+        startup=int(rng.integers(*ints)), converged=True)
     return u, {"tuning": tuning, "packet_s": pk()}
 
 
