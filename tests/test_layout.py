@@ -197,6 +197,12 @@ def unnamed(layout: str) -> list[str]:
     return missing
 
 
+def package_folder(name: str) -> Path:
+    """The folder of a dotted package name, through pyproject's package-dir."""
+    root = max((n for n in PACKAGE_DIR if name == n or name.startswith(n + ".")), key=len)
+    return ROOT / PACKAGE_DIR[root] / Path(*name[len(root):].split(".")[1:])
+
+
 def test_every_package_is_declared_in_pyproject():
     """pyproject lists its packages by name (no discovery): a package folder left out would
     be missing from the wheel, a stale entry names a folder that is gone."""
@@ -204,9 +210,22 @@ def test_every_package_is_declared_in_pyproject():
     folders = package_folders()
     assert sorted(set(folders) - set(declared)) == []
     for name in declared:                        # data packages have no __init__.py
-        root = max((n for n in PACKAGE_DIR if name == n or name.startswith(n + ".")), key=len)
-        path = ROOT / PACKAGE_DIR[root] / Path(*name[len(root):].split(".")[1:])
+        path = package_folder(name)
         assert path.is_dir(), f"pyproject lists {name}, but {path} is not a folder"
+
+
+def test_every_package_data_pattern_names_a_file():
+    """A package-data entry that matches no file ships nothing: a stale or premature entry
+    (a table a package does not keep) fails here, and so does a planted one."""
+    def stale(data: dict) -> list[str]:
+        out = []
+        for name, patterns in data.items():
+            out += [f"{name}: {p}" for p in patterns if not any(package_folder(name).glob(p))]
+        return out
+    data = PYPROJECT["tool"]["setuptools"]["package-data"]
+    assert stale(data) == []
+    assert stale({**data, "aifabric.models.railx": ["no_such_table.json"]}) == \
+        ["aifabric.models.railx: no_such_table.json"]
 
 
 def test_the_layout_page_names_every_package_and_module():

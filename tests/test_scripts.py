@@ -509,14 +509,28 @@ def test_setting_choices_and_range_validation():
 
 
 
-def test_committed_ranges_catch_a_change_in_either_direction():
-    """Every committed record with a range: its value moved just outside the range, below and
-    above, fails both the record and the suite's check of the committed run."""
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_committed_ranges_catch_a_change_in_either_direction(paper):
+    """Each paper's ranges are the table beside its package (models/<paper>/expected_ranges.json,
+    saying how they were measured), and the committed full run carries exactly them: every
+    committed record with a range has the table's, every table entry names a committed
+    record. Its value moved just outside the table's range, below and above, fails both the
+    record and the suite's check of the committed run."""
+    from aifabric.models.common.records import range_table
     from aifabric.scripts.reproduce import load_results
-    ranged = [r for r in load_results() if r.expected_range is not None]
-    assert ranged
-    for r in ranged:
-        lo, hi = r.expected_range
+    path = ROOT / "models" / paper / "expected_ranges.json"
+    data = json.loads(path.read_text())
+    assert data["how"].strip()
+    assert all(str(e.get("spread", "")).strip() for e in data["records"].values()), \
+        "every range says the spread it was set from"
+    table = range_table(path)
+    committed = {r.id: r for r in load_results() if r.paper == paper}
+    assert table and set(table) <= set(committed), sorted(set(table) - set(committed))
+    ranged = {i for i, r in committed.items() if r.expected_range is not None}
+    assert ranged == set(table), sorted(ranged ^ set(table))
+    for rid, (lo, hi) in table.items():
+        r = committed[rid]
+        assert r.expected_range == (lo, hi) and r.in_range, (rid, r.model_value, lo, hi)
         step = max(abs(lo), abs(hi), 1e-9) * 1e-6
         for value in (lo - step, hi + step):
             d = {**r.to_dict(), "model_value": value}

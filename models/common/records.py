@@ -51,7 +51,7 @@ import math
 from dataclasses import dataclass, field
 
 __all__ = ["Record", "PAPERS", "KINDS", "EXPECTS", "TOLERANCE", "printed_tolerance", "record",
-           "with_ranges"]
+           "range_table", "with_ranges"]
 
 # The five papers, keyed by the models/ package that reproduces each.
 PAPERS: dict[str, str] = {
@@ -308,16 +308,24 @@ def record(paper: str, id: str, metric: str, unit: str, paper_value: float,
                   model_value=None if model_value is None else float(model_value), **kw)
 
 
-def with_ranges(records: list[Record], path, quick: bool = False) -> list[Record]:
-    """The records with the ``expected_range`` each has in the table at ``path`` (JSON:
-    ``{"how": {...}, "records": {id: {"full": [lo, hi], "quick": [lo, hi], "spread": ...}}}``,
-    kept beside the package that makes the records). The ranges are measured once (the
-    run-to-run spread over seeds or placements plus the stated margin) and committed, never
-    computed from the run they judge; a run whose mode has no range keeps none."""
+def range_table(path, quick: bool = False) -> dict[str, tuple[float, float]]:
+    """The committed ranges of one run mode in the table at ``path`` (JSON:
+    ``{"how": ..., "records": {id: {"full": [lo, hi], "quick": [lo, hi], "spread": ...}}}``,
+    kept beside the package that makes the records): ``{id: (lo, hi)}``, an id whose mode has
+    no range left out. A package that must give a record its range when it builds it (an
+    ablation has one from the start) reads it here; :func:`with_ranges` reads the same."""
     import json
-    from dataclasses import replace
     from pathlib import Path
     table = json.loads(Path(path).read_text())["records"]
     mode = "quick" if quick else "full"
-    return [replace(r, expected_range=tuple(table[r.id][mode]))
-            if r.id in table and table[r.id].get(mode) is not None else r for r in records]
+    return {rid: tuple(e[mode]) for rid, e in table.items() if e.get(mode) is not None}
+
+
+def with_ranges(records: list[Record], path, quick: bool = False) -> list[Record]:
+    """The records with the ``expected_range`` each has in the table at ``path``
+    (:func:`range_table`). The ranges are measured once (the run-to-run spread over seeds or
+    placements plus the stated margin) and committed, never computed from the run they
+    judge; a run whose mode has no range keeps none."""
+    from dataclasses import replace
+    table = range_table(path, quick)
+    return [replace(r, expected_range=table[r.id]) if r.id in table else r for r in records]

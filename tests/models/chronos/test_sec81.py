@@ -81,7 +81,7 @@ def _fake_run(rng, volume, ints):
         best_trial=int(rng.integers(0, 9)), trials=int(rng.integers(*ints)),
         train=int(rng.integers(*ints)), min_trials=int(rng.integers(*ints)),
         patience=int(rng.integers(*ints)), max_trials=int(rng.integers(*ints)),
-        converged=True)
+        startup=int(rng.integers(*ints)), converged=True)
     return u, {"tuning": tuning, "packet_s": pk()}
 
 
@@ -106,8 +106,7 @@ def test_every_number_in_a_reason_is_computed(monkeypatch, volume):
 
     from aifabric.models.chronos import sec81, setting
     from aifabric.models.chronos.roce import hpcc_dcqcn, hpcc_dcqcn_paper
-    monkeypatch.setattr(sec81, "EXPECTED", defaultdict(lambda: defaultdict(lambda: (0, 1))),
-                        raising=False)
+    monkeypatch.setattr(sec81, "ranges", lambda quick: defaultdict(lambda: (0, 1)))
     u, t = _fake_run(np.random.default_rng(1), volume, (11, 50))
     first = sec81.records(u, t)
     patched = {"dcqcn": lambda **kw: hpcc_dcqcn(**{**dict(
