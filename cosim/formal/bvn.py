@@ -12,7 +12,14 @@ Promises, from the block's docstring:
 - ``steps_sum_to_matrix``: when the final step of a matrix is taken, the weighted sum of the
   steps taken since the matrix was loaded equals the matrix (bounded model check: any W-bit
   matrix to 7 cycles, a load and a one-step decomposition; entries <= 3 to 10 cycles, a load
-  and up to four steps).
+  and up to four steps);
+- ``error_rises_on_bad_frame`` and ``error_only_on_bad_frame``: the error flags in both
+  directions, against the harness's own reading of the frames it sent (cleared at a frame's
+  first beat; at its ``last`` beat ``long`` after N beats without it, else ``short`` before N
+  beats, else ``overflow`` for a lane >= 2**W);
+- ``rejected_frame_emits_nothing``: while a frame's flag stands the engine is idle and no step
+  is out (a rejected matrix is never decomposed);
+- ``done_means_idle``: ``done`` implies no step waits and ``busy`` is low.
 
 Induction needs the rotation counters to stay those of one priority diagonal (as in the
 arbiter) and the load/run/drain states to be exclusive.
@@ -85,9 +92,34 @@ def build(params, mutant_spec=None):
     equal = Cat(*[acc[i][j] == matrix[i][j] for i in range(n) for j in range(n)]).all()
     checks["steps_sum_to_matrix"] = ~final_q | equal
 
+    # The error flags as the docstring defines them, from the frames the harness sent: all
+    # cleared when a frame's first beat is taken; at its ``last`` beat ``long`` when N beats
+    # came without it (the rest dropped), else ``short`` when fewer than N came, else
+    # ``overflow`` when a lane of the frame was >= 2**W.
+    ref = Signal(3, name="h_error")               # short, long, overflow (the port's order)
+    with m.If(taken):
+        with m.If(beat == 0):
+            m.d.sync += ref.eq(0)
+        with m.If(last):
+            with m.If(beat == n):
+                m.d.sync += ref[1].eq(1)
+            with m.Elif(beat != n - 1):
+                m.d.sync += ref[0].eq(1)
+            with m.Elif((bad & (beat != 0)) | wide):
+                m.d.sync += ref[2].eq(1)
+    error = dut.error.as_value()
+    checks["error_rises_on_bad_frame"] = (ref & ~error) == 0
+    checks["error_only_on_bad_frame"] = (error & ~ref) == 0
+    # a rejected frame has no effect: while its flag stands nothing runs and no step is out
+    checks["rejected_frame_emits_nothing"] = ~ref.any() | ~(dut.busy | st.valid)
+    # done: every step of the matrix taken, so none waits and the engine is idle
+    checks["done_means_idle"] = ~dut.done | ~(dut.busy | st.valid)
+
     rot = [named(frag, f"rot{i}") for i in range(n)]
     loading, draining, running = (named(frag, x) for x in ("loading", "draining", "running"))
-    invariants = [rot[i] == (rot[0] + n - i) % n for i in range(1, n)]
+    # (at an N that is not a power of two the counter's field also holds N .. 2^b - 1,
+    # values no reset reaches)
+    invariants = [rot[0] < n] + [rot[i] == (rot[0] + n - i) % n for i in range(1, n)]
     invariants += [~(loading & running), ~(loading & draining), ~(draining & running),
                    ~(draining & st.valid)]
     # the sum under induction: every entry is what the steps took, the step waiting in the
@@ -116,7 +148,21 @@ def build(params, mutant_spec=None):
     for i in range(n):
         sums += [~(mid & (beat > i)) | (matrix[i][j] == resid[i][(i + j) % n])
                  for j in range(n)]
-    return Harness(m, checks, invariants, {"steps_sum_to_matrix": sums})
+    # the flags under induction: the harness's beat count is the engine's beat pointer and
+    # state, its overflow so far the engine's; the flags are the harness's, clear mid-frame,
+    # and while one stands the engine is loading with no step out
+    frame = [~mid | (loading & ~st.valid & (row_at == (1 << beat)[:n]) & (overflow == bad)),
+             ~(beat == n) | (draining & (row_at == 1)), (beat != 0) | ~draining,
+             (beat != 0) | (row_at == 1), beat <= n]
+    flags = frame + [error == ref, (beat == 0) | (ref == 0),
+                     ~ref.any() | (loading & ~running & ~st.valid)]
+    finished = named(frag, "finished")
+    own = {"steps_sum_to_matrix": sums,
+           "done_means_idle": [~finished | (loading & (row_at == 1)),
+                               ~running | (row_at == 1)]}
+    own.update((name, flags) for name in ("error_rises_on_bad_frame", "error_only_on_bad_frame",
+                                          "rejected_frame_emits_nothing"))
+    return Harness(m, checks, invariants, own)
 
 
 MUTANTS = {
@@ -128,6 +174,15 @@ MUTANTS = {
     "ready_low_while_final_pending": ("accept.eq(loading & ~self.steps.valid)",
                                       "accept.eq(loading)"),
     "steps_sum_to_matrix": ("v.eq(Mux(a < b, a, b))", "v.eq(Mux(a < b, b, a))"),
+    "error_rises_on_bad_frame": ("lanes[j][w:] for j in range(n * rows)",
+                                 "lanes[j][w + 1:] for j in range(n * rows)"),
+    "error_only_on_bad_frame": ("frame_overflow.eq(beat_overflow | (overflow & ~first_row))",
+                                "frame_overflow.eq(beat_overflow | overflow)"),
+    "rejected_frame_emits_nothing": (
+        "m.d.sync += self.error.overflow.eq(1)",
+        "m.d.sync += [self.error.overflow.eq(1), loading.eq(0), running.eq(1)]"),
+    "done_means_idle": ("self.done.eq(finished & ~self.steps.valid)",
+                        "self.done.eq(finished)"),
 }
 MUTANT_TEXT = {
     "partial_permutation": "every row's grants rotated back to column order by row 0's amount",
@@ -135,6 +190,10 @@ MUTANT_TEXT = {
     "connects_some": "a step is committed without checking the residual is non-zero",
     "ready_low_while_final_pending": "a new frame is accepted while the final step waits",
     "steps_sum_to_matrix": "the minimum tree picks the larger value",
+    "error_rises_on_bad_frame": "the overflow check starts one bit high (a lane of 2**W fits)",
+    "error_only_on_bad_frame": "the overflow of the previous frame is not cleared at a new one",
+    "rejected_frame_emits_nothing": "an overflowed frame is flagged and decomposed anyway",
+    "done_means_idle": "done rises with the final step still in the output register",
 }
 
 
@@ -159,6 +218,21 @@ PROPERTIES = [
          False),
     )
     if not (name == "steps_sum_to_matrix" and params["n"] != 4)
+] + [
+    # the error flags in both directions and what they promise, at a size that is not a
+    # power of two (a 3-bit destination field holding 0..4, W = 9); the negative controls'
+    # traces: a bad frame and a good one after it fit in 2N + 4 cycles
+    Property("bvn", name, promise, {"n": 5, "w": 9}, "prove", 3, _builder(name),
+             MUTANT_TEXT[name], mutant_depth=14, ci=ci)
+    for name, promise, ci in (
+        ("error_rises_on_bad_frame", "each error flag rises at the last beat of a frame "
+         "with its fault (short, long, a lane >= 2**W)", True),
+        ("error_only_on_bad_frame", "no error flag rises for a frame without its fault",
+         False),
+        ("rejected_frame_emits_nothing", "while a frame's error flag stands the engine is "
+         "idle and emits no step", False),
+        ("done_means_idle", "done implies no step waits and the engine is idle", False),
+    )
 ] + [
     # the sum deeper: entries 0..3 (an environment bound), 10 cycles = a load and four steps
     Property("bvn", "steps_sum_to_matrix", "the weighted steps sum to the loaded matrix "
