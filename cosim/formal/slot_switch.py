@@ -13,12 +13,18 @@ a delivered word names its input):
 - ``rejected_never_plays``: after a frame with a malformed entry (an output named twice),
   nothing is delivered and no slot runs until the next frame starts;
 - ``out_of_range_never_delivers``: likewise after a frame in which a connected input names
-  an output >= N.
+  an output >= N;
+- the error flags in both directions (``<flag>_rises``: the flag is high whenever its cause
+  says so; ``<flag>_only``: never otherwise), each against its definition: ``late[i]`` from
+  the words the harness sees dropped (arrived valid, left on no output; sticky until
+  ``clear``), ``config_error`` from G >= T or T < 2, ``stack_error`` from the frames sent (a
+  malformed entry, from the frame's last beat until the next frame starts) and ``overflow``
+  from the kept entries counted (more than ``depth`` in the frame).
 
 Environment: T <= ``t_max`` and G constant; everything else free. Bounded model check.
 """
 
-from amaranth.hdl import Assume, Cat, Module, Signal
+from amaranth.hdl import Assume, Cat, Module, Mux, Signal
 
 from . import Harness, Property, any_const, any_seq, block_module, elaborate
 
@@ -46,6 +52,7 @@ def build(params, mutant_spec=None):
         m.d.comb += [valid[i].eq(any_seq(1)), dut.rx[i].valid.eq(valid[i]),
                      dut.rx[i].tag.eq(any_seq(len(dut.rx[i].tag))),
                      dut.rx[i].data.eq(1 << i)]
+    checks = {}
     tx_valid = Cat(*[dut.tx[j].valid for j in range(n)])
     tx_data = [dut.tx[j].data for j in range(n)]
 
@@ -70,24 +77,58 @@ def build(params, mutant_spec=None):
     stray = Cat(*[conn[i] & (dests[i] >= n) for i in range(n)]).any()
     in_frame, had_shared, had_stray = Signal(), Signal(), Signal()
     bad_shared, bad_stray = Signal(), Signal()    # the last complete frame was malformed
+    # kept entries of this frame (weight != 0), saturating at depth + 1, and the overflow
+    depth = params["depth"]
+    kept, over = Signal(range(depth + 2)), Signal()
+    kept_now = Signal(range(depth + 2))
+    m.d.comb += kept_now.eq(Mux(in_frame, kept, 0))
     with m.If(take):
         m.d.sync += [in_frame.eq(~beat.last),
                      had_shared.eq((had_shared & in_frame) | shared),
                      had_stray.eq((had_stray & in_frame) | stray)]
+        with m.If(~in_frame):          # a new frame discards the stack (a one-beat frame
+            m.d.sync += [bad_shared.eq(0), bad_stray.eq(0), over.eq(0)]   # is judged below)
         with m.If(beat.last):
             m.d.sync += [bad_shared.eq((had_shared & in_frame) | shared),
                          bad_stray.eq((had_stray & in_frame) | stray)]
-        with m.If(~in_frame):          # a new frame discards the stack
-            m.d.sync += [bad_shared.eq(0), bad_stray.eq(0)]
+        with m.If(beat.weight.any()):
+            with m.If(kept_now == depth):
+                m.d.sync += [over.eq(1), kept.eq(depth)]
+            with m.Else():
+                m.d.sync += kept.eq(kept_now + 1)
+        with m.Else():
+            m.d.sync += kept.eq(kept_now)
     silent = ~tx_valid.any() & ~dut.sync
-    checks = {
+    shared_q, stray_q = Signal(), Signal()
+    m.d.sync += [shared_q.eq(bad_shared), stray_q.eq(bad_stray)]
+
+    # the error flags from their definitions. late[i]: a word that arrived valid on input i
+    # and left on no output (the harness sees where every word goes: its data bit i) sets it,
+    # clear clears it (a word arriving in a clear cycle is not flagged)
+    clear_q, late_h = Signal(), Signal(n)
+    delivered = Cat(*[Cat(*[dut.tx[j].valid & tx_data[j][i] for j in range(n)]).any()
+                      for i in range(n)])
+    late_ref = Signal(n)
+    m.d.comb += late_ref.eq(Mux(clear_q, 0, late_h | (valid_q & ~delivered)))
+    m.d.sync += [clear_q.eq(dut.clear), late_h.eq(late_ref)]
+    config_ref = (G >= T) | (T < 2)
+    stack_ref = bad_shared | bad_stray
+    for name, flag, ref in (("late", dut.late, late_ref),
+                            ("config_error", dut.config_error, config_ref),
+                            ("stack_error", dut.stack_error, stack_ref),
+                            ("overflow", dut.overflow, over)):
+        checks[f"{name}_rises"] = (ref & ~flag) == 0
+        checks[f"{name}_only"] = (flag & ~ref) == 0
+    checks.update({
         "one_output_per_word": Cat(*one_output).all(),
         "one_word_per_output": Cat(*one_word).all(),
         "only_valid_words": Cat(*only_valid).all(),
         "no_delivery_in_guard": in_guard,
-        "rejected_never_plays": ~bad_shared | silent,
-        "out_of_range_never_delivers": ~bad_stray | silent,
-    }
+        # from the cycle after the flag is set: a word the old stack took in the cycle the
+        # frame's last beat came (a one-beat frame) still leaves then
+        "rejected_never_plays": ~(bad_shared & shared_q) | silent,
+        "out_of_range_never_delivers": ~(bad_stray & stray_q) | silent,
+    })
     return Harness(m, checks, [])
 
 
@@ -104,6 +145,18 @@ MUTANTS = {
     "out_of_range_never_delivers": (
         "stray.eq(Cat(*[beat.connected[i] & ~Cat(*hit[i]).any() for i in range(n)]).any())",
         "stray.eq(0)"),
+    "late_rises": ("m.d.sync += self.late[i].eq(1)", "m.d.sync += self.late[i].eq(i < n - 1)"),
+    "late_only": ("with m.Elif(word.valid & ~ok[i]):", "with m.Elif(word.valid):"),
+    "config_error_rises": ("bad.eq((self.guard >= self.period)", "bad.eq((self.guard > self.period)"),
+    "config_error_only": ("~self.period[1:].any())", "~self.period[2:].any())"),
+    "stack_error_rises": ("~Cat(*hit[i]).any() for i in range(n)]",
+                          "~Cat(*hit[i]).any() for i in range(n - 1)]"),
+    "stack_error_only": ("hit[i][j].eq(beat.connected[i] & eq_const(beat.dest[i], j))",
+                         "hit[i][j].eq(eq_const(beat.dest[i], j))"),
+    "overflow_rises": ("full.eq(eq_const(fill_now, depth))",
+                       "full.eq(eq_const(fill_now, depth + 1))"),
+    "overflow_only": ("full.eq(eq_const(fill_now, depth))",
+                      "full.eq(eq_const(fill_now, depth - 1))"),
 }
 MUTANT_TEXT = {
     "one_output_per_word": "the crossbar also sends input i's word to the next output",
@@ -112,6 +165,14 @@ MUTANT_TEXT = {
     "no_delivery_in_guard": "the crossbar accepts words in the guard time",
     "rejected_never_plays": "a malformed entry rejects its frame only when it is the last",
     "out_of_range_never_delivers": "the stack check misses a destination >= N",
+    "late_rises": "the last input's dropped words do not set late",
+    "late_only": "every arriving word sets late, delivered ones too",
+    "config_error_rises": "G = T is taken for a good configuration",
+    "config_error_only": "T = 2 and 3 are taken for bad configurations",
+    "stack_error_rises": "the range check leaves out the last input",
+    "stack_error_only": "an idle input's destination field counts in the duplicate check",
+    "overflow_rises": "the stack is full one entry late (overflow never rises)",
+    "overflow_only": "the stack is full one entry early (depth entries overflow)",
 }
 
 
@@ -122,9 +183,13 @@ def _builder(name):
 
 
 PROPERTIES = [
-    Property("slot_switch", name, promise, params, "bmc", 16, _builder(name), MUTANT_TEXT[name],
-             mutant_depth=16, ci=ci)
-    for params in ({"n": 3, "depth": 2, "hold_bits": 2, "t_max": 4},)
+    Property("slot_switch", name, promise,
+             # N = 3 and depth 3: 2-bit fields that hold values past the last output and
+             # entry; the duplicate check's proof at depth 2 (at 3 it takes twenty times as
+             # long, and the stack's depth is not in it)
+             {"n": 3, "depth": 2 if name == "one_word_per_output" else 3, "hold_bits": 2,
+              "t_max": 4},
+             "bmc", 16, _builder(name), MUTANT_TEXT[name], mutant_depth=16, ci=ci)
     for name, promise, ci in (
         ("one_output_per_word", "a word leaves on at most one output", False),
         ("one_word_per_output", "no output carries two words", False),
@@ -133,5 +198,16 @@ PROPERTIES = [
          "delivered", False),
         ("rejected_never_plays", "a stack rejected for a shared output never plays", True),
         ("out_of_range_never_delivers", "a stack naming an output >= N never plays", False),
+        ("late_rises", "a word that arrives valid and leaves on no output sets late[i] in "
+         "the next cycle (unless clear)", False),
+        ("late_only", "late[i] rises only for such a word", False),
+        ("config_error_rises", "config_error whenever G >= T or T < 2", False),
+        ("config_error_only", "config_error only when G >= T or T < 2", False),
+        ("stack_error_rises", "stack_error from the last beat of a frame with a malformed "
+         "entry until the next frame starts", False),
+        ("stack_error_only", "stack_error only after such a frame", False),
+        ("overflow_rises", "overflow from a kept entry beyond depth until the next frame",
+         False),
+        ("overflow_only", "overflow only after more than depth kept entries", False),
     )
 ]
