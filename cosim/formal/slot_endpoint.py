@@ -7,6 +7,12 @@ by the harness: 0 in the cycle a sync pulse arrives, else one more than the cycl
 to 0 after a cycle whose phase is >= T - 1. A launched word (``tx.valid``) follows an open
 window.
 
+The flags in both directions, each against the harness's own reading: ``rtt_error`` exactly
+while the round trip m it counts (from the ping to the first echo) exceeds T; ``missed``
+exactly after a cycle where a pulse was expected (locked, phase 0 of the timer) and none came,
+sticky until ``clear`` or ``start`` falls. ``locked`` (the ready output) only while started
+and measured, after a sync pulse.
+
 Environment: T and G are constant (the docstring allows a change of T to upset one slot);
 sync pulses come only at expected cycles (phase 0 of the timer) or as the first pulse, and may
 be missing; ``start``, ``echo``, ``clear``, ``send_*`` and the slot numbers are free.
@@ -58,6 +64,41 @@ def build(params, mutant_spec=None):
         "window_in_slot": ~dut.window | in_window,
         "tx_only_in_window": ~dut.tx.valid | win_q,
     }
+
+    # the round trip as the docstring defines it: one ping in the cycle after start is first
+    # seen high, m = the cycles from that ping to the first echo; everything over when start
+    # falls
+    start = dut.start
+    pinged, counting, measured = Signal(), Signal(), Signal()
+    m_h = Signal(TB)
+    with m.If(~start):
+        m.d.sync += [pinged.eq(0), counting.eq(0), measured.eq(0)]
+    with m.Elif(~pinged):
+        m.d.sync += [pinged.eq(1), counting.eq(1), m_h.eq(0)]
+    with m.Elif(counting & dut.echo):
+        m.d.sync += [counting.eq(0), measured.eq(1)]
+    with m.Elif(counting):
+        m.d.sync += m_h.eq(m_h + 1)
+    rtt_error_ref = measured & (m_h > T)
+    # missed: a cycle where a pulse is expected (locked, phase 0 of the timer) without one,
+    # while the endpoint runs (started, measured, no rtt_error, G < T, T >= 2); sticky until
+    # clear or start falls
+    active = start & measured & ~rtt_error_ref & (G < T) & (T >= 2)
+    missed_h = Signal()
+    missed_ref = Signal()
+    clear_q, start_q, miss_q = Signal(), Signal(), Signal()
+    m.d.sync += [clear_q.eq(dut.clear), start_q.eq(start),
+                 miss_q.eq(active & dut.locked & seen & (cnt == 0) & ~sync),
+                 missed_h.eq(missed_ref)]
+    m.d.comb += missed_ref.eq(Mux(clear_q | ~start_q, 0, missed_h | miss_q))
+    checks.update({
+        "rtt_error_rises": ~rtt_error_ref | dut.rtt_error,
+        "rtt_error_only": ~dut.rtt_error | rtt_error_ref,
+        "missed_rises": ~missed_ref | dut.missed,
+        "missed_only": ~dut.missed | missed_ref,
+        # locked (a ready output): only while the endpoint runs and after a sync pulse came
+        "locked_only_when_synced": ~dut.locked | (seen & start_q & measured),
+    })
     return Harness(m, checks, [])
 
 
@@ -65,10 +106,23 @@ MUTANTS = {
     "window_in_slot": ("span.eq(period - guard)", "span.eq(period - guard + 1)"),
     "tx_only_in_window": ("self.tx.valid.eq(self.send_valid & self.window)",
                           "self.tx.valid.eq(self.send_valid)"),
+    "rtt_error_rises": ("(self.rtt > period)", "(self.rtt > period + 1)"),
+    "rtt_error_only": ("(self.rtt > period)", "(self.rtt >= period)"),
+    "missed_rises": ("with m.If(self.clear | ~self.start):",
+                     "with m.If(self.clear | ~self.start | self.sync):"),
+    "missed_only": ("expected.eq(self.locked & ~cnt.any())",
+                    "expected.eq(self.locked & ~cnt[1:].any())"),
+    "locked_only_when_synced": ("with m.Elif(self.sync | self.locked):",
+                                "with m.Elif(self.sync | self.locked | self.measured):"),
 }
 MUTANT_TEXT = {
     "window_in_slot": "the window stays open T - G + 1 cycles",
     "tx_only_in_window": "a word is launched whether the window is open or not",
+    "rtt_error_rises": "rtt_error only from T + 2 (m = T + 1 passes)",
+    "rtt_error_only": "rtt_error already at m = T",
+    "missed_rises": "every sync pulse clears missed (not sticky)",
+    "missed_only": "a pulse is also expected at phase 1",
+    "locked_only_when_synced": "the endpoint locks once measured, without a sync pulse",
 }
 
 
@@ -86,5 +140,12 @@ PROPERTIES = [
         ("window_in_slot", "the send window is open only at phases (G - m + k) mod T, "
          "k < T - G (words reach the crossbar in [G, T))", 24, True),
         ("tx_only_in_window", "a word is launched only from an open window", 24, False),
+        ("rtt_error_rises", "rtt_error whenever the measured round trip m > T", 16, False),
+        ("rtt_error_only", "rtt_error only when m > T", 16, False),
+        ("missed_rises", "a pulse missing at an expected cycle sets missed in the next "
+         "cycle, sticky until clear", 24, False),
+        ("missed_only", "missed rises only for a missing pulse", 24, False),
+        ("locked_only_when_synced", "locked only while started and measured, after a sync "
+         "pulse", 24, False),
     )
 ]
