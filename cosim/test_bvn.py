@@ -7,10 +7,15 @@ ready, long stalls). Every step is compared with the golden model's step of the 
 permutation is a partial matching over entries still nonzero, maximal over them; weights are
 positive and no larger than any matched residual; the steps sum to the loaded matrix; ``last``
 is on the final step only and ``done`` follows it. Bad frames (too few beats, too many beats,
-an entry wider than W) must raise their error flag and emit no step.
+an entry wider than W) must raise their error flag and emit no step: the flags read 0 from
+the cycle after a frame's first beat is taken to the cycle its last beat is taken, and the
+frame's flag from the cycle after. The boundaries are drawn on purpose: a short frame ending
+after its first beat and one a beat early, long frames one and three beats too long, 2^W in
+the last lane of the last beat and 2^32 - 1 in the first lane of the first (the full matrix
+sends 2^W - 1).
 
-Stimulus per N: 200 random matrices (density 2% .. 100%; entries small, large or log-uniform
-up to 2**W - 1), 100 Chronos MoE matrices (``moe_traffic_matrix`` in tokens, scaled into W
+Stimulus per N: 200 random matrices (300 below N = 8; density 2% .. 100%; entries small,
+large or log-uniform up to 2**W - 1), 100 Chronos MoE matrices (``moe_traffic_matrix`` in tokens, scaled into W
 bits when needed) and 100 slot-quantised MoE byte matrices (``quantize`` to a budget of 64 ..
 512 slots, the budgets whose counts fit W bits), interleaved with the zero matrix, the
 all-maximum matrix and bad frames. The CI step budget (``AIFABRIC_TRANSACTIONS``) thins the
@@ -49,6 +54,12 @@ from aifabric.models.chronos.experiments import QUANT_BUDGETS
 from aifabric.models.chronos.moe import moe_traffic_matrix
 
 RANDOM_MATRICES = 200
+
+
+def random_matrices(n: int) -> int:
+    """Random matrices per run: 200, and half as many again below N = 8, where a matrix is
+    a few steps (the regression checks at least 10,000 handshakes per parameter set)."""
+    return RANDOM_MATRICES if n >= 8 else RANDOM_MATRICES * 3 // 2
 MOE_MATRICES = 100
 QUANTISED_MATRICES = 100
 DENSITIES = (0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
@@ -122,22 +133,30 @@ def frames(rng: np.random.Generator, n: int, w: int, random_count: int, moe_coun
     # which the "full" matrix sends) and the lane's maximum, then one drawn between them
     items.append(("overflow", random_matrix(rng, n, w)))
     over = iter([1 << w, (1 << LANE_BITS) - 1])
+    # and where they sit: 2^W in the last lane of the last beat, the lane's maximum in the
+    # first lane of the first beat, the drawn value anywhere
+    where = iter([(-1, -1), (0, 0)])
+    # the frame-length boundaries: a short frame ending after its first beat and one ending a
+    # beat early; a long frame one beat too long and one three beats too long
+    cuts, extras = iter([1, -1]), iter([1, 3])
     order = rng.permutation(len(items))
     for k in order:
         kind, mat = items[k]
         beats = beats_of(mat, rows)
         error = ERRORS.get(kind, 0)
         if kind == "short" and len(beats) > 1:
-            cut = int(rng.integers(1, len(beats)))
+            cut = next(cuts, None) or int(rng.integers(1, len(beats)))
+            cut %= len(beats)
             beats = beats[:cut - 1] + [(beats[cut - 1][0], True)]
         elif kind == "short":
             error = 0  # one beat per matrix: a frame cannot end early
         elif kind == "long":
-            extra = int(rng.integers(1, 4))
+            extra = next(extras)
             beats = [(v, False) for v, _ in beats] + \
                 [(beats[e % len(beats)][0], e == extra - 1) for e in range(extra)]
         elif kind == "overflow" and w < LANE_BITS:
-            b, j = int(rng.integers(len(beats))), int(rng.integers(rows * n))
+            b, j = next(where, None) or (int(rng.integers(len(beats))),
+                                         int(rng.integers(rows * n)))
             beats[b][0][j] = next(over, None) or int(rng.integers(1 << w, 1 << LANE_BITS))
         elif kind == "overflow":
             error = 0  # W = 32: every lane value fits
@@ -217,6 +236,7 @@ class Harness:
         self.beats: list[tuple[int, str]] = []            # (cycle taken, payload bits)
         self.batch: StepBatch | None = None               # the frame's step checks
         self.rst = 0
+        self.flags: list | None = None                    # (cycle, error) while a list
         self.steps_valid = self.load_valid = self.load_ready = 0
         self.logs = [StreamLog("load"), StreamLog("steps")]
         self.meter = CycleMeter(10)
@@ -241,6 +261,8 @@ class Harness:
         # done promises every step of the matrix taken: never while one still waits
         if steps_valid and self._done():
             raise AssertionError(f"cycle {c}: done is high while a step waits")
+        if self.flags is not None:
+            self.flags.append((c, self._error()))
         # the source (StreamSource.drive)
         if self.current is None and self.queue and not (self.gap_p and
                                                         self.rng.random() < self.gap_p):
@@ -356,7 +378,8 @@ async def decompositions(dut):
     checked, start = {"random": 0, "moe": 0, "quantised": 0}, time.perf_counter()
     start_cpu = time.process_time()
     moe_cycles, quantised_cycles = [], []
-    for kind, mat, beats, error in frames(rng, n, w, RANDOM_MATRICES, MOE_MATRICES,
+    randoms = random_matrices(n)
+    for kind, mat, beats, error in frames(rng, n, w, randoms, MOE_MATRICES,
                                           QUANTISED_MATRICES, h.rows):
         if budget is not None and steps_total >= budget and kind in ("random", "moe"):
             continue
@@ -364,12 +387,22 @@ async def decompositions(dut):
         gap_p = float(rng.choice([0.0, 0.0, 0.3]))
         beats_total += len(beats)
         if error:
-            count, _, _ = await h.run_frame(beats, gap_p=gap_p, ready_p=ready_p,
-                                            expect_steps=False, limit=50 + 4 * len(beats))
+            h.flags = []
+            count, first, _ = await h.run_frame(beats, gap_p=gap_p, ready_p=ready_p,
+                                                expect_steps=False, limit=50 + 4 * len(beats))
             assert not count, f"{kind} frame: {count} steps emitted"
             got = h.error()
             assert got == error, f"{kind} frame: error flags {got:03b}, expected {error:03b}"
             assert not h.done(), f"{kind} frame: done raised"
+            # the flags clear when the first beat is taken and the frame's rises in the
+            # cycle after its last beat is taken, not before
+            last = h.sent[-1][0]
+            for c, flags in h.flags:
+                if c > first:
+                    assert flags == (error if c > last else 0), \
+                        (f"cycle {c}: {kind} frame, beats taken {first}..{last}: error flags "
+                         f"{flags:03b}")
+            h.flags = None
             continue
         expect = decompose(mat, "wavefront")
         limit = int(4 * (len(expect) + 10) / ready_p) + 4 * n + 100
@@ -393,13 +426,13 @@ async def decompositions(dut):
         done_count = sum(checked.values())
         if done_count % 50 == 0 and kind in checked:
             dut._log.info("%d of %d matrices, %d steps, %.0f s", done_count,
-                          RANDOM_MATRICES + MOE_MATRICES + QUANTISED_MATRICES, steps_total,
+                          randoms + MOE_MATRICES + QUANTISED_MATRICES, steps_total,
                           time.perf_counter() - start)
     h.check_streams()
     elapsed = time.perf_counter() - start
     assert checked["quantised"] == QUANTISED_MATRICES, checked
     if budget is None:
-        assert checked == {"random": RANDOM_MATRICES, "moe": MOE_MATRICES,
+        assert checked == {"random": randoms, "moe": MOE_MATRICES,
                            "quantised": QUANTISED_MATRICES}, checked
     assert h.logs[0].beats == beats_total and h.logs[1].beats == steps_total
     dut._log.info("%d steps of %s matrices checked in %.1f s (%d cycles)",
