@@ -187,7 +187,9 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         name="wwfa",
         component=WavefrontArbiter,
         description="wrapped wave-front arbiter (Tamir & Chi 1993), N x N, registered grants",
-        params=({"n": 4}, {"n": 8}, {"n": 16}, {"n": 64}),
+        # N = 5 and 15: the rotation counters' field also holds values >= N (a wrap at 2^b
+        # instead of N shows), beside the powers of two 8 and 64
+        params=({"n": 5}, {"n": 8}, {"n": 15}, {"n": 64}),
         synth_params=({"n": 8}, {"n": 16}, {"n": 32}),
     ),
     Block(
@@ -196,8 +198,10 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         description="BhaVaN-style BvN engine: N x N W-bit matrix -> (permutation, weight) steps",
         # N = 64 at W = 10: slot counts of a budget up to 1,023 slots (quantised MoE, §6/§8);
         # the unquantised W = 16 engine is built by `make bench` for its comparison.
-        # N = 16 loads four rows per beat (the wide load), the others one.
-        params=({"n": 8, "w": 8}, {"n": 16, "w": 32, "rows": 4}, {"n": 64, "w": 10}),
+        # N = 12 loads four rows per beat (the wide load, three beats), the others one. N = 6
+        # and 12: destination fields that hold values >= N; W = 9: a width that is not a
+        # power of two (the overflow boundary 2^9 in a 32-bit lane).
+        params=({"n": 6, "w": 9}, {"n": 12, "w": 32, "rows": 4}, {"n": 64, "w": 10}),
         # N = 32 at W = 16 needs about 93-96k LUT4 against the LFE5U-85F's 83,640; N = 64 is
         # about four times that and is left out (Yosys alone would run for hours).
         synth_params=({"n": 8, "w": 16}, {"n": 16, "w": 16}, {"n": 32, "w": 16},
@@ -227,9 +231,10 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         name="slot_fabric",
         component=SlotFabric,
         description="test fabric: slot_switch + N slot_endpoints over run-time fibre delays",
-        # N = 3 and 5: destinations that do not fill their field (an output >= N can be sent)
-        params=({"n": 3, "d": 16, "depth": 16, "hold_bits": 8},
-                {"n": 5, "d": 16, "depth": 16, "hold_bits": 8},
+        # N = 3 and 5: destinations that do not fill their field (an output >= N can be sent);
+        # depth 7 and 15: stack counters whose field holds values past the last entry
+        params=({"n": 3, "d": 16, "depth": 7, "hold_bits": 8},
+                {"n": 5, "d": 16, "depth": 15, "hold_bits": 8},
                 {"n": 8, "d": 32, "depth": 64, "hold_bits": 8}),
         synth_params=(),
     ),

@@ -88,12 +88,12 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         assert 'id="reference"' in ref and "Ports" in ref, name
     text = re.sub(r"<[^>]+>", " ", (html / "wwfa.html").read_text())
     # ports from the signatures, parameter ranges from the constructors
-    assert re.search(r"requests\s+in\s+16", text) and re.search(r"n\s+2 \.\. 128\s+4", text)
-    # payload layouts with their offsets (the BvN step: 8 destinations of 3 bits, then the
-    # connected mask, the weight and last)
+    assert re.search(r"requests\s+in\s+25", text) and re.search(r"n\s+2 \.\. 128\s+5", text)
+    # payload layouts with their offsets (the BvN step at N = 6, W = 9: 6 destinations of 3
+    # bits, then the connected mask, the weight and last)
     text = re.sub(r"<[^>]+>", " ", (html / "bvn.html").read_text())
-    assert re.search(r"steps\.payload\.dest\[0\.\.7\]\s+0\s+3 x 8\s+"
-                     r"steps\.payload\.connected\s+24\s+8\s+steps\.payload\.weight\s+32\s+8",
+    assert re.search(r"steps\.payload\.dest\[0\.\.5\]\s+0\s+3 x 6\s+"
+                     r"steps\.payload\.connected\s+18\s+6\s+steps\.payload\.weight\s+24\s+9",
                      text), text[text.find("steps.payload"):][:300]
     for page in ("tutorial", "commands", "models", "models/chronos", "models/netsim",
                  "reproduction", "api", "changelog"):
