@@ -13,20 +13,30 @@ Two independent checks run every cycle:
   delay it knows when the word reaches the crossbar, and from its timeline and the stack which
   slot and phase that is. The word must come out one cycle later on the output the stack
   names, and nowhere else - or, in the guard time, with another slot's tag or on an idle
-  input, not at all. Every output word must be one the checker expects.
+  input, not at all. Every output word must be one the checker expects, and ``late[i]`` must
+  read what the drops it saw say (set the cycle after a word of input i is dropped, sticky
+  until the cycle after ``clear``). ``config_error`` and ``rtt_error`` are checked every cycle
+  against their definitions (G >= T or T < 2; the measured round trip above T).
 
 The schedule is loaded through ``cosim.stream`` (random gaps, protocol monitor) with payloads
 encoded from the documented layout (``cosim.codec``).
 
 Scenarios: aligned random runs (random T, G, fibre lengths, stacks with hold counts including
 0), dropped sync pulses, an endpoint whose fibre grows or shrinks after calibration, a stack
-from the BvN model, bad configurations and stack overflow, malformed stacks (an output named
-twice, an output >= N, at random positions) that must be rejected whole, and T and G changed
-while running.
+from the BvN model, bad configurations on both sides of each boundary and stack overflow at
+exactly ``depth`` and ``depth`` + 1 entries, round trips on both sides of T, malformed stacks
+(an output named twice, an output >= N, at random positions and every output on purpose) that
+must be rejected whole, and T and G changed while running. Each flag is checked in the cycle
+it must rise.
+
+``AIFABRIC_TRANSACTIONS`` below the full run (about 100,000 words at every N) shortens the two
+long scenarios in proportion: the random runs' slots, and one long slot per configuration
+instead of two; every scenario still runs.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -43,6 +53,15 @@ from aifabric.models.chronos.slot_fabric import SlotFabric
 DELAY_BITS = 7     # fibre delay field (0..64)
 TIME_BITS = 16     # rtt field
 TAG_MOD = 4        # 2-bit slot tags
+# Words followed end to end in a full run, about the same at every N; a budget
+# (``AIFABRIC_TRANSACTIONS``) below it shortens the two long scenarios, never drops one.
+FULL_TRANSACTIONS = 100_000
+
+
+def budget_scale() -> float:
+    """1.0 for the full run, else the budget's share of it (``AIFABRIC_TRANSACTIONS``)."""
+    budget = int(os.environ.get("AIFABRIC_TRANSACTIONS", 0) or 0)
+    return 1.0 if not budget else min(1.0, budget / FULL_TRANSACTIONS)
 
 
 def params(dut) -> dict:
@@ -68,6 +87,8 @@ class EndToEnd:
         self.arriving = {}    # cycle -> [(input, tag, data)] reaching the crossbar then
         self.due = {}         # cycle -> {output: data} to be delivered then
         self.stats = {"launched": 0, "delivered": 0, "dropped": 0}
+        self.late = [False] * n   # late[i] as it must read: a word dropped since the last clear
+        self.dropping = set()     # inputs with a word dropped in this cycle
 
     def perm(self, s: int) -> list[int]:
         r = s % sum(h for _, h in self.playable)
@@ -77,7 +98,13 @@ class EndToEnd:
             r -= hold
         raise AssertionError("unreachable")
 
-    def cycle(self, t: int, *, period, guard, enable, delay, launch, tx) -> None:
+    def cycle(self, t: int, *, period, guard, enable, delay, launch, tx, late=None,
+              clear=False) -> None:
+        # late: set in the cycle after a word is dropped, sticky until the cycle after clear
+        if late is not None:
+            assert late == self.late, (f"cycle {t}: late {late}, the drops say {self.late} "
+                                       f"(dropped last cycle: {sorted(self.dropping)})")
+        self.dropping = set()
         # words reaching the crossbar in this cycle
         for i, tag, data in self.arriving.pop(t, []):
             ok = False
@@ -90,6 +117,9 @@ class EndToEnd:
                 slot[j] = data
             else:
                 self.stats["dropped"] += 1
+                self.dropping.add(i)
+        self.late = [False] * self.n if clear else \
+            [x or i in self.dropping for i, x in enumerate(self.late)]
         want = self.due.pop(t, {})
         got = {j: x for j, x in enumerate(tx) if x is not None}
         assert got == want, (f"cycle {t}: outputs {got}, the stack and the launches say "
@@ -112,7 +142,7 @@ class EndToEnd:
 
     def slot_at(self, t: int, period: int) -> int | None:
         """The slot a word reaching the crossbar at ``t`` would meet if T stays as it is."""
-        if self.start is None:
+        if self.start is None or period < 1:
             return None
         return self.slot + (t - self.start) // period
 
@@ -138,6 +168,8 @@ class Harness:
         self.entries = []              # the stack as loaded (perm, hold), raw
         self.beats = 0
         self.offered = None            # last cycle's (send, window) per endpoint
+        self.history = []              # (cycle, outputs) of the cycles kept while ``keep``
+        self.keep = False
 
     # -- inputs ------------------------------------------------------------------------------
     def apply_static(self) -> None:
@@ -201,7 +233,11 @@ class Harness:
         self.compare(got, expect)
         self.offered = (send, got["window"])
         self.checker.cycle(t, period=self.period, guard=self.guard, enable=self.enable,
-                           delay=self.delay, launch=got["launch"], tx=got["tx"])
+                           delay=self.delay, launch=got["launch"], tx=got["tx"],
+                           late=got["late"], clear=self.clear)
+        self.check_flags(t, got)
+        if self.keep:
+            self.history.append((t, got))
         return got
 
     def read(self) -> dict:
@@ -222,6 +258,17 @@ class Harness:
             "overflow": bool(value(dut.overflow)), "stack_error": bool(value(dut.stack_error)),
             "ready": bool(value(dut.schedule__ready)),
         }
+
+    def check_flags(self, t: int, got: dict) -> None:
+        """The combinational flags in the cycle their inputs are applied, from their
+        definitions alone: ``config_error`` when G >= T or T < 2, ``rtt_error[i]`` when the
+        measured round trip (0 until measured) exceeds T."""
+        bad = self.guard >= self.period or self.period < 2
+        assert got["config_error"] == bad, (f"cycle {t}: config_error {got['config_error']} "
+                                            f"at T = {self.period}, G = {self.guard}")
+        want = [r > self.period for r in got["rtt"]]
+        assert got["rtt_error"] == want, (f"cycle {t}: rtt_error {got['rtt_error']}, rtt "
+                                          f"{got['rtt']} at T = {self.period}")
 
     def check_launch(self, t: int, got: dict) -> None:
         """A word is launched in cycle t exactly when one was offered in cycle t - 1 while
@@ -341,6 +388,7 @@ async def aligned_random(dut):
     h, rng = await setup(dut, 0)
     start = time.perf_counter()
     slots = max(20, 160 // h.n)     # about as many words at every N
+    slots = max(4, round(slots * budget_scale()))
     for _ in range(8):
         configure(h, rng)
         await h.load(random_stack(rng, h.n, int(rng.integers(1, min(h.depth, 12) + 1)), 3))
@@ -356,7 +404,9 @@ async def aligned_random(dut):
 async def missed_sync(dut):
     """Dropped sync pulses: the endpoint flags them, keeps time, and its words still arrive.
     Every endpoint misses pulses in turn (in a random order), so a fault in any one endpoint's
-    free-running slot count is exercised, not only the one a draw would pick."""
+    free-running slot count is exercised, not only the one a draw would pick. ``missed``
+    rises exactly d + 1 cycles after the switch sends the first pulse that is cut (the
+    endpoint expects it d cycles later; the flag is registered), not before."""
     h, rng = await setup(dut, 1)
     configure(h, rng)
     await h.load(random_stack(rng, h.n, 4, 2))
@@ -365,7 +415,17 @@ async def missed_sync(dut):
     await h.run(3 * h.period)
     for victim in (int(v) for v in rng.permutation(h.n)):
         h.sync_drop[victim] = True
-        await h.run(5 * h.period)
+        # the first pulse the switch sends now is cut: the endpoint expects it d cycles
+        # later and raises missed in the cycle after that, not before
+        dropped = rise = None
+        for _ in range(5 * h.period):
+            got = await h.step()
+            t = h.clock.count
+            if dropped is None and got["phase"] == 0:
+                dropped = t
+            if rise is None and got["missed"][victim]:
+                rise = t
+        assert rise == dropped + h.delay[victim] + 1, (victim, dropped, h.delay[victim], rise)
         h.sync_drop[victim] = False
         got = await h.step()
         assert got["missed"] == [i == victim for i in range(h.n)], (victim, got["missed"])
@@ -407,8 +467,10 @@ async def long_slots(dut):
     so that bit 6 of that phase alternates from one configuration to the next for each
     endpoint (where G < 64 leaves fibres for both; a random draw left it at 0 for endpoint 0
     and a mutant inverting bit 10 where bit 6 is 1 survived). Every cycle equal to the model;
-    every launched word reaches the output its slot names."""
+    every launched word reaches the output its slot names. Under a budget
+    (``AIFABRIC_TRANSACTIONS``) each configuration runs one slot instead of two."""
     h, rng = await setup(dut, 4)
+    full = budget_scale() == 1.0    # under a budget: one slot per configuration
     g0 = int(rng.integers(3, 64))
     g1 = ~g0 & 63 if ~g0 & 63 >= 3 else (~g0 & 63) | 64     # bits 0-5: the other way
     configs = [(0x13FF, g0), (0x17FF, g1),
@@ -423,10 +485,10 @@ async def long_slots(dut):
         h.delay = [early_fibre(rng, h.period, guard, (k + i) % 2) for i in range(h.n)]
         h.delay[k % h.n], h.delay[(k + 1) % h.n] = 1, 64
         await h.load(random_stack(rng, h.n, 3, 2))
-        await aligned_run(h, rng, 2)
-        await h.restart(slots=1)
+        await aligned_run(h, rng, 2 if full else 1)
+        await h.restart(slots=1 if full else 0)
     s = h.checker.stats
-    assert s["dropped"] == 0 and s["delivered"] == s["launched"] > 6 * h.n, s
+    assert s["dropped"] == 0 and s["delivered"] == s["launched"] > 3 * h.n, s
     record_stats("long_slots", transactions=h.transactions(), cycles=h.meter.cycles, **s)
 
 
@@ -466,17 +528,20 @@ async def start_at_every_phase(dut):
 @cocotb.test()
 async def late_endpoint(dut):
     """A fibre that grows (or shrinks) after calibration: the crossbar drops and flags the
-    misaligned words and delivers nothing to a wrong output or in the guard time."""
+    misaligned words and delivers nothing to a wrong output or in the guard time. Every input
+    is misaligned in turn (the shifts 1, 3, -2, 9 and 100 drawn in rotation)."""
     h, rng = await setup(dut, 2)
     flagged, seen = 0, []
-    for shift in (1, 3, -2, 9, 100):
+    shifts = (1, 3, -2, 9, 100)
+    victims = [int(v) for v in rng.permutation(h.n)]
+    for k in range(max(len(shifts), h.n)):      # every input a victim, every shift drawn
+        shift, victim = shifts[k % len(shifts)], victims[k % h.n]
         configure(h, rng)
         h.delay = [max(h.delay[0], 3)] * h.n if shift < 0 else h.delay
         await h.load(random_stack(rng, h.n, 3, 2))
         await h.calibrate()
         h.enable = True
         await h.run(2 * h.period)
-        victim = int(rng.integers(h.n))
         # change the fibre only while it is empty (a delay line re-emits what it holds)
         h.mute = {victim}
         await h.run(70)
@@ -501,8 +566,8 @@ async def late_endpoint(dut):
     # guard time; a long one (9, 100 -> 64) may not (the endpoint then sees the syncs late
     # and may stay silent, or the words land whole slots away in a quiet input), which seed
     # 2005273769 showed: 3 of 5. At least three must have been exercised.
-    assert flagged >= 3, (f"only {flagged} of 5 misaligned fibres produced late words "
-                          f"(shift, dropped, period, guard, delay): {seen}")
+    assert flagged >= 3, (f"only {flagged} of {len(seen)} misaligned fibres produced late "
+                          f"words (shift, dropped, period, guard, delay): {seen}")
     record_stats("late_endpoint", transactions=h.transactions(), cycles=h.meter.cycles,
                  **h.checker.stats)
 
@@ -524,30 +589,89 @@ async def bvn_stack(dut):
     record_stats("bvn_stack", transactions=h.transactions(), cycles=h.meter.cycles)
 
 
+async def load_watched(h: Harness, entries, *, raw=()) -> list[tuple[int, dict]]:
+    """Load a stack keeping every cycle's outputs; returns those after the frame's first
+    beat was taken (the flags of the frame before are cleared there), two cycles past its
+    last beat."""
+    h.history, h.keep = [], True
+    sent = len(h.source.sent)
+    await h.load(entries, raw=raw)
+    for _ in range(2):
+        await h.step(offer_p=0.0)
+    h.keep = False
+    first = h.source.sent[sent][0]
+    return [(t, got) for t, got in h.history if t > first]
+
+
+def beat_cycles(h: Harness, count: int) -> list[int]:
+    """The cycles the last ``count`` schedule beats were taken in."""
+    return [c for c, _ in h.source.sent[-count:]]
+
+
 @cocotb.test()
 async def bad_configuration(dut):
-    """guard >= period, period < 2: config_error, no slot, nothing delivered. More entries
-    than the stack holds: overflow, the first ``depth`` entries are played."""
+    """config_error at the boundary on both sides, in the cycle T and G are applied: G = T and
+    G = T + 1, T = 1 and T = 0 are bad (no slot, nothing delivered); G = T - 1 and T = 2 are
+    good (slots run). A stack of exactly ``depth`` entries does not overflow; one more kept
+    entry sets overflow in the cycle after that entry's beat is taken (not before), and the
+    first ``depth`` entries are played."""
     h, rng = await setup(dut, 4)
     configure(h, rng)
     await h.load(random_stack(rng, h.n, 2, 1))
     await h.calibrate()
-    for period, guard in ((8, 8), (8, 12), (1, 0)):
+    h.enable = True
+    for period, guard, bad in ((8, 8, True), (8, 7, False), (8, 9, True), (2, 1, False),
+                               (1, 0, True), (2, 0, False), (0, 0, True)):
         h.period, h.guard = period, guard
-        h.enable = True
-        for _ in range(40):
-            got = await h.step()
-            assert got["config_error"] and got["slot"] == 0 and got["phase"] == 0
-            assert not any(x is not None for x in got["tx"] + got["launch"])
+        phases = set()
+        for k in range(40):
+            got = await h.step()       # config_error itself: every cycle, in check_flags
+            phases.add(got["phase"])
+            if bad and k:
+                assert got["slot"] == 0 and got["phase"] == 0, (period, guard, got["phase"])
+                assert not any(x is not None for x in got["tx"] + got["launch"])
+        assert bad or phases == set(range(period)), (period, guard, phases)
     await h.restart()
     configure(h, rng)
-    entries = [(p, 1) for p, _ in random_stack(rng, h.n, h.depth + 3, 1)]
-    await h.load(entries)
-    got = await h.step(offer_p=0.0)
-    assert got["overflow"] and got["entries"] == h.depth, (got["overflow"], got["entries"])
+    for extra in (0, 1):
+        entries = [(p, 1) for p, _ in random_stack(rng, h.n, h.depth + extra, 1)]
+        seen = await load_watched(h, entries)
+        taken = beat_cycles(h, len(entries))
+        for t, got in seen:
+            assert got["overflow"] == (extra == 1 and t > taken[h.depth]), \
+                (extra, t, taken, got["overflow"])
+        assert seen[-1][1]["entries"] == h.depth, (extra, seen[-1][1]["entries"])
     await aligned_run(h, rng, h.depth + 4)
     assert h.checker.stats["dropped"] == 0
     record_stats("bad_configuration", transactions=h.transactions(), cycles=h.meter.cycles)
+
+
+@cocotb.test()
+async def rtt_error_at_the_boundary(dut):
+    """rtt_error on both sides of its boundary: endpoint fibres alternate so that the round
+    trip m = 2d + 1 is T - 1 or T (no error: the endpoint locks) and T + 1 or T + 2 (error: it
+    never locks and sends nothing), at an even and an odd T. The flag itself is checked every
+    cycle (``check_flags``: set exactly while the measured m exceeds T, from the cycle m is
+    measured)."""
+    h, rng = await setup(dut, 8)
+    for odd in (0, 1):
+        h.guard = 1
+        h.period = 2 * int(rng.integers(4, 21)) + odd
+        half = h.period // 2
+        # even inputs: m = T - 1 (even T) or T (odd T); odd inputs: m = T + 1 or T + 2
+        h.delay = [half + odd - (1 - i % 2) for i in range(h.n)]
+        errors = [2 * d + 1 > h.period for d in h.delay]
+        assert any(errors) and not all(errors), (h.period, h.delay)
+        await h.load(random_stack(rng, h.n, 2, 1))
+        await h.calibrate()
+        h.enable = True
+        await h.run(3 * h.period)
+        got = h.read()
+        assert got["rtt_error"] == errors and got["locked"] == [not e for e in errors], \
+            (h.period, h.delay, got["rtt_error"], got["locked"])
+        await h.restart()
+    record_stats("rtt_error_at_the_boundary", transactions=h.transactions(),
+                 cycles=h.meter.cycles)
 
 
 @cocotb.test()
@@ -603,10 +727,12 @@ async def malformed_every_output(dut):
         k = c % count                                   # first, middle and last entries
         i, j = (int(x) for x in rng.choice(n, size=2, replace=False))
         fixes = [(k, i, value)] + ([(k, j, value)] if kind == "twice" else [])
-        await h.load(entries, raw=fixes)
-        got = await h.step(offer_p=0.0)
-        assert got["stack_error"] and got["entries"] == 0, \
-            (kind, value, k, got["stack_error"], got["entries"])
+        seen = await load_watched(h, entries, raw=fixes)
+        # low (and no entry) from the first beat to the last, high from the cycle after it
+        last = beat_cycles(h, count)[-1]
+        for t, got in seen:
+            assert got["stack_error"] == (t > last) and got["entries"] == 0, \
+                (kind, value, k, t, last, got["stack_error"], got["entries"])
         await h.load(random_stack(rng, n, count, 2))
         assert not h.read()["stack_error"], (kind, value)
     record_stats("malformed_every_output", transactions=h.transactions(),

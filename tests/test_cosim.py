@@ -18,9 +18,13 @@ CASES = [pytest.param(name, params, id=block.instance_name(params))
 # quantised ones are always run); `make` runs all 400 matrices.
 # The RailX system (36 routers) runs every scenario at about a third of its length (12,000
 # of ~38,000 flits) and 76 path packets of 240.
+# The slot fabric runs every scenario, the two long ones (random runs, slots of thousands of
+# cycles) shortened to a fifth of their words (one long slot per configuration instead of two).
 CI_TRANSACTIONS = {"bvn_n64_w10": 40_000,
                    "railx_mesh_allocatorseparable_data48_depth8_mesh_delay1_n1_packet4_"
-                   "rail_delay10_side3_vcs3": 12_000}
+                   "rail_delay10_side3_vcs3": 12_000,
+                   **{BLOCKS["slot_fabric"].instance_name(p): 20_000
+                      for p in BLOCKS["slot_fabric"].params}}
 
 
 @pytest.mark.cosim
