@@ -632,6 +632,10 @@ async def bad_configuration(dut):
                 assert not any(x is not None for x in got["tx"] + got["launch"])
         assert bad or phases == set(range(period)), (period, guard, phases)
     await h.restart()
+    h.clear = True         # words in flight when T and G changed were dropped (late)
+    await h.step(offer_p=0.0)
+    h.clear = False
+    dropped = h.checker.stats["dropped"]
     configure(h, rng)
     for extra in (0, 1):
         entries = [(p, 1) for p, _ in random_stack(rng, h.n, h.depth + extra, 1)]
@@ -642,7 +646,7 @@ async def bad_configuration(dut):
                 (extra, t, taken, got["overflow"])
         assert seen[-1][1]["entries"] == h.depth, (extra, seen[-1][1]["entries"])
     await aligned_run(h, rng, h.depth + 4)
-    assert h.checker.stats["dropped"] == 0
+    assert h.checker.stats["dropped"] == dropped, h.checker.stats
     record_stats("bad_configuration", transactions=h.transactions(), cycles=h.meter.cycles)
 
 
