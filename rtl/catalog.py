@@ -243,11 +243,17 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         component=Router,
         description="RailX chip router: P ports, V VCs, credits, virtual cut-through, "
                     "run-time routing table",
-        # 1,296+ chips need 11 destination bits; packets of up to 8 flits in 16-flit buffers
-        params=tuple({"ports": p, "vcs": v, "depth": 16, "data": 64, "dst_width": 11,
-                      "packet": 8, "allocator": a}
-                     for p, v, a in ((5, 2, "separable"), (5, 4, "separable"),
-                                     (8, 3, "separable"), (6, 2, "wavefront"))),
+        # 1,296+ chips need 11 destination bits; packets of up to 8 flits in 16-flit buffers.
+        # Depths 7 and 15 beside 16: the buffer pointers wrap at depth and the counters are
+        # as wide as depth needs, so a wrap at 2^bits or a counter one bit short shows at
+        # one of them; packet 6 at depth 7 leaves a length (7) that the field holds but is
+        # too long
+        params=tuple({"ports": p, "vcs": v, "depth": d, "data": 64, "dst_width": 11,
+                      "packet": n, "allocator": a}
+                     for p, v, d, n, a in ((5, 2, 16, 8, "separable"),
+                                           (5, 4, 7, 6, "separable"),
+                                           (8, 3, 15, 8, "separable"),
+                                           (6, 2, 16, 8, "wavefront"))),
         synth_params=tuple({"ports": p, "vcs": v, "depth": 16, "data": 64, "dst_width": 11,
                             "packet": 8, "allocator": "separable"}
                            for p, v in ((5, 2), (5, 4), (8, 3))),

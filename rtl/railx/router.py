@@ -62,11 +62,16 @@ Head flit across one router (delay-1 links)::
 Reset returns every register to its initial state (buffers empty, ``depth`` credits per output
 VC, round-robin pointers at 0) and keeps the routing table, which is a memory.
 
-Errors (``error``, sticky until ``clear``): bit 0 a table entry refused (port >= P, a VC >=
-V or lo > hi; nothing is written), bit 1 a head whose table entry was never loaded (it waits,
-as in the simulator, and raises the bit again every cycle it waits), bit 2 a head whose length is 0 or more than ``packet``, bit 3 a sender
-broke the credit protocol (a flit written into a full VC or on a VC >= V, a credit beyond
-``depth`` returned: it is dropped, the count stays at ``depth``), bit 4 a credit signal high on the ejection port (tie it to 0).
+Errors (``error``, sticky until ``clear``): bit 0 a table entry refused (port >= P, row >=
+V, or for a link port a VC >= V or lo > hi; an ejection entry's VC range is not read; nothing
+is written), bit 1 a head whose table entry was never loaded (it waits, as in the simulator,
+and raises the bit again every cycle it waits), bit 2 a head whose length is 0 or more than
+``packet``, bit 3 a sender broke the credit protocol (a flit written into a full VC or on a
+VC >= V, a credit on a VC >= V or beyond ``depth`` returned: it is dropped, the count stays
+at ``depth``), bit 4 ``credit`` or any bit of ``credit_vc`` high on the ejection port (tie
+them to 0). A cause present in cycle t sets its bit in t + 1 (``error`` in t + 1 is
+``~clear & (error | cause)`` of t); an unrouted head written in t waits from t + 1, so its
+bit is up in t + 2.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -391,9 +396,12 @@ class Router(wiring.Component):
                 m.d.comb += waiting.eq(~alloc[p][v] & count[p][v].any() & front[p][v].head)
                 no_route.append(waiting & ~r.valid)
                 heldq = _pick(m, r.port, held, V)
+                # the ejection port (to_local) needs no credit: only link ports are picked
+                # (its constant credit, narrowed by Yosys, would be an operand of unequal
+                # width at a depth that is not a power of two)
                 ok = _bits(m, [r.vcs[w] & ~heldq[w] &
-                               _at_least(_pick(m, r.port, [avail[q][w] for q in range(P)], cb),
-                                         r.length) for w in range(V)], f"ok{i}_")
+                               _at_least(_pick(m, r.port[1:], [avail[q][w] for q in range(1, P)],
+                                               cb), r.length) for w in range(V)], f"ok{i}_")
                 rq_vc[i] = _lowest(m, ok, f"rqv{i}")
                 m.d.comb += [
                     to_local[i].eq(waiting & r.valid & r.port[0]),
