@@ -537,23 +537,31 @@ async def cut_through_timing(dut):
 
 @cocotb.test()
 async def error_flags(dut):
-    """Each error flag rises on its fault, the fault's effect is contained (a refused table
-    entry is not written, an unrouted head waits without blocking other VCs), and ``clear``
-    lowers them."""
+    """Each error flag rises on its fault in the documented cycle and no other bit with it,
+    the fault's effect is contained (a refused table entry is not written, an unrouted head
+    waits without blocking other VCs), and ``clear`` lowers them. A fault driven at one
+    falling edge is sampled at the next rising edge: the table, length, protocol and
+    ejection-credit bits are up at the falling edge after it; an unrouted head is written
+    in that cycle and waits from the next, so its bit comes one cycle later. The accepted
+    boundary (port P - 1, row and VC V - 1, length ``packet``, the 2B-th flit of a full
+    VC) raises nothing."""
     rng = np.random.default_rng(cocotb.RANDOM_SEED + 2)
     b = Bench(dut, rng)
     await b.reset()
     P, V, B, dut_ = b.P, b.V, b.B, dut
     vb = max(1, (V - 1).bit_length())
     pb = max(1, (P - 1).bit_length())
+    lb = b.L.bit_length()
 
-    async def flags():
-        await FallingEdge(dut_.clk)
-        await FallingEdge(dut_.clk)
+    def error():
         return read_int(dut_.error)
 
+    def bit(name):
+        return 1 << ERROR_BITS[name]
+
     async def send_one(port, flit):
-        """One flit on input ``port``, then nothing."""
+        """One flit on input ``port`` at a falling edge, nothing from the next (where the
+        flags it raises are up)."""
         await FallingEdge(dut_.clk)
         b.inputs[port].send(flit)
         await FallingEdge(dut_.clk)
@@ -564,76 +572,119 @@ async def error_flags(dut):
         dut_.clear.value = 1
         await FallingEdge(dut_.clk)
         dut_.clear.value = 0
-        assert read_int(dut_.error) == 0
+        assert error() == 0
 
-    # a good entry for destination 5, then refused entries for it: the good one stays
+    def with_length(data, length):
+        return data & ~(((1 << lb) - 1) << b.DW) | length << b.DW
+
+    # a good entry for destination 5, then refused entries for it: the good one stays. The
+    # highest port, row and VC are accepted (no flag) and routed; one beyond each, and the
+    # top of each field, refused
     await b.load_table([(0, 5, 1, 0, 0)])
-    assert await flags() == 0
+    assert error() == 0, "a good entry flagged"
+    top = (V - 1, 6, P - 1, V - 1, V - 1)
+    await b.load_table([top])
+    assert error() == 0, f"entry {top} (the highest port, row and VC) refused"
     bad = [(0, 5, 2, 1, 0)] if V > 1 else []                     # lo > hi
-    if V < 1 << vb:
-        bad.append((0, 5, 2, 0, V))                              # VC beyond the last
-        bad.append((V, 5, 2, 0, 0))                              # row beyond the last
-    if P < 1 << pb:
-        bad.append((0, 5, P, 0, 0))                              # port beyond the last
+    for w in sorted({V, (1 << vb) - 1} if V < 1 << vb else ()):
+        bad += [(0, 5, 2, 0, w), (w, 5, 2, 0, 0)]               # VC / row beyond the last
+    for port in sorted({P, (1 << pb) - 1} if P < 1 << pb else ()):
+        bad.append((0, 5, port, 0, 0))                           # port beyond the last
     for entry in bad:
+        assert error() == 0
         await b.load_table([entry], record=False)
-        assert await flags() == 1 << ERROR_BITS["table"], f"entry {entry} not refused"
+        assert error() == bit("table"), f"entry {entry}: error {error():#b} one cycle after"
         await clear()
-    # the good entry still routes destination 5 to port 1
-    await send_one(0, (True, True, 0, b.payload.data(1, 0, 5, 1)))
+    # the good entries still route destination 5 to port 1, and 6 (row V - 1) to P - 1
+    await FallingEdge(dut.clk)
+    b.inputs[0].send((True, True, 0, b.payload.data(1, 0, 5, 1)))
+    b.inputs[1].send((True, True, V - 1, b.payload.data(5, 0, 6, 1)))
+    await FallingEdge(dut.clk)
+    b.inputs[0].send(None)
+    b.inputs[1].send(None)
     seen = []
     for _ in range(5):
         await FallingEdge(dut.clk)
         seen += [q for q in range(P) if b.outputs[q].read() is not None]
-    assert seen == [1], f"destination 5 left on {seen}"
+    assert seen == [1, P - 1], f"destinations 5 and 6 left on {seen}, not 1 and {P - 1}"
+    assert error() == 0
 
     # a head of length 0 and every length longer than `packet` that the field holds (each
-    # has its own comparator: one checked alone leaves the others untested)
-    for length in [0, *range(b.L + 1, 1 << b.L.bit_length())]:
-        await send_one(1, (True, True, 0, b.payload.data(4, 0, 5, 1) & ~(
-            ((1 << b.L.bit_length()) - 1) << b.DW) | length << b.DW))
-        assert await flags() & 1 << ERROR_BITS["length"]
+    # has its own comparator: one checked alone leaves the others untested); `packet`
+    # itself is a good length
+    for length in [b.L, 0, *range(b.L + 1, 1 << lb)]:
+        assert error() == 0
+        good = length == b.L
+        await send_one(1, (True, not good or b.L == 1, 0,
+                           with_length(b.payload.data(4, 0, 5, 1), length)))
+        want = 0 if good else bit("length")
+        assert error() == want, f"a head of length {length}: error {error():#b} one cycle after"
         for _ in range(6):
             await FallingEdge(dut.clk)
-        await clear()
+        if good:                       # its other flits, so that the VC is free again
+            for s in range(1, b.L):
+                await send_one(1, (False, s == b.L - 1, 0, b.payload.data(4, s, 5, b.L)))
+            for _ in range(b.L + 4):
+                await FallingEdge(dut.clk)
+            assert error() == 0
+        else:
+            await clear()
 
-    # a flit into a full VC: route destination 7 to an output that gets no credits back,
-    # send B + 1 one-flit packets on one VC
-    await b.load_table([(0, 7, 4, 0, 0)])
-    for k in range(2 * B + 1):
+    # a flit into a full VC: route destination 7 to an output no flit took a credit of yet
+    # and that gets no credits back; B one-flit packets cross and take its B credits, then
+    # B more fill the input VC (no flag), and the next is written into a full VC (the flag,
+    # at the falling edge after it)
+    await b.load_table([(0, 7, 3, 0, 0)])
+    crossed = 0
+    for k in range(B):
+        await send_one(2, (True, True, 0, b.payload.data(10 + k, 0, 7, 1)))
+        for _ in range(3):
+            await FallingEdge(dut.clk)
+            crossed += b.outputs[3].read() is not None
+    assert crossed == B and error() == 0, f"{crossed} of {B} flits crossed to a free output"
+    for k in range(B + 1):
         await FallingEdge(dut.clk)
-        b.inputs[2].send((True, True, 0, b.payload.data(10 + k, 0, 7, 1)))
+        assert error() == 0, f"the flag after {k} of {B} flits that fit the input VC"
+        b.inputs[2].send((True, True, 0, b.payload.data(10 + B + k, 0, 7, 1)))
     await FallingEdge(dut.clk)
     b.inputs[2].send(None)
-    assert await flags() & 1 << ERROR_BITS["protocol"]
+    assert error() == bit("protocol"), f"flit {B + 1} into a full VC: error {error():#b}"
     await clear()
 
-    # a credit on the ejection port
-    await FallingEdge(dut.clk)
-    b.outputs[0].send_credit(0)
-    await FallingEdge(dut.clk)
-    b.outputs[0].send_credit(None)
-    assert await flags() == 1 << ERROR_BITS["eject_credit"]
-    await clear()
+    # a credit on the ejection port, and a credit VC number there without the credit bit
+    # (every bit of the field alone)
+    for credit, vc in [(1, 0)] + [(0, 1 << k) for k in range(vb)]:
+        await FallingEdge(dut.clk)
+        assert error() == 0
+        b.outputs[0].credit_vc.value = vc
+        b.outputs[0].credit.value = credit
+        await FallingEdge(dut.clk)
+        b.outputs[0].credit_vc.value = 0
+        b.outputs[0].credit.value = 0
+        assert error() == bit("eject_credit"), (f"ejection credit {credit}, VC {vc}: error "
+                                                f"{error():#b} one cycle after")
+        await clear()
 
     # a head for a destination never loaded (in any test of this simulation: reset keeps
-    # the table): flag, and it waits on its VC ...
+    # the table): written in one cycle, waiting, flagged, from the next ...
     never = next(d for d in range(9, 1 << b.DW) if d not in LOADED)
     await send_one(3, (True, True, 0, b.payload.data(2, 0, never, 1)))
-    assert await flags() & 1 << ERROR_BITS["no_route"]
+    assert error() == 0, "the no-route flag in the cycle the head is written"
+    await FallingEdge(dut.clk)
+    assert error() == bit("no_route"), f"an unrouted head waiting: error {error():#b}"
     # ... while another VC of the same input still gets through
     if V > 1:
-        await b.load_table([(1, 5, 1, 0, 0)])
+        await b.load_table([(1, 5, 2, 0, 0)])
         await send_one(3, (True, True, 1, b.payload.data(3, 0, 5, 1)))
         got = []
         for _ in range(5):
             await FallingEdge(dut.clk)
-            f = b.outputs[1].read()
+            f = b.outputs[2].read()
             if f is not None:
                 got.append(b.payload.ident(f[3]))
         assert got == [(3, 0)], got
     # the route was read when the head arrived: loading the entry now does not free it,
-    # and its flag comes back after every clear while it waits
+    # and its flag comes back in the cycle after every clear while it waits
     await b.load_table([(0, never, 2, 0, 0)])
     for _ in range(6):
         await FallingEdge(dut.clk)
@@ -642,7 +693,9 @@ async def error_flags(dut):
     dut.clear.value = 1
     await FallingEdge(dut.clk)
     dut.clear.value = 0
-    assert await flags() == 1 << ERROR_BITS["no_route"]
+    assert error() == 0, "clear did not lower the flag"
+    await FallingEdge(dut.clk)
+    assert error() == bit("no_route")
     record_stats("error_flags", transactions=0, cycles=b.meter.cycles)
 
 
