@@ -17,7 +17,15 @@ any time. Promises:
   whole packet (virtual cut-through).
 
 All five by bounded model check (8 cycles: a head crosses in 3, so two packets reach one
-downstream VC). k-induction with the conservation invariants the harness carries (the credit
+downstream VC). The router is built at depth 3, not a power of two, except for
+``no_flit_into_full_vc`` (depth 2: at 3 its planted bug needs 10 cycles, too deep to solve).
+
+The error flags, each in both directions (:func:`build_flags`: every input free, the causes
+computed by the harness): ``table_flag_exact``, ``length_flag_exact``,
+``protocol_flag_exact`` and ``eject_credit_flag_exact`` -- the bit in t + 1 is
+``~clear & (bit | cause)`` of t, so it rises on its violation and never otherwise. The
+no-route bit has no such property: its cause is a head whose table entry is empty, and the
+table is a memory the harness cannot read. k-induction with the conservation invariants the harness carries (the credit
 counter of every output VC plus the downstream occupancy is ``depth``; every input VC's fill
 plus its credit on the wire is what the sender counts as outstanding) does not close: it
 also needs the buffered route entries (in the buffers' meta memories) to name one port and
@@ -120,6 +128,76 @@ def build(params, mutant_spec=None):
     return Harness(m, checks, invariants)
 
 
+def build_flags(params, mutant_spec=None):
+    """Every input free (no sender or receiver keeps the protocol), the flags' causes
+    computed by the harness from the ports alone, the block's sticky ``error`` compared bit
+    for bit with what they promise: ``error`` in t + 1 is ``~clear & (error | cause)`` of
+    cycle t, so each bit rises on its violation and never otherwise. The harness keeps its
+    own count of each input VC's fill (flits written - credits returned) and each output
+    VC's downstream fill (flits sent - credits taken; a surplus credit, returned to an
+    output VC with nothing downstream, is dropped by the block and by the count). A flit
+    written into a full VC leaves the block's buffers undefined, so the protocol bit is
+    compared up to the cycle after the first one (the one where it must rise)."""
+    mod = block_module(MODULE, mutant_spec)
+    P, V, B = params["ports"], params["vcs"], params["depth"]
+    dut = mod.Router(**params)
+    m = Module()
+    m.submodules.dut = elaborate(dut)
+    lb = mod.len_bits(params["packet"])
+    dw = params["dst_width"]
+    ob = (B + 1).bit_length() + 1
+    tp = dut.table.payload.as_value()
+    m.d.comb += [dut.table.valid.eq(any_seq(1)), tp.eq(any_seq(len(tp))),
+                 dut.clear.eq(any_seq(1))]
+    for q in range(P):
+        link = dut.o[q]
+        m.d.comb += [link.credit.eq(any_seq(1)), link.credit_vc.eq(any_seq(len(link.credit_vc)))]
+    e = dut.table.payload
+    refused = dut.table.valid & ((e.port >= P) | (e.row >= V) |
+                                 ((e.port != 0) & ((e.vc_hi >= V) | (e.vc_lo > e.vc_hi))))
+    bad_len, protocol, overflow = [], [], []
+    for p in range(P):
+        link = dut.i[p]
+        f = link.flit
+        fv = f.as_value()
+        m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv)))]
+        length = f.data[dw:dw + lb]
+        bad_len.append(link.valid & f.head & ((length == 0) | (length > params["packet"])))
+        protocol.append(link.valid & (f.vc >= V))
+        for v in range(V):
+            occ = Signal(ob, name=f"f_in{p}_{v}")       # flits written - credits returned
+            send = link.valid & (f.vc == v)
+            back = link.credit & (link.credit_vc == v)
+            m.d.sync += occ.eq(occ + send - back)
+            overflow.append(send & (occ - back == B))
+    for q in range(1, P):
+        link = dut.o[q]
+        protocol.append(link.credit & (link.credit_vc >= V))
+        for w in range(V):
+            occ = Signal(ob, name=f"f_out{q}_{w}")      # flits downstream, not yet freed
+            arrive = link.valid & (link.flit.vc == w)
+            back = link.credit & (link.credit_vc == w)
+            surplus = back & (occ == 0) & ~arrive
+            m.d.sync += occ.eq(occ + arrive - (back & ~surplus))
+            protocol.append(surplus)
+    cause = {
+        "table": refused,
+        "length": Cat(*bad_len).any(),
+        "protocol": Cat(*protocol, *overflow).any(),
+        "eject_credit": dut.o[0].credit | (dut.o[0].credit_vc != 0),
+    }
+    seen, old = Signal(name="f_overflowed"), Signal(name="f_overflowed_before")
+    m.d.sync += [seen.eq(seen | Cat(*overflow).any()), old.eq(seen)]
+    checks = {}
+    for k, c in cause.items():
+        b = mod.ERROR_BITS[k]
+        want = Signal(name=f"f_want_{k}")
+        m.d.sync += want.eq(~dut.clear & (dut.error[b] | c))
+        exact = dut.error[b] == want
+        checks[f"{k}_flag_exact"] = exact | old if k == "protocol" else exact
+    return Harness(m, checks)
+
+
 MUTANTS = {
     # a flit that crosses the switch takes no credit of its output VC
     "no_flit_into_full_vc": ("m.d.sync += credit[q][w].eq((avail[q][w] - sent)[:cb])",
@@ -131,12 +209,25 @@ MUTANTS = {
     "no_protocol_error": ("full.eq(eq_const(credit[q][w], B)),",
                           "full.eq(eq_const(credit[q][w], B - 1)),"),
     # virtual cut-through checks one flit of credit instead of the packet's
-    "vct_whole_packet_credit": ("_at_least(_pick(m, r.port, [avail[q][w] for q in range(P)], cb),\n"
-                                "                                         r.length)",
-                                "_pick(m, r.port, [avail[q][w] for q in range(P)], cb).any()"),
+    "vct_whole_packet_credit": ("_at_least(_pick(m, r.port[1:], "
+                                "[avail[q][w] for q in range(1, P)],\n"
+                                "                                               cb), r.length)",
+                                "_pick(m, r.port[1:], [avail[q][w] for q in range(1, P)], "
+                                "cb).any()"),
     # VC allocation ignores that an output VC is held by a packet
     "packets_contiguous": ("ok = _bits(m, [r.vcs[w] & ~heldq[w] &",
                            "ok = _bits(m, [r.vcs[w] &"),
+    # the port check decodes one port too many: an entry for port P is written
+    "table_flag_exact": ('e_port = _decode(m, e.port, P, "tbl_port")',
+                         'e_port = _decode(m, e.port, P + 1, "tbl_port")'),
+    # the length check starts one above the longest packet: packet + 1 passes
+    "length_flag_exact": ("range(self.packet + 1, 1 << lb)", "range(self.packet + 2, 1 << lb)"),
+    # a flit written into a full input VC is not flagged
+    "protocol_flag_exact": ("Cat(*overflow, *bad_vc, *over)", "Cat(*bad_vc, *over)"),
+    # a credit VC number on the ejection port without its credit bit is not flagged
+    "eject_credit_flag_exact": ("err[\"eject_credit\"].eq(self.o[0].credit | "
+                                "self.o[0].credit_vc.any())",
+                                "err[\"eject_credit\"].eq(self.o[0].credit)"),
 }
 MUTANT_TEXT = {
     "no_flit_into_full_vc": "a flit that crosses takes no credit of its output VC",
@@ -144,18 +235,26 @@ MUTANT_TEXT = {
     "no_protocol_error": "a credit that refills an output VC to B counts as one beyond B",
     "vct_whole_packet_credit": "VC allocation asks for one flit of credit, not the packet's",
     "packets_contiguous": "VC allocation ignores that an output VC is held by a packet",
+    "table_flag_exact": "the table's port check accepts port P",
+    "length_flag_exact": "a head of packet + 1 flits is not flagged",
+    "protocol_flag_exact": "a flit written into a full input VC is not flagged",
+    "eject_credit_flag_exact": "a credit VC number on the ejection port alone is not flagged",
 }
 
 
-def _builder(name):
+def _builder(name, builder=build):
     def build_one(params, mutant):
-        return build(params, MUTANTS[name] if mutant else None)
+        return builder(params, MUTANTS[name] if mutant else None)
     return build_one
 
 
-BASE = {"ports": 5, "depth": 2, "data": 8, "dst_width": 1, "packet": 2}
+BASE = {"ports": 5, "depth": 3, "data": 8, "dst_width": 1, "packet": 2}
+# At depth 3 a full downstream VC takes B + 1 = 4 flits, which reach it in 10 cycles; BMC's
+# step 8 alone ran for more than ten minutes. This one is proved at depth 2.
+SMALLER = {"no_flit_into_full_vc": {"depth": 2}}
 PROPERTIES = [
-    Property("router", name, promise, {**BASE, "vcs": vcs, "allocator": alloc}, mode, depth,
+    Property("router", name, promise, {**BASE, "vcs": vcs, "allocator": alloc,
+                                       **SMALLER.get(name, {})}, mode, depth,
              _builder(name), MUTANT_TEXT[name], mutant_depth=mdepth,
              ci=ci and vcs == 1 and alloc == "separable")
     for vcs, alloc in ((1, "separable"), (2, "separable"), (1, "wavefront"))
@@ -174,4 +273,21 @@ PROPERTIES = [
     # two VCs and the wave-front allocator: the credit checks (minutes each for the others)
     if vcs == 1 and alloc == "separable" or name in ("credits_returned_le_taken",
                                                      "no_protocol_error")
+]
+
+# the flags, both directions: one VC (the VC field holds a VC that does not exist), by BMC
+# deep enough to fill an input VC of depth 3 and write one flit more
+PROPERTIES += [
+    Property("router", name, promise, {**BASE, "vcs": 1, "allocator": "separable"}, "bmc", 7,
+             _builder(name, build_flags), MUTANT_TEXT[name], mutant_depth=7,
+             ci=False)
+    for name, promise in (
+        ("table_flag_exact", "the table flag rises exactly on a refused entry"),
+        ("length_flag_exact", "the length flag rises exactly on a head of length 0 or "
+         "above packet"),
+        ("protocol_flag_exact", "the protocol flag rises exactly on a flit into a full VC or "
+         "on VC >= V, a credit on VC >= V or a surplus credit"),
+        ("eject_credit_flag_exact", "the eject-credit flag rises exactly on a credit or a "
+         "credit VC on the ejection port"),
+    )
 ]
