@@ -39,31 +39,40 @@ from . import Harness, Property, any_seq, block_module, elaborate, named
 MODULE = "aifabric.rtl.railx.router"
 
 
-def build(params, mutant_spec=None):
-    mod = block_module(MODULE, mutant_spec)
-    P, V, B = params["ports"], params["vcs"], params["depth"]
+def _top(mod, params):
+    """The router in a top module, its routing table and ``clear`` free; returns the router,
+    its elaborated fragment, the top, the length field's width and offset and the width of
+    the harness's fill counts."""
     dut = mod.Router(**params)
     frag = elaborate(dut)
     m = Module()
     m.submodules.dut = frag
-    lb = mod.len_bits(params["packet"])
-    dw = params["dst_width"]
-    ob = (B + 1).bit_length() + 1
-
-    # routing table and clear: free
     tp = dut.table.payload.as_value()
     m.d.comb += [dut.table.valid.eq(any_seq(1)), tp.eq(any_seq(len(tp))),
                  dut.clear.eq(any_seq(1))]
+    return (dut, frag, m, mod.len_bits(params["packet"]), params["dst_width"],
+            (params["depth"] + 1).bit_length() + 1)
+
+
+def _free_input(m, link, dw, lb):
+    """Drive an input link with free values; returns its flit and a head's length field."""
+    f = link.flit
+    fv = f.as_value()
+    m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv)))]
+    return f, f.data[dw:dw + lb]
+
+
+def build(params, mutant_spec=None):
+    mod = block_module(MODULE, mutant_spec)
+    P, V, B = params["ports"], params["vcs"], params["depth"]
+    dut, frag, m, lb, dw, ob = _top(mod, params)
 
     invariants = []
     # ---- senders: credit-respecting, well-formed packets
     ok_credit = []
     for p in range(P):
         link = dut.i[p]
-        f = link.flit
-        fv = f.as_value()
-        m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv)))]
-        length = f.data[dw:dw + lb]
+        f, length = _free_input(m, link, dw, lb)
         for v in range(V):
             occ = Signal(ob, name=f"h_in{p}_{v}")          # flits sent - credits back
             rem = Signal(lb, name=f"h_rem{p}_{v}")          # flits left of the open packet
@@ -140,15 +149,7 @@ def build_flags(params, mutant_spec=None):
     compared up to the cycle after the first one (the one where it must rise)."""
     mod = block_module(MODULE, mutant_spec)
     P, V, B = params["ports"], params["vcs"], params["depth"]
-    dut = mod.Router(**params)
-    m = Module()
-    m.submodules.dut = elaborate(dut)
-    lb = mod.len_bits(params["packet"])
-    dw = params["dst_width"]
-    ob = (B + 1).bit_length() + 1
-    tp = dut.table.payload.as_value()
-    m.d.comb += [dut.table.valid.eq(any_seq(1)), tp.eq(any_seq(len(tp))),
-                 dut.clear.eq(any_seq(1))]
+    dut, _, m, lb, dw, ob = _top(mod, params)
     for q in range(P):
         link = dut.o[q]
         m.d.comb += [link.credit.eq(any_seq(1)), link.credit_vc.eq(any_seq(len(link.credit_vc)))]
@@ -158,10 +159,7 @@ def build_flags(params, mutant_spec=None):
     bad_len, protocol, overflow = [], [], []
     for p in range(P):
         link = dut.i[p]
-        f = link.flit
-        fv = f.as_value()
-        m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv)))]
-        length = f.data[dw:dw + lb]
+        f, length = _free_input(m, link, dw, lb)
         bad_len.append(link.valid & f.head & ((length == 0) | (length > params["packet"])))
         protocol.append(link.valid & (f.vc >= V))
         for v in range(V):
