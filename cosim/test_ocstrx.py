@@ -486,12 +486,12 @@ def start(dut) -> tuple[Harness, object]:
 @cocotb.test()
 async def reset_state(dut):
     """After reset: the documented reset state (checked by the scoreboard in the first
-    cycle out of reset), nothing taken while the stream is idle, 200 cycles of light."""
+    cycle out of reset), nothing taken while the stream is idle, 50 cycles of light."""
     h, _ = start(dut)
     await h.reset()
     got = await h.step()
     assert got["ready"] and not got["busy"] and got["heater"] == [0] * h.E
-    for _ in range(200):
+    for _ in range(50):
         await h.step()
     record_stats("reset_state", transactions=1, cycles=h.meter.cycles)
 
@@ -574,3 +574,52 @@ async def ring_configuration(dut):
     assert got["path"][:2] == [2, 2] and got["failover"][:2] == [1, 1], got
     assert got["link"][:2] == [3, 3] and got["cause"][:2] == [2, 2], got
     record_stats("ring_configuration", transactions=checked + 1, cycles=h.meter.cycles)
+
+
+@cocotb.test()
+async def long_timers(dut):
+    """Every timer at the top of its width, drawn on purpose (the random test draws them
+    log-uniformly and seldom gets there): settle S and window W at 2^T - 1, debounce D at
+    2^(T-1) + 1 (a run counter one bit short cannot count to it). One SET_PATH for every
+    group: group 0's light comes for the last D samples of the window (UP at its very end,
+    cycle tk + S + W + 1 for the command taken in tk), group 1's never comes (the lost
+    light: FAULT in the same cycle), a third group's comes for D - 1 samples (FAULT). Then
+    group 0 goes dark for D - 1 samples (still UP), lit for one, dark for D: FAULT exactly
+    then. The scoreboard checks every cycle besides."""
+    h, _ = start(dut)
+    await h.reset()
+    top = (1 << h.T) - 1
+    S, W, D = top, top, (1 << (h.T - 1)) + 1
+    G = h.G
+    dark = [[False] * 3 for _ in range(G)]
+    h.send([Command.set_timing(2, W), Command.set_timing(1, D), Command.set_timing(0, S)])
+    await settle(h, dark)
+    assert h.board.timing == [S, D, W]
+    before = h.taken
+    h.send([Command.set_path(0, 1, 0, every=1)])
+    while h.taken == before:
+        await h.step(lit=dark)
+    tk = h.clock.count
+    last = {g: D if g == 0 else 0 if g == 1 else D - 1 for g in range(G)}   # lit samples
+    ends: dict = {}
+    for _ in range(S + W + 3):
+        t = h.clock.count + 1
+        j = t - tk - S                       # the sample this cycle gives (1..W)
+        lit = [[W - last[g] < j <= W, False, False] for g in range(G)]
+        got = await h.step(lit=lit)
+        for g in range(G):
+            if g not in ends and got["link"][g] in (UP, FAULT):
+                ends[g] = (t, got["link"][g])
+    due = tk + S + W + 1
+    want = {g: (due, UP if g == 0 else FAULT) for g in range(G)}
+    assert ends == want, f"(cycle, link) of each group {ends}, documented {want}"
+    tu = due
+    for k in range(2 * D + 2):
+        t = h.clock.count + 1
+        lit0 = t == tu + D - 1 or t >= tu + 2 * D + 1
+        got = await h.step(lit=[[lit0 and g == 0, False, False] for g in range(G)])
+        want0 = FAULT if t >= tu + 2 * D else UP
+        assert got["link"][0] == want0, (f"cycle {t}: group 0 link {got['link'][0]}, UP at "
+                                         f"{tu}, dark D - 1, lit 1, dark D: {want0}")
+    assert got["cause"][0] == 2 and got["cause"][1] == 1
+    record_stats("long_timers", transactions=h.taken, cycles=h.meter.cycles)

@@ -10,6 +10,9 @@ Promises, from the contract the block names (``models.infinitehbd.ocstrx``'s doc
   mask naming a group that does not exist, ``every`` with a group) changes no element, path,
   backup, permutation, matrix state, heater code nor the reconfiguration count, and leaves
   the controller idle;
+- ``error_bits_exact``: the sticky error word gains exactly the bits of a command taken
+  with errors (each from the harness's own reading of the fields), a good CLEAR clears it,
+  nothing else changes it: each bit rises on its violation and never otherwise;
 - ``up_not_before_settle_debounce``: a link comes UP no earlier than S + D cycles after its
   SETTLING began (UP in t + S + D + 1 at the earliest for a command taken in t), with S and D
   as set (a loopback group checked again when the matrix is READY starts no new settle: its
@@ -145,7 +148,25 @@ def build(params, mutant_spec=None):
             ((age == S + tmr) & (run <= tmr)),
             ~((link[g] == CHECKING) & (link_q[g] == SETTLING)) | (age == S),
         ]
-    checks = {"elements_only_on_command": only_on_command,
+    # the sticky error word, bit by bit from the harness's own reading of the command: a
+    # command taken with errors adds exactly its bits, a good CLEAR clears, nothing else
+    # changes it
+    cause = Cat(
+        (op == 0) | (op == 7),
+        ((op == 1) & ((group >= G) | (every & (group != 0)))) | ((op == 6) & ((mask >> G) != 0)),
+        (op == 1) & ~((group >= G) | (every & (group != 0))) & ((path == 0) | (backup == path)),
+        (op == 2) & ~is_perm,
+        (op == 2) & is_perm & ~realised,
+        (op == 3) & (elem >= E),
+        (op == 4) & ((which == 3) | (value == 0) | ((which == 1) & (value > W)) |
+                     ((which == 2) & (value < D))))
+    want = Signal(len(cause), name="h_errors")
+    with m.If(took & cause.any()):
+        m.d.sync += want.eq(want | cause)
+    with m.Elif(took & (op == 5)):
+        m.d.sync += want.eq(0)
+    checks = {"error_bits_exact": dut.error == want,
+              "elements_only_on_command": only_on_command,
               "malformed_changes_nothing": nothing,
               "up_not_before_settle_debounce": Cat(*ok_up).all(),
               "not_ready_in_reset": ~(ResetSignal() & dut.cmd.ready)}
@@ -160,6 +181,8 @@ MUTANTS = {
                                   "(~f_path.any())"),
     "up_not_before_settle_debounce": ("with m.If(lit[g] & (run[g] >= deb_m1)):",
                                       "with m.If(lit[g] & (run1 >= deb_m1)):"),
+    "error_bits_exact": ("elem_bad.eq(ge_const(f_elem, E)),",
+                         "elem_bad.eq(ge_const(f_elem, E + 1)),"),
     "not_ready_in_reset": ("ready.eq(~busy & ~pending.any() & ~ResetSignal())",
                            "ready.eq(~busy & ~pending.any())"),
     # N = 8: the lower Benes sub-network's elements at the wrong offset in their stages
@@ -171,6 +194,7 @@ MUTANT_TEXT = {
     "up_not_before_settle_debounce": "the link check counts one lit sample too many "
                                      "(UP one cycle early)",
     "not_ready_in_reset": "ready ignores reset",
+    "error_bits_exact": "WRITE_CAL accepts element E, one beyond the last",
     ("malformed_changes_nothing", 8): "the lower Benes sub-network's elements at offset n/2 "
                                       "instead of n/4",
 }
@@ -197,5 +221,7 @@ PROPERTIES = [
         ("up_not_before_settle_debounce", "a link is UP no earlier than S + D cycles after "
          "its SETTLING began", True),
         ("not_ready_in_reset", "no command is taken in reset (ready low)", False),
+        ("error_bits_exact", "each error bit rises exactly on a command taken with its "
+         "error, a good CLEAR clears them, nothing else changes them", False),
     )
 ]
