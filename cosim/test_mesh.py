@@ -11,7 +11,8 @@ equals the simulator's injection, and no VC ever holds more than ``depth`` credi
 chip's ejected flit must equal the simulator's (same cycle, same packet, same flit). Checked
 on the RTL alone: every packet leaves at its destination chip, its flits in sequence, none
 lost or duplicated, and the error flags stay low. Scenarios: uniform and transpose traffic,
-below and above saturation, then a drain.
+below and above saturation, then a drain. ``errors_at_every_chip``: each router's flags reach
+the top's ``error``.
 
 One trigger per clock (``cosim.batch``): the clock runs in the simulator and the cycle loop
 wakes once a cycle, at the falling edge, where it reads the registered outputs (each chip's
@@ -554,6 +555,34 @@ async def edge_and_rail_ports(dut):
         assert credits_back[e] == length, f"edge {edges[e]}: {credits_back[e]} credits back"
     assert read_int(dut.error) == 0
     record_stats("edge_and_rail_ports", transactions=0, cycles=cycle)
+
+
+@cocotb.test()
+async def errors_at_every_chip(dut):
+    """The top's ``error`` is every router's, ORed: a head of length 0 injected at each chip
+    in turn (to itself: it enters no other router) raises the length bit alone at the next
+    falling edge, and ``clear`` lowers it. Random traffic never raises a flag, so a router
+    left out of the OR went unseen."""
+    rng = np.random.default_rng(cocotb.RANDOM_SEED + 3)
+    b = MeshBench(dut, rng)
+    await b.reset()
+    await b.load_tables()
+    length_bit = 1 << 2                     # ERROR_BITS["length"] of rtl.railx.router
+    field = ((1 << b.L.bit_length()) - 1) << b.DW
+    for c in range(b.n):
+        await FallingEdge(dut.clk)
+        assert read_int(dut.error) == 0, f"chip {c}: a flag before the fault"
+        b.inject[c].send((True, True, 0, b.payload.data(100 + c, 0, c, 1) & ~field))
+        await FallingEdge(dut.clk)
+        b.inject[c].send(None)
+        got = read_int(dut.error)
+        assert got == length_bit, f"chip {c}: error {got:05b} one cycle after a head of length 0"
+        dut.clear.value = 1
+        await FallingEdge(dut.clk)
+        dut.clear.value = 0
+    await FallingEdge(dut.clk)
+    assert read_int(dut.error) == 0
+    record_stats("errors_at_every_chip", transactions=b.n, cycles=b.meter.cycles)
 
 
 @cocotb.test()
