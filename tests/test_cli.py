@@ -59,9 +59,9 @@ def test_blocks_json_lists_ranges_and_defaults(capsys):
     assert e.value.code == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     n = next(p for p in rows["wwfa"]["parameters"] if p["name"] == "n")
-    assert (n["low"], n["high"], n["default"]) == (2, 128, 4)
+    assert (n["low"], n["high"], n["default"]) == (2, 128, 5)     # the first default set's
     rows_p = next(p for p in rows["bvn"]["parameters"] if p["name"] == "rows")
-    assert rows_p["default"] == 1 and rows_p["high"] == 8      # rows <= n at n = 8
+    assert rows_p["default"] == 1 and rows_p["high"] == 6      # rows <= n at n = 6
 
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c != "blocks"])
