@@ -26,10 +26,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
+    from filelock import FileLock
     tmp = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--wheel-dir", str(tmp / "dist"), str(ROOT)], check=True,
-                   capture_output=True, timeout=300)
+    # Each pytest-xdist worker that runs a test of this module builds its own environment;
+    # setuptools builds the wheel inside the checkout (build/lib, the egg-info), so two
+    # workers building at once break each other's build: one at a time.
+    (ROOT / "build").mkdir(exist_ok=True)
+    with FileLock(str(ROOT / "build" / "wheel-build.lock")):
+        out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                              "--wheel-dir", str(tmp / "dist"), str(ROOT)],
+                             capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
     whl = next((tmp / "dist").glob("aifabric-*.whl"))
     env_dir = tmp / "env"
     venv.create(env_dir, with_pip=True)
