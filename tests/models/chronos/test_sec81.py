@@ -163,5 +163,6 @@ def test_committed_tuned_packet_switch_is_not_slower_than_untuned():
     rs = {r.id: r for r in load_results() if r.paper == "chronos"}
     untuned, tuned = rs["sec8.1.packet.mean"], rs["sec8.1.tuned.packet.mean"]
     assert tuned.model_value <= untuned.model_value, (tuned.model_value, untuned.model_value)
-    assert rs["sec8.1.tuned.improvement.mean"].model_value >= \
+    # a faster packet switch leaves the circuit less to gain
+    assert rs["sec8.1.tuned.improvement.mean"].model_value <= \
         rs["sec8.1.improvement.mean"].model_value
