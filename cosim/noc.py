@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from aifabric.cosim.codec import decode_flit, decode_head, encode_flit, encode_head
 
-__all__ = ["PacketIds", "Payload", "Link", "OutputChecker", "read_int"]
+__all__ = ["PacketIds", "Payload", "Link", "OutputChecker", "read_int", "expect_flags"]
 
 ID_BITS, SEQ_BITS = 24, 8
 
@@ -19,6 +19,17 @@ def read_int(handle) -> int:
     LogicArray)."""
     value = handle.value
     return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
+
+
+async def expect_flags(dut, expect: int, what: str) -> None:
+    """The system's sticky ``error`` flags are ``expect`` now (``what`` names the case in the
+    failure); then one cycle of ``clear``, which the next case starts from."""
+    from cocotb.triggers import FallingEdge
+    got = read_int(dut.error)
+    assert got == expect, f"{what}: error flags {got:05b}, expected {expect:05b}"
+    dut.clear.value = 1
+    await FallingEdge(dut.clk)
+    dut.clear.value = 0
 
 
 # the packet-number field holds pid * _PID_MUL mod 2**ID_BITS (a bijection: packet numbers

@@ -45,7 +45,7 @@ from cocotb.triggers import FallingEdge
 from aifabric.cosim.batch import (bits_reader, bits_writer, each_falling_edge, gc_paused, reader,
                                   start_clock, writer)
 from aifabric.cosim.codec import decode_flit, encode_entry, width_of
-from aifabric.cosim.noc import ID_BITS, Link, OutputChecker, Payload, read_int
+from aifabric.cosim.noc import ID_BITS, Link, OutputChecker, Payload, expect_flags, read_int
 from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
 from aifabric.models.common.netsim import Traffic
 from aifabric.models.common.netsim.traffic import synthesize
@@ -575,11 +575,7 @@ async def errors_at_every_chip(dut):
         b.inject[c].send((True, True, 0, b.payload.data(100 + c, 0, c, 1) & ~field))
         await FallingEdge(dut.clk)
         b.inject[c].send(None)
-        got = read_int(dut.error)
-        assert got == length_bit, f"chip {c}: error {got:05b} one cycle after a head of length 0"
-        dut.clear.value = 1
-        await FallingEdge(dut.clk)
-        dut.clear.value = 0
+        await expect_flags(dut, length_bit, f"chip {c}, one cycle after a head of length 0")
     await FallingEdge(dut.clk)
     assert read_int(dut.error) == 0
     record_stats("errors_at_every_chip", transactions=b.n, cycles=b.meter.cycles)

@@ -45,7 +45,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
 from aifabric.cosim.codec import decode_flit, encode_entry, encode_flit, width_of
-from aifabric.cosim.noc import ID_BITS, Link, Payload
+from aifabric.cosim.noc import ID_BITS, Link, Payload, expect_flags, read_int
 from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
 from aifabric.models.common.netsim import Simulator, Traffic
 from aifabric.models.common.netsim.kernel import EV_INJECT, EV_SWITCH
@@ -63,11 +63,6 @@ SCENARIOS = (("uniform", 0.1, 1500), ("uniform", 0.5, 1000), ("transpose", 0.08,
 PATH_PACKETS = 240
 DRAIN = 8000
 M = 2
-
-
-def read_int(handle) -> int:
-    value = handle.value
-    return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
 
 
 class RailXBench:
@@ -577,11 +572,7 @@ async def edge_ports_and_errors(dut):
     async def flags(expect, what, c, wait=3):
         for _ in range(wait):
             await FallingEdge(dut.clk)
-        got = read_int(dut.error)
-        assert got == expect, f"chip {c}, {what}: error flags {got:05b}, expected {expect:05b}"
-        dut.clear.value = 1
-        await FallingEdge(dut.clk)
-        dut.clear.value = 0
+        await expect_flags(dut, expect, f"chip {c}, {what}")
         await FallingEdge(dut.clk)
 
     for c in range(n):
