@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..common import eventheap as heap   # inlined: its version 2026-11-28 (see there)
+from ..common import eventheap as heap   # inlined: its version 2026-11-28b (see there)
 
 (TX_DONE, WAKE, SW_ARRIVE, SW_TX_DONE, PFC_FRAME, CNP, ALPHA, DECREASE, INCREASE, ACK_GEN,
  SW_ACK) = range(11)

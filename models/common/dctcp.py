@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from . import eventheap as heap   # inlined: its version 2026-11-28 (see there)
+from . import eventheap as heap   # inlined: its version 2026-11-28b (see there)
 
 __all__ = ["Setting", "NETBENCH_SIPAC", "run", "run_reference"]
 

@@ -11,7 +11,7 @@ arrays the caller owns (and may grow): ``times[i]`` and ``ints[4 i : 4 i + 4]``.
 
 The engines inline these functions, and numba's on-disk cache of an engine is keyed by the
 engine's own file only: a change here must also change each engine's file (the line naming
-this module's version there), or a warm cache keeps running the old heap. Version: 2026-11-28.
+this module's version there), or a warm cache keeps running the old heap. Version: 2026-11-28b.
 """
 
 from __future__ import annotations
@@ -28,6 +28,14 @@ def new(capacity: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, inline="always")
+def _move(times, ints, dst, src):
+    """Entry ``src`` copied over entry ``dst``."""
+    times[dst] = times[src]
+    for k in range(WIDTH):
+        ints[WIDTH * dst + k] = ints[WIDTH * src + k]
+
+
+@njit(cache=True, inline="always")
 def push(times, ints, n, t, seq, kind, a, b):
     """Add entry (t, seq, kind, a, b) to the heap of ``n`` entries (the caller checks the
     capacity and counts ``n``). Returns the entry's final position: 0 if it is the new top."""
@@ -35,11 +43,7 @@ def push(times, ints, n, t, seq, kind, a, b):
     while i > 0:
         p = (i - 1) >> 1
         if t < times[p] or (t == times[p] and seq < ints[4 * p]):
-            times[i] = times[p]
-            ints[4 * i] = ints[4 * p]
-            ints[4 * i + 1] = ints[4 * p + 1]
-            ints[4 * i + 2] = ints[4 * p + 2]
-            ints[4 * i + 3] = ints[4 * p + 3]
+            _move(times, ints, i, p)
             i = p
         else:
             break
@@ -72,11 +76,7 @@ def pop(times, ints, n):
                                                       and ints[4 * c + 4] < ints[4 * c])):
             c += 1
         if times[c] < t or (times[c] == t and ints[4 * c] < q):
-            times[i] = times[c]
-            ints[4 * i] = ints[4 * c]
-            ints[4 * i + 1] = ints[4 * c + 1]
-            ints[4 * i + 2] = ints[4 * c + 2]
-            ints[4 * i + 3] = ints[4 * c + 3]
+            _move(times, ints, i, c)
             i = c
         else:
             break

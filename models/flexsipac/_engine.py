@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..common import eventheap as heap   # inlined: its version 2026-11-28 (see there)
+from ..common import eventheap as heap   # inlined: its version 2026-11-28b (see there)
 
 FREE, ARRIVE, CREDIT, START = 0, 1, 2, 3
 
