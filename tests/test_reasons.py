@@ -44,8 +44,18 @@ def _assignments(fn: ast.AST) -> dict[str, list[ast.expr]]:
     return out
 
 
-def literal_text(expr: ast.expr, names: dict, seen: frozenset = frozenset()) -> list[str]:
-    """The literal pieces of text an expression builds (formatted fields left out)."""
+def literal_text(expr: ast.expr, names: dict, seen: frozenset = frozenset(),
+                 funcs: dict | None = None) -> list[str]:
+    """The literal pieces of text an expression builds (formatted fields left out); a call
+    of a function of the same module (``funcs``) adds the text its returns build."""
+    funcs = funcs or {}
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
+            expr.func.id in funcs and expr.func.id not in seen:
+        fn = funcs[expr.func.id]
+        inner = _assignments(fn)
+        parts = [t for node in ast.walk(fn) if isinstance(node, ast.Return) and node.value
+                 for t in literal_text(node.value, inner, seen | {fn.name}, funcs)]
+        return parts + [t for a in expr.args for t in literal_text(a, names, seen, funcs)]
     if isinstance(expr, ast.Constant):
         return [expr.value] if isinstance(expr.value, str) else []
     if isinstance(expr, ast.JoinedStr):
@@ -54,21 +64,22 @@ def literal_text(expr: ast.expr, names: dict, seen: frozenset = frozenset()) -> 
         if expr.id in seen:
             return []
         return [t for v in names.get(expr.id, ()) for t in
-                literal_text(v, names, seen | {expr.id})]
+                literal_text(v, names, seen | {expr.id}, funcs)]
     if isinstance(expr, ast.FormattedValue):
         return []
     parts: list[str] = []
     for child in ast.iter_child_nodes(expr):
         if isinstance(child, ast.expr):
-            parts += literal_text(child, names, seen)
+            parts += literal_text(child, names, seen, funcs)
         elif isinstance(child, ast.comprehension):
-            parts += literal_text(child.iter, names, seen)
+            parts += literal_text(child.iter, names, seen, funcs)
     return parts
 
 
 def scan(source: str, allowed: set[str]) -> list[tuple[int, str, str]]:
     """(line, number, text) for every number typed into a reason of the module ``source``."""
     tree = ast.parse(source)
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     found = set()
     scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.Lambda)]
     for scope in [tree, *scopes]:
@@ -79,7 +90,7 @@ def scan(source: str, allowed: set[str]) -> list[tuple[int, str, str]]:
             for kw in node.keywords:
                 if kw.arg != "why":
                     continue
-                for text in literal_text(kw.value, names):
+                for text in literal_text(kw.value, names, funcs=funcs):
                     for n in numbers_in(text):
                         if (n.isdigit() and int(n) <= SMALL) or n in allowed:
                             continue
@@ -117,6 +128,12 @@ def test_the_scan_sees_typed_numbers():
            "    r(why=f'the paper prints 0.8; ours {x:.3f} at Table 5')\n"
            "    r(why='a typed 6.1 vs 9.0 us, 1,296 chips')\n"
            "    r(note='a note is no reason: 0.93')\n"
-           "r(why=', '.join(f'{v} VCs {t:.3f} (was 0.40)' for v, t in x))\n")
+           "r(why=', '.join(f'{v} VCs {t:.3f} (was 0.40)' for v, t in x))\n"
+           "def gain_reason(x):\n"
+           "    rest = f'; ECN off gives {x:.1f}, was 13.5 %'\n"
+           "    return 'the queue' + rest\n"
+           "def g(x):\n"
+           "    text = gain_reason(x)\n"
+           "    r(why=text)\n")
     assert sorted(n for _, n, _ in scan(src, {"0.8"})) == sorted(
-        ["18", "0.71", "6.1", "9.0", "1296", "0.40"])
+        ["18", "0.71", "6.1", "9.0", "1296", "0.40", "13.5"])
