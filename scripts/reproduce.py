@@ -207,7 +207,7 @@ def headline(records: list[Record]) -> str:
              f"({c['arithmetic_match']} give the printed value), {c['fitted']} fitted values, "
              f"{c['definitions']} definitions")
     if c.get("ablations"):
-        line += f", {c['ablations']} ablations"
+        line += f", {c['ablations']} ablation{'s' if c['ablations'] != 1 else ''}"
     if c["unexpected"]:
         line += (f". **{c['unexpected']} records contradict their declared expectation "
                  f"(a match expected and not found, or a difference expected and gone)**")

@@ -197,3 +197,29 @@ def test_a_lone_flow_on_bcube_takes_the_whole_port(sim):
 def test_tpuv4_large_messages_complete():
     from aifabric.models.flexsipac.experiments import run_point
     assert np.isfinite(run_point("tpuv4", "mesh", [16] * 4, [1e8], 4, 3))
+
+
+def test_job_split_takes_the_large_job_out_of_the_gain():
+    # a skewed quick mapping (32, 16, 16): Flex-SiPAC's 32-CU job is its slowest, the two
+    # 16-CU jobs take 40 and 50 us; the H100 takes 100 us on each 16-CU job and 60 us on the
+    # 32-CU one. Counted over the 16-CU jobs alone: 1 - 50 / 100 = 50 %; sigma = 0 (every
+    # job of one size) gives no row
+    from aifabric.models.flexsipac.experiments import job_split
+    from aifabric.models.flexsipac.packetsim import SimResult
+
+    def res(times, steps):
+        r = SimResult(dict(enumerate(times)), {}, 0, 0)
+        r.steps = steps                 # run_point's: the most steps of any job
+        return r
+    abl = {("authors", "sigma=0.5", "flex-sipac", "sipco"): res([70e-6, 40e-6, 50e-6], 4),
+           ("authors", "sigma=0.5", "h100-superpod", "mesh"): res([60e-6, 100e-6, 100e-6], 2),
+           ("authors", "sigma=0", "flex-sipac", "sipco"): res([10e-6] * 4, 3),
+           ("authors", "sigma=0", "h100-superpod", "mesh"): res([20e-6] * 4, 2)}
+    split = job_split(abl, True)
+    assert list(split) == ["sigma=0.5"]
+    row = split["sigma=0.5"]
+    assert row["slowest"] == (32, 70e-6)
+    assert row["steps"] == 4
+    assert row["small_size"] == 16
+    assert row["flex_small"] == 50e-6 and row["h100_small"] == 100e-6
+    assert row["gain_small"] == pytest.approx(0.5)
