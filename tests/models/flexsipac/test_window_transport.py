@@ -146,11 +146,12 @@ def test_one_flow_through_the_switch_keeps_half_a_direct_flows_rate():
     # the authors' setting: a lone flow is bound by its window (3 segments, slow start to
     # 30, then one segment per round trip), not by any queue; through the switch its round
     # trip is twice a direct hop's, so with the same window history it runs at half the
-    # direct flow's rate. Allow 10 % for the extra store-and-forward per round trip.
+    # direct flow's rate: at least half of a one-hop flow's rate (0.5 exactly), with nothing
+    # to spare for the store-and-forward per round trip, which the window's slack absorbs.
     size = 10e6
     sw = _through_switch(size, NETBENCH_SIPAC)
     one = _through_switch(size, NETBENCH_SIPAC, hops=1)
-    assert one.jct / sw.jct >= 0.45
+    assert one.jct / sw.jct >= 0.5
     assert sw.pauses == 0               # one flow, equal rates: no ingress count builds
 
 
