@@ -196,6 +196,7 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
     r_ai, r_hai, min_rate, first_frac, clamp = p[21], p[22], p[23], p[24], p[25] != 0.0
     ack = int(p[26])
     bc = p[27]                          # byte counter (bytes; 0: none, as HPCC's ns-3)
+    ack_fifo = p[28] == 0.0             # ACKs queue with data at the switch (ns-3's)
     bc_on = bc > 0.0
     line = C
     m = size.shape[0]
@@ -365,12 +366,18 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                     if b == wake_gen[a]:
                         wake_at[a] = np.inf
                         send_host = a
-                elif kind == SW_ARRIVE:
+                elif kind == SW_ARRIVE or (kind == SW_ACK and ack_fifo):
                     f = a
-                    payload = b
-                    s = payload + hdr
-                    h = src[f]
-                    port = dst[f]
+                    if kind == SW_ARRIVE:
+                        payload = b
+                        s = payload + hdr
+                        h = src[f]
+                        port = dst[f]
+                    else:                       # an ACK in the data FIFO: -1 - its CNP flag
+                        payload = -1 - b
+                        s = ack
+                        h = dst[f]
+                        port = src[f]
                     ingress[h] += s
                     held += s
                     if held > peak:
@@ -593,13 +600,14 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                 payload = pk_pay[k]
                 free[free_top] = k
                 free_top += 1
-                s = payload + hdr
-                h = src[f]
+                is_ack = payload < 0
+                s = ack if is_ack else payload + hdr
+                h = dst[f] if is_ack else src[f]
                 egress_bytes[port] -= s
                 ingress[h] -= s
                 held -= s
                 mark = False
-                if ecn:
+                if ecn and not is_ack:
                     q = egress_bytes[port]
                     u = uniform[k_draw]
                     k_draw += 1
@@ -621,6 +629,11 @@ def run(n, src, dst, size, p, uniform, inj_t, inj_f, log_cap, trace_flow, max_t)
                 done = t + s / C
                 _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta, 2 * n + port,
                      done, SW_TX_DONE, port, 0)
+                if is_ack:
+                    if payload == -2:               # its CNP flag
+                        _put(qt, qi, fhead, fcnt, ftail, gt, gi, sh, spos, kt, ks, meta,
+                             3 * n + port, done + dly, CNP, f, 0)
+                    continue
                 arrive = done + dly
                 delivered[f] += payload
                 if delivered[f] == size[f]:

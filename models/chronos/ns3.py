@@ -38,10 +38,11 @@ def config_text(cfg: RoCE, n: int, directory: Path) -> str:
     """``config.txt`` for ``third.cc``: the DCQCN, ECN, PFC and buffer of ``cfg``; the
     marking thresholds as run.py gives them (KB, keyed by the link rate in bit/s)."""
     if cfg.pfc != "dynamic" or cfg.byte_counter_bytes or cfg.cnp_interval_s \
-            or cfg.rate_on_first_cnp != 1 or cfg.clamp_target or not cfg.ack_bytes:
+            or cfg.rate_on_first_cnp != 1 or cfg.clamp_target or not cfg.ack_bytes \
+            or cfg.switch_ack_first:
         raise ValueError("HPCC's ns-3 has dynamic PFC, no byte counter, a CNP on every marked "
-                         "packet, rate 1 x on the first CNP, no target clamp and ACKs; "
-                         "this RoCE setting differs")
+                         "packet, rate 1 x on the first CNP, no target clamp and ACKs queued "
+                         "with data at the switch; this RoCE setting differs")
     bw = int(cfg.link_bps)
     d = Path(directory)
     keys = [

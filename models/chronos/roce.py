@@ -57,9 +57,13 @@ The rules are those of the simulator the paper used, HPCC's ns-3
 * **ACKs** (``ack_bytes``, 0: none): the receiver of each data packet returns an ACK of
   ``ack_bytes`` (ns-3: one per packet, L2_ACK_INTERVAL 1, padded to a 60-byte frame in
   ``RdmaHw::ReceiveUdp``) carrying the CNP flag; the
-  NIC sends ACKs before data and regardless of PFC pauses, the switch forwards them ahead of
-  data outside the PFC accounting (ns-3's priority queue 0), and the CNP reaches the sender
-  with its ACK (``cnp_delay_s`` is then unused). Not modelled: link-level retransmission
+  NIC sends ACKs before data and regardless of PFC pauses (ns-3's ACK_HIGH_PRIO, a host
+  setting only); the switch queues them with the data in the egress FIFO of the sender's port,
+  counted for PFC and in the queue that marks data but never marked themselves (``third.cc``
+  leaves ``SwitchNode``'s AckHighPrio at 0, so ACKs take the data's priority group there), or,
+  with ``switch_ack_first``, forwards them ahead of data outside the PFC accounting. The CNP
+  reaches the sender with its ACK (``cnp_delay_s`` is then unused), so behind the queue of
+  the sender's own downlink. Not modelled: link-level retransmission
   (nothing is ever lost here).
 
 Events at the same time are handled in the order they were scheduled.
@@ -118,6 +122,7 @@ class RoCE:
     rate_on_first_cnp: float = 1.0    # ns-3 RdmaHw RateOnFirstCnp default
     clamp_target: bool = False        # CLAMP_TARGET_RATE 0
     byte_counter_bytes: float = 0.0   # Zhu et al.'s byte counter B (0: none, as HPCC's ns-3)
+    switch_ack_first: bool = False    # ACKs ahead of data at the switch (ns-3: in the data queue)
     delay_s: float | None = None      # per-link propagation; None: rtt_s / 4
     cnp_delay_s: float | None = None  # receiver to sender; None: 2 x delay
 
@@ -151,8 +156,9 @@ class RoCE:
             bad("pfc", "'dynamic', 'static' or 'off'")
         if not isinstance(self.ecn, bool):
             bad("ecn", "True or False")
-        if not isinstance(self.clamp_target, bool):
-            bad("clamp_target", "True or False")
+        for name in ("clamp_target", "switch_ack_first"):
+            if not isinstance(getattr(self, name), bool):
+                bad(name, "True or False")
         if self.k_min > self.k_max:
             raise ValueError(f"RoCE parameters need k_min <= k_max, not k_min={self.k_min} > "
                              f"k_max={self.k_max}")
@@ -446,13 +452,14 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
                 push(done + dly, CNP, f)
             return
         f, payload = egress_q[port].popleft()
-        s = payload + hdr
-        h = int(src[f])
+        is_ack = payload < 0
+        s = ack if is_ack else payload + hdr
+        h = int(dst[f]) if is_ack else int(src[f])
         egress_bytes[port] -= s
         ingress[h] -= s
         held -= s
         mark = False
-        if cfg.ecn:
+        if cfg.ecn and not is_ack:
             q = egress_bytes[port]
             u = uniform[k_draw]
             k_draw += 1
@@ -472,6 +479,10 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
         egress_busy[port] = True
         done = t + s / C
         push(done, SW_TX_DONE, port)
+        if is_ack:
+            if payload == -2:               # its CNP flag
+                push(done + dly, CNP, f)
+            return
         arrive = done + dly
         delivered[f] += payload
         if delivered[f] == size[f]:
@@ -507,11 +518,12 @@ def simulate_reference(demand, cfg: RoCE | None = None, *, seed: int = 0,
             if b == wake_gen[a]:
                 wake_at[a] = np.inf
                 try_send(t, a)
-        elif kind == SW_ARRIVE:
-            f, payload = a, b
-            s = payload + hdr
-            h = int(src[f])
-            port = int(dst[f])
+        elif kind == SW_ARRIVE or (kind == SW_ACK and not cfg.switch_ack_first):
+            f = a
+            if kind == SW_ARRIVE:
+                payload, s, h, port = b, b + hdr, int(src[f]), int(dst[f])
+            else:                           # an ACK in the data FIFO: -1 - its CNP flag
+                payload, s, h, port = -1 - b, ack, int(dst[f]), int(src[f])
             ingress[h] += s
             held += s
             if held > peak:
@@ -620,7 +632,7 @@ def _vector(cfg: RoCE) -> np.ndarray:
                      cfg.increase_timer_s, float(cfg.fast_recovery), cfg.r_ai / 8.0,
                      cfg.r_hai / 8.0, cfg.min_rate / 8.0, cfg.rate_on_first_cnp,
                      float(cfg.clamp_target), float(cfg.ack_bytes),
-                     float(cfg.byte_counter_bytes)])
+                     float(cfg.byte_counter_bytes), float(cfg.switch_ack_first)])
 
 
 TRACE_KINDS = ("first_cnp", "alpha", "decrease", "fast_recovery", "additive", "hyper")

@@ -96,9 +96,18 @@ def circuit(d: np.ndarray) -> dict:
             "exact_s": 8 * exact.makespan / c + len(exact) * S.T_X}
 
 
+# The committed §8.1 records (and their expected ranges) ran with ACKs forwarded ahead of data
+# at the switch, the engine's earlier rule; HPCC's ns-3 queues them with the data (the
+# engine's default now, docs/models/chronos.md). Every §8.1 run keeps the recorded rule until
+# the records are run again with False here.
+RECORDED_SWITCH_ACK_FIRST = True
+
+
 def _one(job) -> float:
-    """One matrix on the packet switch (a worker's unit of :func:`packet_set`)."""
+    """One matrix on the packet switch (a worker's unit of :func:`packet_set`), with the ACK
+    rule the records ran at (:data:`RECORDED_SWITCH_ACK_FIRST`)."""
     d, cfg, seed, limit = job
+    cfg = cfg.replace(switch_ack_first=RECORDED_SWITCH_ACK_FIRST)
     if limit is None:
         return simulate(d, cfg, seed=seed).completion_s
     cap = limit * fluid_completion(d, cfg.link_bps)

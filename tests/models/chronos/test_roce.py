@@ -95,6 +95,34 @@ def test_acks_take_their_share_of_the_links():
     assert simulate(d, hpcc_dcqcn(ecn=False, ack_bytes=0)).completion_s < busy
 
 
+@pytest.mark.parametrize("sim", [simulate, simulate_reference])
+def test_a_cnp_waits_behind_the_data_queued_at_its_senders_port(sim):
+    # 0 -> 2 and 1 -> 2 (port 2 marks: K_min = K_max = 0), 3 -> 0 and 4 -> 0 at line rate
+    # (port 0's queue grows by one packet per SER). No rate ever changes (no decrease
+    # within the run, rate 1 x on the first CNP), so every time is fixed by the links.
+    d = np.zeros((5, 5), dtype=np.int64)
+    d[0, 2] = d[1, 2] = 200_000
+    d[3, 0] = d[4, 0] = 1_000_000
+    ack = 60 * 8 / C
+    # the first possible ACK of 0 -> 2 reaches the switch at ta: its packet left port 2 at
+    # SER + D at the earliest, reached host 2 SER + D later, whose NIC sends the ACK at once
+    ta = 2 * SER + 3 * D + ack
+    k = int((ta - D) // SER)         # by ta, 2 k data packets have reached port 0 ...
+    # ... which sends data back to back from SER + D on: in ns-3's data FIFO the CNP waits
+    # for all of them, then the ACK itself and the link to host 0
+    bound = (SER + D) + 2 * k * SER + ack + D
+    first = {}
+    for ahead in (False, True):
+        cfg = hpcc_dcqcn(k_min=0.0, k_max=0.0, decrease_timer_s=1.0, switch_ack_first=ahead)
+        r = sim(d, cfg, log=10**6)
+        first[ahead] = min(t for t, kind, a in r.log if kind == 5 and a == 0)
+    assert first[False] >= bound
+    # ahead of data, it waits at most for the packet port 0 is sending
+    assert first[True] <= ta + SER + 3 * SER + ack + D
+    # the difference is the queue at ta: 2 k packets arrived, about k of them sent
+    assert first[False] - first[True] >= (k - 4) * SER
+
+
 def test_bytes_are_conserved_and_the_buffer_never_overflows():
     rng = np.random.default_rng(5)
     d = rng.integers(0, 400_000, (6, 6))
@@ -234,9 +262,10 @@ def _random_case(rng):
 def test_engine_equals_reference_event_for_event():
     rng = np.random.default_rng(30)
     seen = {"marks": 0, "pauses": 0, "cnps": 0}
-    counters = set()
+    counters, ack_modes = set(), set()
     for case in range(8):
         d, cfg = _random_case(rng)
+        cfg = cfg.replace(switch_ack_first=bool(case % 2))   # ACKs ahead of data or in line
         inject = [(float(rng.uniform(0, 2e-6)), int(rng.integers(0, max(1, np.count_nonzero(d)))))
                   for _ in range(2)] if np.count_nonzero(d) else []
         a = simulate_reference(d, cfg, seed=case, inject_cnp=inject, log=10**6, trace_flow=0)
@@ -246,10 +275,12 @@ def test_engine_equals_reference_event_for_event():
                                                               b.peak_buffer)
         assert (a.finish_s == b.finish_s).all() and a.trace == b.trace
         counters.add(cfg.byte_counter_bytes > 0)
+        ack_modes.add((cfg.ack_bytes > 0, cfg.switch_ack_first))
         for k in seen:
             seen[k] += getattr(a, k)
     assert all(v > 0 for v in seen.values()), seen      # the cases exercise ECN and PFC
     assert counters == {False, True}                     # with and without a byte counter
+    assert {(True, False), (True, True)} <= ack_modes    # ACKs in the data FIFO and ahead
 
 
 @pytest.mark.parametrize("demand, kw, word", [
