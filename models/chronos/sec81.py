@@ -468,6 +468,7 @@ def setting(u: dict, t: dict) -> dict:
                                "byte_counter_bytes": preset.byte_counter_bytes},
             "mtu": preset.mtu, "header_bytes": preset.header_bytes,
             "ack_bytes": preset.ack_bytes,
+            "switch_acks": "ahead of data" if RECORDED_SWITCH_ACK_FIRST else "with data",
             "circuit": {"framing": "bare payload (bytes / rate, as §8.1)",
                         "slots": S.ENGINE_BUDGET, "schedule": "wavefront",
                         "engine_hz": S.ENGINE_HZ, "t_x_s": S.T_X}}
@@ -481,6 +482,10 @@ CHOICES = {
     "tuning": "the paper names the tuned parameters and the optimiser, not their ranges nor "
               "the budget: ours run until the best-so-far stops improving",
     "hosts": "the expert fractions are drawn (MoEtion's are not published)",
+    "switch_acks": "the rule the committed records ran at: ACKs forwarded ahead of data at the "
+                   "switch; HPCC's ns-3 (and the engine's default) queues them with the data, "
+                   "which desynchronises the flows into a hot port (docs/models/chronos.md); "
+                   "the records move to it when they are run again",
     "circuit": "slot-quantised schedule plus the engine's decomposition time (the hardware "
                "design point); the exact BvN is the paper's (ablation in the table)",
 }
