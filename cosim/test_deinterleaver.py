@@ -170,7 +170,10 @@ async def reset_state(dut):
     await h.reset()
     got = await h.step()
     assert got["modes"] == [1] * h.U and got["split"] == [0] * (h.P - 1) + [h.w]
-    assert got["ready"] and got["state"] == 0 and got["error"] == 0 and got["configs"] == 0
+    assert not got["ready"], "ready in the first cycle after reset"
+    assert got["state"] == 0 and got["error"] == 0 and got["configs"] == 0
+    got = await h.step()
+    assert got["ready"], "ready did not rise in the second cycle after reset"
     for _ in range(50):
         await h.step()
     record_stats("reset_state", transactions=1, cycles=h.meter.cycles)
@@ -247,3 +250,4 @@ async def allocation_splits(dut):
     if h.w == 60:          # the paper's comb: the allocation's demands alone give both
         assert from_allocation[True] > 0 and from_allocation[False] > 0, from_allocation
     record_stats("allocation_splits", transactions=sum(seen.values()), cycles=h.meter.cycles)
+

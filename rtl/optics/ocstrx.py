@@ -19,8 +19,10 @@ an element or group that does not exist):
   (OPCODE).
 
 The payload is as wide as the widest command. ``cmd.ready`` is high while no group settles
-or checks, the matrix does not settle and no failover waits (and low in reset); a command
-is checked in the cycle it is taken.
+or checks, the matrix does not settle and no failover waits, and it is low from a reset
+edge through the first cycle after the reset (a register, ``running``, gates it: no reset
+signal in the logic; the stream holds ``valid`` low in reset); a command is checked in the
+cycle it is taken.
 
 Status (outputs, field k of a vector at bits ``k * width``)
 ==========================================================
@@ -38,7 +40,7 @@ one settle); the matrix has its own settle counter. All are T = ``timer_bits`` w
 100 MHz the paper's 1 ms reconfiguration is ``settle`` = 100,000 cycles (T >= 17).
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -227,9 +229,11 @@ class OCSTrxController(wiring.Component):
         mdone = Signal()
         busy = Signal()
         ready = Signal()
+        running = Signal()                   # low from a reset edge to the first cycle after it
+        m.d.sync += running.eq(1)
         m.d.comb += [msettling.eq(eq_const(mstate, 1)), mdone.eq(msettling & ~mtmr[1:].any()),
                      busy.eq(gbusy.any() | msettling), self.busy.eq(busy),
-                     ready.eq(~busy & ~pending.any() & ~ResetSignal()),
+                     ready.eq(~busy & ~pending.any() & running),
                      self.cmd.ready.eq(ready)]
 
         # ---- command fields and checks
