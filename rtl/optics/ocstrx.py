@@ -303,12 +303,17 @@ class OCSTrxController(wiring.Component):
             ]
         m.d.comb += mat_start.eq(take & (is_op["LOAD_PERM"] |
                                          (is_op["WRITE_CAL"] & live & ge_const(f_elem, 2 * G))))
-        acc = reconfigs                      # + one per settle started (wraps)
-        for i, bit in enumerate([starts[g] for g in range(G)] + [mat_start]):
-            inc, nxt = Signal(16, name=f"rc_inc{i}"), Signal(16, name=f"rc{i}")
-            m.d.comb += [inc.eq(acc + 1), nxt.eq(Mux(bit, inc, acc))]
-            acc = nxt
-        m.d.sync += reconfigs.eq(acc)
+        # + one per settle started (wraps): the starts counted by a balanced tree of small
+        # adders, then one 16-bit add
+        counts = [starts[g] for g in range(G)] + [mat_start]
+        while len(counts) > 1:
+            pairs = []
+            for a, b in zip(counts[0::2], counts[1::2]):
+                total = Signal(max(len(a), len(b)) + 1, name="_starts")
+                m.d.comb += total.eq(a + b)
+                pairs.append(total)
+            counts = pairs + counts[len(pairs) * 2:]
+        m.d.sync += reconfigs.eq(reconfigs + counts[0])
 
         # ---- each group: settle, check, watch, re-check, start
         deb_m1, win_m1 = Signal(T), Signal(T)
