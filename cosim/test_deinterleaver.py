@@ -258,7 +258,8 @@ async def error_flags(dut):
     word is 0 up to t and exactly that bit from t + 1 (the modes and split unchanged); a
     CLEAR taken in t' clears it in t' + 1. The causes, from the testbench's own tables: an
     unknown op (0, 5, 6, 7 in turn), a split no setting gives, code 3 at a unit where it is
-    no mode (P = 2 in a "_uniform" form has none), a zero settle. Then a command offered in
+    no mode (P = 2 in a "_uniform" form has none), a zero settle (also with every bit above
+    its field set). Then a command offered in
     the first cycle after a reset waits (ready low) and is taken in the next."""
     h, rng = start(dut)
     await h.reset()
@@ -273,9 +274,18 @@ async def error_flags(dut):
         modes[bad[-1]] = 3
         cases.append(("MODE", 2, DIXCommand(2, modes=tuple(modes))))
     cases.append(("TIMING", 3, DIXCommand(3, value=0)))
+    # a zero settle with every unused bit above the T-bit field set: still TIMING (the
+    # field alone is the value)
+    width = len(dut.cmd__payload)
+    junk = ((1 << width) - 1) ^ ((1 << (3 + h.T)) - 1) | h.encode(DIXCommand(3, value=0))
+    cases.append(("TIMING", 3, junk))
     for name, bit, cmd in cases:
         for want, c in ((1 << bit, cmd), (0, DIXCommand(4))):
-            h.send([c])
+            if isinstance(c, int):                   # a raw word: the command it carries
+                h.sent[c] = DIXCommand(3, value=0)
+                h.source.send([c])
+            else:
+                h.send([c])
             while True:
                 got = await h.step()
                 if got["ready"] and h.source.idle:     # taken in this cycle
