@@ -1,6 +1,8 @@
 """The cycle loop shared by the controller testbenches (``test_ocstrx``, ``test_wss``,
 ``test_deinterleaver``): commands through ``cosim.stream`` (random gaps, a protocol monitor
-that knows the reset: ``valid`` is held low in reset and ``ready`` must be low there),
+that knows the reset: ``valid`` is held low in reset), ``ready`` registered: low from the
+first reset edge (in every reset cycle but a reset's first) through the first cycle after
+the reset, in which every block is idle (the model's and scoreboard's ``ready``),
 the outputs checked every cycle, the testbench's own invariants, resets at any moment.
 
 A bench subclasses :class:`ControlBench` and provides ``encode`` (command -> payload word,
@@ -47,6 +49,7 @@ class ControlBench(ABC):
         self.meter = CycleMeter(10)
         self.sent: dict = {}         # payload word -> command (the last one sent)
         self.taken = self.rejected = 0
+        self.in_reset = False        # the cycle before was a reset cycle
 
     # -- provided by each bench ------------------------------------------------------------
     @abstractmethod
@@ -102,12 +105,21 @@ class ControlBench(ABC):
         t = self.clock.count
         got = self.read()
         if rst:      # the state before a reset edge is not compared (at power-up the RTL's
-            if int(dut.cmd__ready.value):                  # registers hold anything)
-                raise AssertionError(f"cycle {t}: cmd ready is high in reset")
+            if self.in_reset and int(dut.cmd__ready.value):     # registers hold anything)
+                raise AssertionError(f"cycle {t}: cmd ready is high in reset after its "
+                                     f"first edge")
+            self.in_reset = True
             self.advance(None, inputs, rst=True)
             self.on_reset()
             return got
-        self.compare(t, got)
+        if self.in_reset:
+            self.in_reset = False
+            if got["ready"]:
+                raise AssertionError(f"cycle {t}: cmd ready is high in the first cycle after "
+                                     f"a reset (it rises the cycle after)")
+            self.compare(t, dict(got, ready=True))        # otherwise idle
+        else:
+            self.compare(t, got)
         cmd = None
         if int(dut.cmd__valid.value):
             cmd = self.sent[value(dut.cmd__payload)]

@@ -170,7 +170,10 @@ async def reset_state(dut):
     await h.reset()
     got = await h.step()
     assert got["modes"] == [1] * h.U and got["split"] == [0] * (h.P - 1) + [h.w]
-    assert got["ready"] and got["state"] == 0 and got["error"] == 0 and got["configs"] == 0
+    assert not got["ready"], "ready in the first cycle after reset"
+    assert got["state"] == 0 and got["error"] == 0 and got["configs"] == 0
+    got = await h.step()
+    assert got["ready"], "ready did not rise in the second cycle after reset"
     for _ in range(50):
         await h.step()
     record_stats("reset_state", transactions=1, cycles=h.meter.cycles)
@@ -247,3 +250,61 @@ async def allocation_splits(dut):
     if h.w == 60:          # the paper's comb: the allocation's demands alone give both
         assert from_allocation[True] > 0 and from_allocation[False] > 0, from_allocation
     record_stats("allocation_splits", transactions=sum(seen.values()), cycles=h.meter.cycles)
+
+
+@cocotb.test()
+async def error_flags(dut):
+    """Each error bit provoked alone, in turn: the command is taken in cycle t, the sticky
+    word is 0 up to t and exactly that bit from t + 1 (the modes and split unchanged); a
+    CLEAR taken in t' clears it in t' + 1. The causes, from the testbench's own tables: an
+    unknown op (0, 5, 6, 7 in turn), a split no setting gives, code 3 at a unit where it is
+    no mode (P = 2 in a "_uniform" form has none), a zero settle (also with every bit above
+    its field set). Then a command offered in
+    the first cycle after a reset waits (ready low) and is taken in the next."""
+    h, rng = start(dut)
+    await h.reset()
+    await h.step()
+    bad_split = next(s for s in itertools.product(range(h.w + 1), repeat=h.P)
+                     if sum(s) == h.w and s not in h.splits)
+    cases = [("OPCODE", 0, DIXCommand(op)) for op in (0, 5, 6, 7)]
+    cases.append(("SPLIT", 1, DIXCommand(1, split=bad_split)))
+    bad = [k for k in range(h.U) if 3 not in h.codes[k]]
+    if bad:
+        modes = [1] * h.U
+        modes[bad[-1]] = 3
+        cases.append(("MODE", 2, DIXCommand(2, modes=tuple(modes))))
+    cases.append(("TIMING", 3, DIXCommand(3, value=0)))
+    # a zero settle with every unused bit above the T-bit field set: still TIMING (the
+    # field alone is the value)
+    width = len(dut.cmd__payload)
+    junk = ((1 << width) - 1) ^ ((1 << (3 + h.T)) - 1) | h.encode(DIXCommand(3, value=0))
+    cases.append(("TIMING", 3, junk))
+    for name, bit, cmd in cases:
+        for want, c in ((1 << bit, cmd), (0, DIXCommand(4))):
+            if isinstance(c, int):                   # a raw word: the command it carries
+                h.sent[c] = DIXCommand(3, value=0)
+                h.source.send([c])
+            else:
+                h.send([c])
+            while True:
+                got = await h.step()
+                if got["ready"] and h.source.idle:     # taken in this cycle
+                    break
+                assert got["error"] == (0 if want else 1 << bit), f"{name}: flag early"
+            before = got
+            got = await h.step()
+            assert got["error"] == want, f"{name}: error {got['error']:#b} in t + 1, " \
+                                         f"expected {want:#b}"
+            assert got["modes"] == before["modes"] and got["split"] == before["split"]
+    # a command offered in the first cycle after a reset is taken one cycle later
+    await h.reset()
+    h.source.gap_p = 0
+    h.send([DIXCommand(3, value=0)])
+    got = await h.step()
+    assert not got["ready"] and not h.source.idle, "a command taken in the first cycle out " \
+                                                   "of reset"
+    got = await h.step()
+    assert got["ready"] and h.source.idle
+    got = await h.step()
+    assert got["error"] == 1 << 3
+    record_stats("error_flags", transactions=h.taken, cycles=h.meter.cycles)

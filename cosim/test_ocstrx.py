@@ -25,7 +25,8 @@ timing windows. Every cycle it checks, for each group:
   FAULT -> CHECKING) when it is READY;
 - a malformed command sets its own error bit (the sticky word is compared exactly) and
   changes nothing; ``reconfigs`` counts every settle started; ``ready`` is high exactly
-  when nothing settles or checks and no failover waits, and low in reset.
+  when nothing settles or checks and no failover waits, and low from a reset's first edge
+  through the first cycle after it (registered).
 
 Stimulus: random commands of every kind, valid and malformed, issued whenever the stream
 allows (back-pressure); settle, debounce and window drawn log-uniformly up to the timer's
@@ -490,7 +491,9 @@ async def reset_state(dut):
     h, _ = start(dut)
     await h.reset()
     got = await h.step()
-    assert got["ready"] and not got["busy"] and got["heater"] == [0] * h.E
+    assert not got["ready"] and not got["busy"] and got["heater"] == [0] * h.E
+    got = await h.step()
+    assert got["ready"], "ready did not rise in the second cycle after reset"
     for _ in range(50):
         await h.step()
     record_stats("reset_state", transactions=1, cycles=h.meter.cycles)

@@ -356,7 +356,9 @@ async def reset_state(dut):
     h, _ = start(dut)
     await h.reset()
     got = await h.step()
-    assert got["drive"] == [[None] * h.r for _ in range(h.w)] and got["ready"]
+    assert got["drive"] == [[None] * h.r for _ in range(h.w)] and not got["ready"]
+    got = await h.step()
+    assert got["ready"], "ready did not rise in the second cycle after reset"
     table = h.valid_table([h.w] * h.r)
     h.send([WSSCommand.load(lam, table[lam]) for lam in range(h.w)] + [WSSCommand.commit()])
     while h.commits == 0:

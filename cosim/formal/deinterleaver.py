@@ -10,12 +10,17 @@ the realisable splits and the counts a setting gives are that model's :func:`cou
 - ``set_split_applies``: an accepted SET_SPLIT of a realisable split applies the first setting
   that realises it (so ``split`` becomes the commanded counts); of another split, nothing;
 - ``rejected_changes_nothing``: a command refused with an error leaves the modes and the
-  split as they were.
+  split as they were;
+- the error bits in both directions (``<bit>_rises``: the sticky bit is high in the cycle
+  after a command taken with its cause and stays high until a CLEAR is taken or a reset;
+  ``<bit>_only``: never otherwise), each against the harness's own reading of the command:
+  OPCODE (op 0 or above 4), SPLIT (a SET_SPLIT of no realisable split), MODE (a SET_MODES
+  with code 3 at a unit where it is not UNIFORM), TIMING (a SET_SETTLE of 0).
 
 ``only_realisable`` is also the invariant the other two need under induction.
 """
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
 from aifabric.models.flexsipac.transceiver import counts, realisable, settings
 
@@ -76,12 +81,28 @@ def build(params, mutant_spec=None):
     applies = ~(took & is_split) | (Cat(hit & (dut.modes == want) & (split == f_counts),
                                         ~hit & unchanged).any())
     bad_mode = [f == 3 for k, f in enumerate(f_modes) if k or not uni] or [Const(0)]
-    refused = ((op == 1) & ~hit) | ((op == 2) & Cat(*bad_mode).any()) | \
-        ((op == 3) & (cmd_q[3:3 + params["timer_bits"]] == 0)) | (op == 0) | (op > 4)
-    rejected = ~(took & refused) | unchanged
+    cause = Cat((op == 0) | (op > 4), (op == 1) & ~hit, (op == 2) & Cat(*bad_mode).any(),
+                (op == 3) & (cmd_q[3:3 + params["timer_bits"]] == 0))
+    rejected = ~(took & cause.any()) | unchanged
     checks = {"only_realisable": only_realisable, "set_split_applies": applies,
               "rejected_changes_nothing": rejected}
-    return Harness(m, checks, [only_realisable])
+
+    # the sticky error word from the commands taken (read a cycle late, as above): a taken
+    # command adds its causes' bits, a good CLEAR clears them, nothing else changes them
+    want = Signal(len(ERR_BITS), name="h_errors")
+    want_now = Signal(len(ERR_BITS))
+    m.d.comb += want_now.eq(Mux(took & cause.any(), want | cause,
+                                Mux(took & (op == 4), 0, want)))
+    m.d.sync += want.eq(want_now)
+    for b, bit in enumerate(ERR_BITS):
+        checks[f"{bit}_rises"] = ~want_now[b] | dut.error[b]
+        checks[f"{bit}_only"] = ~dut.error[b] | want_now[b]
+    return Harness(m, checks, [only_realisable],
+                   {f"{bit}_{way}": [dut.error == want_now]
+                    for bit in ERR_BITS for way in ("rises", "only")})
+
+
+ERR_BITS = ("opcode", "split", "mode", "timing")
 
 
 MUTANTS = {
@@ -89,11 +110,30 @@ MUTANTS = {
     "set_split_applies": ("mds[b // 2] >> (b % 2) & 1", "mds[U - 1 - b // 2] >> (b % 2) & 1"),
     "rejected_changes_nothing": ('e_split.eq(is_op["SET_SPLIT"] & ~Cat(*hit).any())',
                                  "e_split.eq(0)"),
+    "opcode_rises": ("e_opcode.eq(~Cat(*is_op.values()).any())", "e_opcode.eq(op > 4)"),
+    "opcode_only": ("e_opcode.eq(~Cat(*is_op.values()).any())", "e_opcode.eq(op > 3)"),
+    "split_rises": ("for f, x in zip(f_counts, counts)", "for f, x in zip(f_counts[:-1], counts)"),
+    "split_only": ("for n, (counts, _) in enumerate(table):",
+                   "for n, (counts, _) in enumerate(table[:-1]):"),
+    "mode_rises": ("f.all() for k, f in enumerate(f_modes)",
+                   "f.all() for k, f in enumerate(f_modes[:-1])"),
+    "mode_only": ("f.all() for k, f in enumerate(f_modes)", "f[1] for k, f in enumerate(f_modes)"),
+    "timing_rises": ("f_settle = pl[3:3 + T]", "f_settle = pl[3:4 + T]"),
+    "timing_only": ("f_settle = pl[3:3 + T]", "f_settle = pl[3:2 + T]"),
 }
 MUTANT_TEXT = {
     "only_realisable": "SET_MODES does not refuse mode code 3",
     "set_split_applies": "the split table's settings with the units' order reversed",
     "rejected_changes_nothing": "an unrealisable SET_SPLIT is not refused",
+    "opcode_rises": "the opcode check as op > 4 (op 0 taken)",
+    "opcode_only": "the opcode check as op > 3 (CLEAR refused)",
+    "split_rises": "the split match ignores the last port's count",
+    "split_only": "the last realisable split never matches (refused)",
+    "mode_rises": "code 3 at the last unit is not refused",
+    "mode_only": "the mode check reads the code's high bit only (EVEN refused)",
+    "timing_rises": "the settle field one bit wide too many (a zero settle with a bit past "
+                    "the field taken)",
+    "timing_only": "the settle field one bit short (2^(T-1) refused as zero)",
 }
 
 
@@ -118,4 +158,16 @@ PROPERTIES = [
         ("rejected_changes_nothing", "a refused command changes neither modes nor split",
          False),
     )
+] + [
+    # each error bit both ways, at P = 3 (the chain) and P = 4 with the odd comb
+    Property("deinterleaver", f"{bit}_{way}", promise.format(bit=bit.upper()), params,
+             "prove", 4, _builder(f"{bit}_{way}"), MUTANT_TEXT[f"{bit}_{way}"],
+             mutant_depth=6)
+    for params in ({"ports": 3, "wavelengths": 6, "timer_bits": 2, "settle": 1},
+                   {"ports": 4, "wavelengths": 13, "timer_bits": 3, "settle": 2})
+    for bit in ERR_BITS
+    for way, promise in (
+        ("rises", "{bit} is set the cycle after a command taken with its cause, until a "
+         "CLEAR or reset"),
+        ("only", "{bit} is set only by a command taken with its cause"))
 ]

@@ -169,7 +169,8 @@ def build(params, mutant_spec=None):
               "elements_only_on_command": only_on_command,
               "malformed_changes_nothing": nothing,
               "up_not_before_settle_debounce": Cat(*ok_up).all(),
-              "not_ready_in_reset": ~(ResetSignal() & dut.cmd.ready)}
+              # registered ready: low from a reset's first edge through the cycle after it
+              "not_ready_in_reset": ~(rst_q & dut.cmd.ready)}
     return Harness(m, checks, invariants)
 
 
@@ -183,7 +184,7 @@ MUTANTS = {
                                       "with m.If(lit[g] & (run1 >= deb_m1)):"),
     "error_bits_exact": ("elem_bad.eq(ge_const(f_elem, E)),",
                          "elem_bad.eq(ge_const(f_elem, E + 1)),"),
-    "not_ready_in_reset": ("ready.eq(~busy & ~pending.any() & ~ResetSignal())",
+    "not_ready_in_reset": ("ready.eq(~busy & ~pending.any() & running)",
                            "ready.eq(~busy & ~pending.any())"),
     # N = 8: the lower Benes sub-network's elements at the wrong offset in their stages
     ("malformed_changes_nothing", 8): ("offset + n // 4, half)", "offset + n // 2, half)"),
@@ -220,7 +221,8 @@ PROPERTIES = [
          "path, backup, permutation, heater code or count", False),
         ("up_not_before_settle_debounce", "a link is UP no earlier than S + D cycles after "
          "its SETTLING began", True),
-        ("not_ready_in_reset", "no command is taken in reset (ready low)", False),
+        ("not_ready_in_reset", "no command is taken after a reset edge until the cycle after "
+         "the reset (ready low)", False),
         ("error_bits_exact", "each error bit rises exactly on a command taken with its "
          "error, a good CLEAR clears them, nothing else changes them", False),
     )

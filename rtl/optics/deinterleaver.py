@@ -11,7 +11,9 @@ Command payload (``cmd``; bit 0 upwards), c = the bit length of w
 ``op`` (3 bits), then from bit 3: 1 SET_SPLIT ``count[p]`` (c bits each, port 0 first);
 2 SET_MODES ``mode[k]`` (2 bits each, unit 0 first: 0 ALL_DROP, 1 ALL_PASS, 2 EVEN; 3
 UNIFORM at unit 0 of a "_uniform" form, else a MODE error);
-3 SET_SETTLE ``value`` (T); 4 CLEAR. ``cmd.ready``: idle and not in reset.
+3 SET_SETTLE ``value`` (T); 4 CLEAR. ``cmd.ready``: idle (``busy``, a register,
+low), and low from a reset edge through the first cycle after the reset (a register,
+``running``: no reset signal in the logic; the stream holds ``valid`` low in reset).
 
 Status
 ======
@@ -22,7 +24,7 @@ bit 0 OPCODE, 1 SPLIT, 2 MODE, 3 TIMING), ``configs`` (16 bits, wraps).
 
 import itertools
 
-from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -118,8 +120,12 @@ class DeinterleaverController(wiring.Component):
         timer = Signal(T)
         errors = Signal(len(ERR))
         configs = Signal(16)
-        busy = Signal()
-        m.d.comb += [busy.eq(timer.any()), self.state.eq(busy), self.cmd.ready.eq(~busy & ~ResetSignal()),
+        busy = Signal()               # registered: a settle runs (the timer is not 0)
+        running = Signal()            # low from a reset edge to the first cycle after it
+        m.d.sync += running.eq(1)
+        ready = Signal()
+        m.d.comb += [self.state.eq(busy), ready.eq(~busy & running),
+                     self.cmd.ready.eq(ready),
                      self.modes.eq(Cat(*modes)), self.error.eq(errors),
                      self.configs.eq(configs)]
         for k in range(U):            # in = EVEN or UNIFORM, sel = ALL_PASS or UNIFORM
@@ -180,14 +186,14 @@ class DeinterleaverController(wiring.Component):
 
         with m.If(busy):
             with m.If(~timer[1:].any()):
-                m.d.sync += configs.eq(configs + 1)
+                m.d.sync += [configs.eq(configs + 1), busy.eq(0)]
             m.d.sync += timer.eq(timer - 1)
-        with m.Elif(self.cmd.valid):
+        with m.Elif(ready & self.cmd.valid):
             with m.If(err.any()):
                 m.d.sync += errors.eq(errors | err)
             with m.Elif(is_op["SET_SPLIT"] | is_op["SET_MODES"]):
                 m.d.sync += [modes[k].eq(nxt[k]) for k in range(U)]
-                m.d.sync += [split.eq(Cat(*split_next)), timer.eq(settle)]
+                m.d.sync += [split.eq(Cat(*split_next)), timer.eq(settle), busy.eq(1)]
             with m.Elif(is_op["SET_SETTLE"]):
                 m.d.sync += settle.eq(f_settle)
             with m.Elif(is_op["CLEAR"]):

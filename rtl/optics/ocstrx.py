@@ -19,8 +19,10 @@ an element or group that does not exist):
   (OPCODE).
 
 The payload is as wide as the widest command. ``cmd.ready`` is high while no group settles
-or checks, the matrix does not settle and no failover waits (and low in reset); a command
-is checked in the cycle it is taken.
+or checks, the matrix does not settle and no failover waits, and it is low from a reset
+edge through the first cycle after the reset (a register, ``running``, gates it: no reset
+signal in the logic; the stream holds ``valid`` low in reset); a command is checked in the
+cycle it is taken.
 
 Status (outputs, field k of a vector at bits ``k * width``)
 ==========================================================
@@ -38,7 +40,7 @@ one settle); the matrix has its own settle counter. All are T = ``timer_bits`` w
 100 MHz the paper's 1 ms reconfiguration is ``settle`` = 100,000 cycles (T >= 17).
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -227,9 +229,11 @@ class OCSTrxController(wiring.Component):
         mdone = Signal()
         busy = Signal()
         ready = Signal()
+        running = Signal()                   # low from a reset edge to the first cycle after it
+        m.d.sync += running.eq(1)
         m.d.comb += [msettling.eq(eq_const(mstate, 1)), mdone.eq(msettling & ~mtmr[1:].any()),
                      busy.eq(gbusy.any() | msettling), self.busy.eq(busy),
-                     ready.eq(~busy & ~pending.any() & ~ResetSignal()),
+                     ready.eq(~busy & ~pending.any() & running),
                      self.cmd.ready.eq(ready)]
 
         # ---- command fields and checks
@@ -299,12 +303,17 @@ class OCSTrxController(wiring.Component):
             ]
         m.d.comb += mat_start.eq(take & (is_op["LOAD_PERM"] |
                                          (is_op["WRITE_CAL"] & live & ge_const(f_elem, 2 * G))))
-        acc = reconfigs                      # + one per settle started (wraps)
-        for i, bit in enumerate([starts[g] for g in range(G)] + [mat_start]):
-            inc, nxt = Signal(16, name=f"rc_inc{i}"), Signal(16, name=f"rc{i}")
-            m.d.comb += [inc.eq(acc + 1), nxt.eq(Mux(bit, inc, acc))]
-            acc = nxt
-        m.d.sync += reconfigs.eq(acc)
+        # + one per settle started (wraps): the starts counted by a balanced tree of small
+        # adders, then one 16-bit add
+        counts = [starts[g] for g in range(G)] + [mat_start]
+        while len(counts) > 1:
+            pairs = []
+            for a, b in zip(counts[0::2], counts[1::2]):
+                total = Signal(max(len(a), len(b)) + 1, name="_starts")
+                m.d.comb += total.eq(a + b)
+                pairs.append(total)
+            counts = pairs + counts[len(pairs) * 2:]
+        m.d.sync += reconfigs.eq(reconfigs + counts[0])
 
         # ---- each group: settle, check, watch, re-check, start
         deb_m1, win_m1 = Signal(T), Signal(T)

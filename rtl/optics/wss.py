@@ -14,7 +14,10 @@ Command payload (``cmd``; bit 0 upwards), c = 1 + p bits per cell, p = bits of r
 - 3 SET_BUDGET: ``port`` (the bit length of r), ``value`` (the bit length of w).
 - 4 SET_SETTLE: ``value`` (T). 2 COMMIT and 5 CLEAR carry nothing; other ops are rejected.
 
-``cmd.ready`` is high while the controller is idle, never in reset.
+``cmd.ready`` is high while the controller is idle, and low from a reset edge through the
+first cycle after the reset (a register, ``running``, gates it: no reset signal in the
+logic). The stream holds ``valid`` low in reset: the staging memory has no reset, so a column
+written in a reset's first cycle would stick.
 
 Status
 ======
@@ -25,7 +28,7 @@ Status
 (16 bits, wraps).
 """
 
-from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -96,8 +99,9 @@ class WSSController(wiring.Component):
         in_idle, in_scan, in_apply, in_settle = (eq_const(state, s)
                                                   for s in (IDLE, SCAN, APPLY, SETTLE))
         ready = Signal()
-        # nothing is taken in reset (the staging memory has no reset: a write then would stick)
-        m.d.comb += [ready.eq(in_idle & ~ResetSignal()), self.cmd.ready.eq(ready)]
+        running = Signal()                 # low from a reset edge to the first cycle after it
+        m.d.sync += running.eq(1)
+        m.d.comb += [ready.eq(in_idle & running), self.cmd.ready.eq(ready)]
 
         # ---- command fields and checks
         pl = self.cmd.payload

@@ -16,6 +16,10 @@ def drive(dut, words, cycles, probe, inputs=None):
     trace = []
 
     async def bench(ctx):
+        # the first cycle out of reset: ready (registered) is low; the timelines count from
+        # the cycle after it
+        assert not ctx.get(dut.cmd.ready)
+        await ctx.tick()
         queue = list(words)
         for t in range(cycles):
             for sig, value in (inputs(t) if inputs else ()):
