@@ -186,11 +186,18 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="wwfa",
         component=WavefrontArbiter,
-        description="wrapped wave-front arbiter (Tamir & Chi 1993), N x N, registered grants",
+        description="wrapped wave-front arbiter (Tamir & Chi 1993), N x N, pipelined in "
+                    "diagonal bands",
         # N = 5 and 15: the rotation counters' field also holds values >= N (a wrap at 2^b
-        # instead of N shows), beside the powers of two 8 and 64
-        params=({"n": 5}, {"n": 8}, {"n": 15}, {"n": 64}),
-        synth_params=({"n": 8}, {"n": 16}, {"n": 32}),
+        # instead of N shows), beside the powers of two 8 and 64. N = 5: one band; N = 8: the
+        # one-cycle arbiter (band 0); N = 15 in bands of 4 (the last band 3 steps); N = 64 in
+        # eight bands of 8.
+        params=({"n": 5}, {"n": 8, "band": 0}, {"n": 15, "band": 4}, {"n": 64}),
+        # N = 16 at band 0: the one-cycle arbiter the pipelined one is measured against
+        synth_params=({"n": 8}, {"n": 16}, {"n": 32}, {"n": 16, "band": 0}),
+        # the pipelined N = 64's stage registers: its model compiles in three quarters of the
+        # time at -O0, more than its run slows
+        build_opt="-O0",
     ),
     Block(
         name="bvn",

@@ -83,7 +83,7 @@ def test_plain_pip_gives_verilog_cosim_and_a_fusesoc_lint_of_the_users_core(inst
     out = _run(installed, "aifabric", "cosim", "--block", "wwfa", "--param", "n=4",
                "--transactions", "300", "--seed", "5")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "| wwfa | n=4 | 2 |" in out.stdout and "1 of 1 passed" in out.stdout, out.stdout
+    assert "| wwfa | n=4 | 3 |" in out.stdout and "1 of 1 passed" in out.stdout, out.stdout
 
     # the user's own core: the generator from the cores --cores writes under ./build
     out = _run(installed, "aifabric", "verilog", "--cores")
