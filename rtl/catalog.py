@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
-from ._util import not_elaborated
-from .chronos.bvn import BvnEngine
+from ._util import check_param, not_elaborated
+from .chronos.bvn import N_RANGE, W_RANGE, BvnEngine
 from .chronos.slot_endpoint import SlotEndpoint
 from .chronos.slot_fabric import SlotFabric
 from .chronos.slot_switch import SlotSwitch
-from .chronos.wwfa import WavefrontArbiter
+from .chronos.wwfa import N_MAX, N_MIN, WavefrontArbiter
 from .optics.deinterleaver import DeinterleaverController
 from .optics.ocstrx import OCSTrxController
 from .optics.wss import WSSController
@@ -51,6 +51,11 @@ class Block:
         Default parameter sets: Verilog is generated and co-simulated at each.
     synth_params : tuple of dict
         Parameter sets ``make synth`` reports.
+    ranges : dict
+        ``{name: (low, high)}`` of every integer parameter, inclusive; a bound that depends on
+        other parameters is a function of the parameter set. :meth:`validate` checks these
+        before building, ``aifabric blocks`` lists them; the component's own constructor
+        checks the same bounds (``tests/test_catalog.py`` holds the two together).
     cosim_in : str or None
         For a block whose testbench is another block's (it is co-simulated as part of that
         block): that block's name. The regression runs only blocks with their own testbench.
@@ -78,6 +83,7 @@ class Block:
     description: str
     params: tuple
     synth_params: tuple
+    ranges: Mapping
     cosim_in: str | None = None
     build_opt: str | None = None
     ci_params: tuple | None = None
@@ -116,25 +122,45 @@ class Block:
                 f"// Do not edit: regenerate with `aifabric verilog --block {self.name}"
                 + "".join(f" --param {k}={v}" for k, v in params.items()) + "`.\n")
 
+    def range_of(self, name: str, params: Mapping) -> tuple[int, int] | tuple[None, None]:
+        """``(low, high)`` of parameter ``name`` in the set ``params`` (its dependent bounds
+        evaluated there); (None, None) for a parameter without a range (a name, a flag)."""
+        bounds = self.ranges.get(name)
+        if bounds is None:
+            return None, None
+        low, high = (b(params) if callable(b) else b for b in bounds)
+        return low, high
+
     def describe(self) -> dict:
-        """What ``aifabric blocks`` prints: name, area, description, each parameter with the
-        range the component enforces (at the first default set) and its default, and the
-        default parameter sets."""
-        from ._util import param_ranges
+        """What ``aifabric blocks`` prints: name, area, description, each parameter with its
+        range (at the first default set) and its default, and the default parameter sets."""
         base = dict(self.params[0]) if self.params else {}
-        ranges = param_ranges(lambda: not_elaborated(self.build(base)))
         sig = inspect.signature(self.component.__init__).parameters
+        defaults = {name: base.get(name, None if sig[name].default is inspect.Parameter.empty
+                                   else sig[name].default) for name in self.param_names}
         out = []
         for name in self.param_names:
-            d = sig[name].default
-            default = base.get(name, None if d is inspect.Parameter.empty else d)
-            low, high = ranges.get(name, (None, None))
-            out.append({"name": name, "low": low, "high": high, "default": default})
+            low, high = self.range_of(name, defaults)
+            out.append({"name": name, "low": low, "high": high, "default": defaults[name]})
         return {"name": self.name, "area": self.area, "description": self.description,
                 "parameters": out, "params": [dict(p) for p in self.params]}
 
     def validate(self, params: dict) -> None:
-        """Raise the component's own TypeError/ValueError if ``params`` are not allowed."""
+        """Raise TypeError/ValueError if ``params`` are not allowed: an unknown name, a value
+        outside :attr:`ranges` (the bounds that depend on others checked after those), then
+        whatever else the component's constructor refuses (a lane count that is not a power of
+        two, an unknown allocator)."""
+        unknown = sorted(set(params) - set(self.param_names))
+        if unknown:
+            raise TypeError(f"{self.name}: unknown parameter {unknown[0]!r}; "
+                            f"parameters are {', '.join(self.param_names)}")
+        sig = inspect.signature(self.component.__init__).parameters
+        full = {name: params.get(name, sig[name].default) for name in self.param_names}
+        full = {k: v for k, v in full.items() if v is not inspect.Parameter.empty}
+        fixed = [n for n in self.ranges if not any(map(callable, self.ranges[n]))]
+        for name in fixed + [n for n in self.ranges if n not in fixed]:
+            if name in full:
+                check_param(name, full[name], *self.range_of(name, full))
         not_elaborated(self.build(params))  # built only to validate
 
     def resolve(self, overrides: Mapping | None = None) -> dict:
@@ -182,10 +208,21 @@ class Block:
         return self.component.__module__.split(".")[2]
 
 
+def _timer_max(params):
+    """The largest settle time a ``timer_bits`` counter holds."""
+    return (1 << params["timer_bits"]) - 1
+
+
+# the router's, which the meshes built of it share
+_ROUTER_RANGES = {"ports": (5, 16), "vcs": (1, 8), "depth": (2, 256), "data": (8, 1024),
+                  "dst_width": (1, 16), "packet": (1, 256)}
+_STACK_RANGES = {"n": (2, 64), "depth": (2, 1024), "hold_bits": (1, 32)}
+
 BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="wwfa",
         component=WavefrontArbiter,
+        ranges={"n": (N_MIN, N_MAX)},
         description="wrapped wave-front arbiter (Tamir & Chi 1993), N x N, registered grants",
         # N = 5 and 15: the rotation counters' field also holds values >= N (a wrap at 2^b
         # instead of N shows), beside the powers of two 8 and 64
@@ -195,6 +232,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="bvn",
         component=BvnEngine,
+        ranges={"n": N_RANGE, "w": W_RANGE, "rows": (1, lambda p: p["n"])},
         description="BhaVaN-style BvN engine: N x N W-bit matrix -> (permutation, weight) steps",
         # N = 64 at W = 10: slot counts of a budget up to 1,023 slots (quantised MoE, §6/§8);
         # the unquantised W = 16 engine is built by `make bench` for its comparison.
@@ -213,6 +251,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="slot_switch",
         component=SlotSwitch,
+        ranges={**_STACK_RANGES, "d": (1, 512)},
         description="slot master, ping echo, stack sequencer and N x N scheduled crossbar",
         params=({"n": 8, "d": 32, "depth": 64, "hold_bits": 16},),
         synth_params=({"n": 8, "d": 32, "depth": 64, "hold_bits": 16},
@@ -222,6 +261,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="slot_endpoint",
         component=SlotEndpoint,
+        ranges={"d": (1, 512)},
         description="endpoint slot timer: start-up ping, send window, missed-sync flag",
         params=({"d": 32},),
         synth_params=({"d": 32},),
@@ -230,6 +270,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="slot_fabric",
         component=SlotFabric,
+        ranges={"n": (2, 16), "d": (1, 64), "depth": (2, 256), "hold_bits": (1, 16)},
         description="test fabric: slot_switch + N slot_endpoints over run-time fibre delays",
         # N = 3 and 5: destinations that do not fill their field (an output >= N can be sent);
         # depth 7 and 15: stack counters whose field holds values past the last entry
@@ -241,6 +282,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="router",
         component=Router,
+        ranges=_ROUTER_RANGES,
         description="RailX chip router: P ports, V VCs, credits, virtual cut-through, "
                     "run-time routing table",
         # 1,296+ chips need 11 destination bits; packets of up to 8 flits in 16-flit buffers.
@@ -262,6 +304,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="mesh",
         component=RouterMesh,
+        ranges={"k": (2, 8), **_ROUTER_RANGES, "delay": (1, 16)},
         description="k x k mesh of routers (links of `delay` cycles), edge and rail ports "
                     "brought out",
         # a rail port per chip (brought out, tied off) and two-cycle links; the wave-front
@@ -275,6 +318,10 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="railx_mesh",
         component=RailXMesh,
+        ranges={"side": (3, 7), "n": (1, 4), "vcs": _ROUTER_RANGES["vcs"],
+                "depth": _ROUTER_RANGES["depth"], "data": _ROUTER_RANGES["data"],
+                "packet": _ROUTER_RANGES["packet"], "mesh_delay": (1, 16),
+                "rail_delay": (1, 32)},
         description="RailX 2D-HyperX of side x side nodes of 2 x 2 chip routers: on-package "
                     "mesh links and optical rails of Table 5's delays",
         # 3 x 3 nodes, n = 1 (two rails per dimension: side - 1 = 2 rail rings), 36 chips;
@@ -289,6 +336,8 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="ocstrx",
         component=OCSTrxController,
+        ranges={"lanes": (2, 16), "groups": (1, 8), "code_bits": (1, 16), "timer_bits": (2, 32),
+                "settle": (1, _timer_max)},
         description="InfiniteHBD OCS transceiver controller: path MZIs, N x N Benes matrix, "
                     "heater calibration, settle, link check, failover",
         # short timers for the regression (the random test sets settle/debounce/window at
@@ -306,6 +355,8 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="wss",
         component=WSSController,
+        ranges={"ports": (2, 32), "wavelengths": (1, 128), "timer_bits": (2, 32),
+                "settle": (1, _timer_max)},
         description="Flex-SiPAC wavelength-selective switch controller: staged columns, "
                     "checked commit (crosstalk, own port, budgets), ring drive, settle",
         # r = 5: port numbers that do not exist fit the port field (RANGE errors)
@@ -318,6 +369,8 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="deinterleaver",
         component=DeinterleaverController,
+        ranges={"ports": (2, 4), "wavelengths": (1, 128), "timer_bits": (2, 32),
+                "settle": (1, _timer_max)},
         description="Flex-SiPAC transceiver de-interleaver cascade controller: per-port "
                     "wavelength split -> unit MZIs, settle",
         # P = 3 with the paper's 60-line comb and the front interleaver (Flex-SiPAC's form
