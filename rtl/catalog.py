@@ -69,6 +69,12 @@ class Block:
         gcc optimisation of the Verilated model's per-cycle C++ (``OPT_FAST``), where the
         runner's default (-O1) does not suit: a model of many MB compiles in half the time
         at -O0 and its co-simulation, start-up and Python testbench included, hardly slows.
+    ci_transactions : tuple of (dict, int)
+        Transaction budgets ``make test`` gives the co-simulation (``AIFABRIC_TRANSACTIONS``)
+        instead of the testbench's default: a parameter set that has every item of a pair's
+        dict gets the first such pair's count. ``make`` runs every testbench's default.
+    formal : bool
+        The block has a formal harness, ``cosim/formal/<name>.py`` (``make formal``).
     hierarchical : bool
         Co-simulate with Verilator's hierarchical build: each submodule of the generated
         Verilog (a system of identical routers has one) is Verilated and compiled once, where
@@ -88,11 +94,21 @@ class Block:
     build_opt: str | None = None
     ci_params: tuple | None = None
     model: str | None = None
+    ci_transactions: tuple = ()
+    formal: bool = False
     hierarchical: bool = False
 
     @property
     def model_module(self) -> str:
         return self.model or f"aifabric.models.{self.area}.{self.name}"
+
+    def ci_budget(self, params: Mapping) -> int | None:
+        """The transaction budget ``make test`` co-simulates ``params`` with (None: the
+        testbench's default)."""
+        for match, count in self.ci_transactions:
+            if all(params.get(k) == v for k, v in match.items()):
+                return count
+        return None
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -222,6 +238,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="wwfa",
         component=WavefrontArbiter,
+        formal=True,
         ranges={"n": (N_MIN, N_MAX)},
         description="wrapped wave-front arbiter (Tamir & Chi 1993), N x N, registered grants",
         # N = 5 and 15: the rotation counters' field also holds values >= N (a wrap at 2^b
@@ -232,6 +249,11 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="bvn",
         component=BvnEngine,
+        # make test: the N = 64 engine checks every kind of frame (random, MoE, quantised MoE,
+        # zero, full, bad) but stops drawing random and MoE matrices after this many steps (the
+        # 100 quantised ones are always run); `make` runs all 400 matrices
+        ci_transactions=(({"n": 64}, 40_000),),
+        formal=True,
         ranges={"n": N_RANGE, "w": W_RANGE, "rows": (1, lambda p: p["n"])},
         description="BhaVaN-style BvN engine: N x N W-bit matrix -> (permutation, weight) steps",
         # N = 64 at W = 10: slot counts of a budget up to 1,023 slots (quantised MoE, §6/§8);
@@ -251,6 +273,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="slot_switch",
         component=SlotSwitch,
+        formal=True,
         ranges={**_STACK_RANGES, "d": (1, 512)},
         description="slot master, ping echo, stack sequencer and N x N scheduled crossbar",
         params=({"n": 8, "d": 32, "depth": 64, "hold_bits": 16},),
@@ -261,6 +284,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="slot_endpoint",
         component=SlotEndpoint,
+        formal=True,
         ranges={"d": (1, 512)},
         description="endpoint slot timer: start-up ping, send window, missed-sync flag",
         params=({"d": 32},),
@@ -270,6 +294,9 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="slot_fabric",
         component=SlotFabric,
+        # make test: every scenario, the two long ones (random runs, slots of thousands of
+        # cycles) shortened to a fifth of their words (one long slot per configuration)
+        ci_transactions=(({}, 20_000),),
         ranges={"n": (2, 16), "d": (1, 64), "depth": (2, 256), "hold_bits": (1, 16)},
         description="test fabric: slot_switch + N slot_endpoints over run-time fibre delays",
         # N = 3 and 5: destinations that do not fill their field (an output >= N can be sent);
@@ -282,6 +309,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="router",
         component=Router,
+        formal=True,
         ranges=_ROUTER_RANGES,
         description="RailX chip router: P ports, V VCs, credits, virtual cut-through, "
                     "run-time routing table",
@@ -318,6 +346,9 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="railx_mesh",
         component=RailXMesh,
+        # make test: every scenario at about a third of its length (12,000 of ~38,000 flits)
+        # and 76 path packets of 240
+        ci_transactions=(({}, 12_000),),
         ranges={"side": (3, 7), "n": (1, 4), "vcs": _ROUTER_RANGES["vcs"],
                 "depth": _ROUTER_RANGES["depth"], "data": _ROUTER_RANGES["data"],
                 "packet": _ROUTER_RANGES["packet"], "mesh_delay": (1, 16),
@@ -336,6 +367,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="ocstrx",
         component=OCSTrxController,
+        formal=True,
         ranges={"lanes": (2, 16), "groups": (1, 8), "code_bits": (1, 16), "timer_bits": (2, 32),
                 "settle": (1, _timer_max)},
         description="InfiniteHBD OCS transceiver controller: path MZIs, N x N Benes matrix, "
@@ -355,6 +387,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="wss",
         component=WSSController,
+        formal=True,
         ranges={"ports": (2, 32), "wavelengths": (1, 128), "timer_bits": (2, 32),
                 "settle": (1, _timer_max)},
         description="Flex-SiPAC wavelength-selective switch controller: staged columns, "
@@ -369,6 +402,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="deinterleaver",
         component=DeinterleaverController,
+        formal=True,
         ranges={"ports": (2, 4), "wavelengths": (1, 128), "timer_bits": (2, 32),
                 "settle": (1, _timer_max)},
         description="Flex-SiPAC transceiver de-interleaver cascade controller: per-port "

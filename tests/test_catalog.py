@@ -22,11 +22,25 @@ def test_block_files_follow_the_naming_rule(name):
     assert (ROOT / "rtl" / area / f"{name}.py").is_file()
     model = ROOT.joinpath(*block.model_module.split(".")[1:]).with_suffix(".py")
     assert model.is_file(), f"{name}: no golden model {block.model_module}"
+    assert (ROOT / "cosim" / "formal" / f"{name}.py").is_file() == block.formal, \
+        f"{name}: formal={block.formal} in the registry, harness file disagrees"
     if block.cosim_in is None:
         assert (ROOT / "cosim" / f"test_{name}.py").is_file(), f"{name}: no testbench"
     else:
         host = BLOCKS[block.cosim_in]
         assert host.cosim_in is None and (ROOT / "cosim" / f"test_{host.name}.py").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(BLOCKS))
+def test_ci_budgets_name_parameter_sets_the_block_has(name):
+    """Each CI transaction budget matches at least one co-simulated parameter set (a budget
+    left behind by a renamed parameter would silently fall back to the full run)."""
+    block = BLOCKS[name]
+    sets = block.params if block.ci_params is None else block.ci_params
+    for match, count in block.ci_transactions:
+        assert isinstance(count, int) and count > 0
+        assert any(block.ci_budget(p) == count and all(p.get(k) == v for k, v in match.items())
+                   for p in sets), f"{name}: budget {match} matches no parameter set"
 
 
 @pytest.mark.parametrize("name", sorted(BLOCKS))
