@@ -49,10 +49,11 @@ from aifabric.cosim.stats import block_params, record_stats
 from aifabric.models.infinitehbd import topology
 from aifabric.models.infinitehbd.ocstrx import (ERRORS, Command, benes_route, benes_size, benes_trace,
                                        ring_commands)
+from aifabric.rtl.optics.ocstrx import Link
 
 DEFAULT_TRANSACTIONS = 10_000
 PATH_AB = {1: (1, 0), 2: (1, 1), 3: (0, 0)}          # the documented path table
-DOWN, SETTLING, CHECKING, UP, FAULT = range(5)
+DOWN, SETTLING, CHECKING, UP, FAULT = Link
 
 
 class Light:

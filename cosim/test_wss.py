@@ -48,10 +48,10 @@ from aifabric.cosim.stats import block_params, record_stats
 from aifabric.models.flexsipac import allocation, traffic
 from aifabric.models.flexsipac.topology import SiPAC
 from aifabric.models.flexsipac.wss import WSSCommand, load_commands
+from aifabric.rtl.optics.wss import Error, State
 
 DEFAULT_TRANSACTIONS = 10_000
-ERROR_BIT = {"OPCODE": 0, "RANGE": 1, "SELF": 2, "DUPLICATE": 3, "BUDGET": 4, "TIMING": 5}
-IDLE, SCAN, APPLY, SETTLE = range(4)                  # the documented ``state`` codes
+IDLE, SCAN, APPLY, SETTLE = State
 
 
 class Scoreboard:
@@ -110,7 +110,7 @@ class Scoreboard:
             return None
         bad = self.verdict(c)
         if bad:
-            self.err |= 1 << ERROR_BIT[bad]
+            self.err |= 1 << Error[bad]
             self.note(f"error {bad}")
             return bad
         if c.op == 1:
@@ -147,7 +147,7 @@ class Scoreboard:
             elif bad is not None and d == 5 + bad[2]:       # the conflict found: idle
                 self.last = self.where(t) + ": stopped"
                 kind, o, lam = bad
-                self.err |= 1 << ERROR_BIT[kind]
+                self.err |= 1 << Error[kind]
                 self.err_port, self.err_lambda = o, lam
                 self.job = None
                 self.note(f"conflict {kind}")
@@ -386,7 +386,7 @@ async def random_commands(dut):
                   h.taken, h.rejected, resets, h.meter.cycles, elapsed, seen)
     assert h.rejected > count // 100 and h.commits > count // (10 * h.w)
     # every error bit and every outcome the contract names happened
-    for e in ERROR_BIT:
+    for e in Error.__members__:
         if e in ("SELF", "DUPLICATE", "BUDGET"):
             assert seen.get(f"conflict {e}", 0) > 2, f"fewer than 3 {e} conflicts found ({seen})"
         else:

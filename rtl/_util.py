@@ -7,25 +7,8 @@ __all__ = ["check_param", "check_params", "not_elaborated", "or_tree", "eq_const
            "two_or_more"]
 
 
-_RANGES: list | None = None     # while :func:`param_ranges` runs: the checks it saw
-
-
-def param_ranges(build) -> dict[str, tuple[int, int]]:
-    """``{name: (low, high)}`` of every :func:`check_param` that ``build()`` performs (the
-    ranges a component enforces, as its constructor states them, at those parameters)."""
-    global _RANGES
-    _RANGES, seen = [], None
-    try:
-        build()
-    finally:
-        seen, _RANGES = _RANGES, None
-    return {name: (low, high) for name, low, high in seen}
-
-
 def check_param(name, value, low, high):
     """TypeError/ValueError naming the parameter, its value and the allowed range."""
-    if _RANGES is not None:
-        _RANGES.append((name, low, high))
     # bool is an int subclass; a True/False count is always a mistake.
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"Parameter '{name}' must be an int in {low}..{high}, not {value!r}")

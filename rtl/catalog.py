@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
-from ._util import not_elaborated
-from .chronos.bvn import BvnEngine
+from ._util import check_param, not_elaborated
+from .chronos.bvn import N_RANGE, W_RANGE, BvnEngine
 from .chronos.slot_endpoint import SlotEndpoint
 from .chronos.slot_fabric import SlotFabric
 from .chronos.slot_switch import SlotSwitch
-from .chronos.wwfa import WavefrontArbiter
+from .chronos.wwfa import N_MAX, N_MIN, WavefrontArbiter
 from .optics.deinterleaver import DeinterleaverController
 from .optics.ocstrx import OCSTrxController
 from .optics.wss import WSSController
@@ -51,6 +51,11 @@ class Block:
         Default parameter sets: Verilog is generated and co-simulated at each.
     synth_params : tuple of dict
         Parameter sets ``make synth`` reports.
+    ranges : dict
+        ``{name: (low, high)}`` of every integer parameter, inclusive; a bound that depends on
+        other parameters is a function of the parameter set. :meth:`validate` checks these
+        before building, ``aifabric blocks`` lists them; the component's own constructor
+        checks the same bounds (``tests/test_catalog.py`` holds the two together).
     cosim_in : str or None
         For a block whose testbench is another block's (it is co-simulated as part of that
         block): that block's name. The regression runs only blocks with their own testbench.
@@ -64,6 +69,12 @@ class Block:
         gcc optimisation of the Verilated model's per-cycle C++ (``OPT_FAST``), where the
         runner's default (-O1) does not suit: a model of many MB compiles in half the time
         at -O0 and its co-simulation, start-up and Python testbench included, hardly slows.
+    ci_transactions : tuple of (dict, int)
+        Transaction budgets ``make test`` gives the co-simulation (``AIFABRIC_TRANSACTIONS``)
+        instead of the testbench's default: a parameter set that has every item of a pair's
+        dict gets the first such pair's count. ``make`` runs every testbench's default.
+    formal : bool
+        The block has a formal harness, ``cosim/formal/<name>.py`` (``make formal``).
     hierarchical : bool
         Co-simulate with Verilator's hierarchical build: each submodule of the generated
         Verilog (a system of identical routers has one) is Verilated and compiled once, where
@@ -78,15 +89,26 @@ class Block:
     description: str
     params: tuple
     synth_params: tuple
+    ranges: Mapping
     cosim_in: str | None = None
     build_opt: str | None = None
     ci_params: tuple | None = None
     model: str | None = None
+    ci_transactions: tuple = ()
+    formal: bool = False
     hierarchical: bool = False
 
     @property
     def model_module(self) -> str:
         return self.model or f"aifabric.models.{self.area}.{self.name}"
+
+    def ci_budget(self, params: Mapping) -> int | None:
+        """The transaction budget ``make test`` co-simulates ``params`` with (None: the
+        testbench's default)."""
+        for match, count in self.ci_transactions:
+            if all(params.get(k) == v for k, v in match.items()):
+                return count
+        return None
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -116,25 +138,45 @@ class Block:
                 f"// Do not edit: regenerate with `aifabric verilog --block {self.name}"
                 + "".join(f" --param {k}={v}" for k, v in params.items()) + "`.\n")
 
+    def range_of(self, name: str, params: Mapping) -> tuple[int, int] | tuple[None, None]:
+        """``(low, high)`` of parameter ``name`` in the set ``params`` (its dependent bounds
+        evaluated there); (None, None) for a parameter without a range (a name, a flag)."""
+        bounds = self.ranges.get(name)
+        if bounds is None:
+            return None, None
+        low, high = (b(params) if callable(b) else b for b in bounds)
+        return low, high
+
     def describe(self) -> dict:
-        """What ``aifabric blocks`` prints: name, area, description, each parameter with the
-        range the component enforces (at the first default set) and its default, and the
-        default parameter sets."""
-        from ._util import param_ranges
+        """What ``aifabric blocks`` prints: name, area, description, each parameter with its
+        range (at the first default set) and its default, and the default parameter sets."""
         base = dict(self.params[0]) if self.params else {}
-        ranges = param_ranges(lambda: not_elaborated(self.build(base)))
         sig = inspect.signature(self.component.__init__).parameters
+        defaults = {name: base.get(name, None if sig[name].default is inspect.Parameter.empty
+                                   else sig[name].default) for name in self.param_names}
         out = []
         for name in self.param_names:
-            d = sig[name].default
-            default = base.get(name, None if d is inspect.Parameter.empty else d)
-            low, high = ranges.get(name, (None, None))
-            out.append({"name": name, "low": low, "high": high, "default": default})
+            low, high = self.range_of(name, defaults)
+            out.append({"name": name, "low": low, "high": high, "default": defaults[name]})
         return {"name": self.name, "area": self.area, "description": self.description,
                 "parameters": out, "params": [dict(p) for p in self.params]}
 
     def validate(self, params: dict) -> None:
-        """Raise the component's own TypeError/ValueError if ``params`` are not allowed."""
+        """Raise TypeError/ValueError if ``params`` are not allowed: an unknown name, a value
+        outside :attr:`ranges` (the bounds that depend on others checked after those), then
+        whatever else the component's constructor refuses (a lane count that is not a power of
+        two, an unknown allocator)."""
+        unknown = sorted(set(params) - set(self.param_names))
+        if unknown:
+            raise TypeError(f"{self.name}: unknown parameter {unknown[0]!r}; "
+                            f"parameters are {', '.join(self.param_names)}")
+        sig = inspect.signature(self.component.__init__).parameters
+        full = {name: params.get(name, sig[name].default) for name in self.param_names}
+        full = {k: v for k, v in full.items() if v is not inspect.Parameter.empty}
+        fixed = [n for n in self.ranges if not any(map(callable, self.ranges[n]))]
+        for name in fixed + [n for n in self.ranges if n not in fixed]:
+            if name in full:
+                check_param(name, full[name], *self.range_of(name, full))
         not_elaborated(self.build(params))  # built only to validate
 
     def resolve(self, overrides: Mapping | None = None) -> dict:
@@ -182,10 +224,22 @@ class Block:
         return self.component.__module__.split(".")[2]
 
 
+def _timer_max(params):
+    """The largest settle time a ``timer_bits`` counter holds."""
+    return (1 << params["timer_bits"]) - 1
+
+
+# the router's, which the meshes built of it share
+_ROUTER_RANGES = {"ports": (5, 16), "vcs": (1, 8), "depth": (2, 256), "data": (8, 1024),
+                  "dst_width": (1, 16), "packet": (1, 256)}
+_STACK_RANGES = {"n": (2, 64), "depth": (2, 1024), "hold_bits": (1, 32)}
+
 BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="wwfa",
         component=WavefrontArbiter,
+        formal=True,
+        ranges={"n": (N_MIN, N_MAX), "band": (0, N_MAX)},
         description="wrapped wave-front arbiter (Tamir & Chi 1993), N x N, pipelined in "
                     "diagonal bands",
         # N = 5 and 15: the rotation counters' field also holds values >= N (a wrap at 2^b
@@ -202,6 +256,12 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="bvn",
         component=BvnEngine,
+        # make test: the N = 64 engine checks every kind of frame (random, MoE, quantised MoE,
+        # zero, full, bad) but stops drawing random and MoE matrices after this many steps (the
+        # 100 quantised ones are always run); `make` runs all 400 matrices
+        ci_transactions=(({"n": 64}, 40_000),),
+        formal=True,
+        ranges={"n": N_RANGE, "w": W_RANGE, "rows": (1, lambda p: p["n"])},
         description="BhaVaN-style BvN engine: N x N W-bit matrix -> (permutation, weight) steps",
         # N = 64 at W = 10: slot counts of a budget up to 1,023 slots (quantised MoE, §6/§8);
         # the unquantised W = 16 engine is built by `make bench` for its comparison.
@@ -220,6 +280,8 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="slot_switch",
         component=SlotSwitch,
+        formal=True,
+        ranges={**_STACK_RANGES, "d": (1, 512)},
         description="slot master, ping echo, stack sequencer and N x N scheduled crossbar",
         params=({"n": 8, "d": 32, "depth": 64, "hold_bits": 16},),
         synth_params=({"n": 8, "d": 32, "depth": 64, "hold_bits": 16},
@@ -229,6 +291,8 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="slot_endpoint",
         component=SlotEndpoint,
+        formal=True,
+        ranges={"d": (1, 512)},
         description="endpoint slot timer: start-up ping, send window, missed-sync flag",
         params=({"d": 32},),
         synth_params=({"d": 32},),
@@ -237,6 +301,10 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="slot_fabric",
         component=SlotFabric,
+        # make test: every scenario, the two long ones (random runs, slots of thousands of
+        # cycles) shortened to a fifth of their words (one long slot per configuration)
+        ci_transactions=(({}, 20_000),),
+        ranges={"n": (2, 16), "d": (1, 64), "depth": (2, 256), "hold_bits": (1, 16)},
         description="test fabric: slot_switch + N slot_endpoints over run-time fibre delays",
         # N = 3 and 5: destinations that do not fill their field (an output >= N can be sent);
         # depth 7 and 15: stack counters whose field holds values past the last entry
@@ -248,6 +316,8 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="router",
         component=Router,
+        formal=True,
+        ranges=_ROUTER_RANGES,
         description="RailX chip router: P ports, V VCs, credits, virtual cut-through, "
                     "run-time routing table",
         # 1,296+ chips need 11 destination bits; packets of up to 8 flits in 16-flit buffers.
@@ -269,6 +339,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="mesh",
         component=RouterMesh,
+        ranges={"k": (2, 8), **_ROUTER_RANGES, "delay": (1, 16)},
         description="k x k mesh of routers (links of `delay` cycles), edge and rail ports "
                     "brought out",
         # a rail port per chip (brought out, tied off) and two-cycle links; the wave-front
@@ -282,6 +353,13 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="railx_mesh",
         component=RailXMesh,
+        # make test: every scenario at about a third of its length (12,000 of ~38,000 flits)
+        # and 76 path packets of 240
+        ci_transactions=(({}, 12_000),),
+        ranges={"side": (3, 7), "n": (1, 4), "vcs": _ROUTER_RANGES["vcs"],
+                "depth": _ROUTER_RANGES["depth"], "data": _ROUTER_RANGES["data"],
+                "packet": _ROUTER_RANGES["packet"], "mesh_delay": (1, 16),
+                "rail_delay": (1, 32)},
         description="RailX 2D-HyperX of side x side nodes of 2 x 2 chip routers: on-package "
                     "mesh links and optical rails of Table 5's delays",
         # 3 x 3 nodes, n = 1 (two rails per dimension: side - 1 = 2 rail rings), 36 chips;
@@ -296,6 +374,9 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="ocstrx",
         component=OCSTrxController,
+        formal=True,
+        ranges={"lanes": (2, 16), "groups": (1, 8), "code_bits": (1, 16), "timer_bits": (2, 32),
+                "settle": (1, _timer_max)},
         description="InfiniteHBD OCS transceiver controller: path MZIs, N x N Benes matrix, "
                     "heater calibration, settle, link check, failover",
         # short timers for the regression (the random test sets settle/debounce/window at
@@ -313,6 +394,9 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="wss",
         component=WSSController,
+        formal=True,
+        ranges={"ports": (2, 32), "wavelengths": (1, 128), "timer_bits": (2, 32),
+                "settle": (1, _timer_max)},
         description="Flex-SiPAC wavelength-selective switch controller: staged columns, "
                     "checked commit (crosstalk, own port, budgets), ring drive, settle",
         # r = 5: port numbers that do not exist fit the port field (RANGE errors)
@@ -325,6 +409,9 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
     Block(
         name="deinterleaver",
         component=DeinterleaverController,
+        formal=True,
+        ranges={"ports": (2, 4), "wavelengths": (1, 128), "timer_bits": (2, 32),
+                "settle": (1, _timer_max)},
         description="Flex-SiPAC transceiver de-interleaver cascade controller: per-port "
                     "wavelength split -> unit MZIs, settle",
         # P = 3 with the paper's 60-line comb and the front interleaver (Flex-SiPAC's form

@@ -22,6 +22,8 @@ def test_block_files_follow_the_naming_rule(name):
     assert (ROOT / "rtl" / area / f"{name}.py").is_file()
     model = ROOT.joinpath(*block.model_module.split(".")[1:]).with_suffix(".py")
     assert model.is_file(), f"{name}: no golden model {block.model_module}"
+    assert (ROOT / "cosim" / "formal" / f"{name}.py").is_file() == block.formal, \
+        f"{name}: formal={block.formal} in the registry, harness file disagrees"
     if block.cosim_in is None:
         assert (ROOT / "cosim" / f"test_{name}.py").is_file(), f"{name}: no testbench"
     else:
@@ -30,10 +32,66 @@ def test_block_files_follow_the_naming_rule(name):
 
 
 @pytest.mark.parametrize("name", sorted(BLOCKS))
+def test_ci_budgets_name_parameter_sets_the_block_has(name):
+    """Each CI transaction budget matches at least one co-simulated parameter set (a budget
+    left behind by a renamed parameter would silently fall back to the full run)."""
+    block = BLOCKS[name]
+    sets = block.params if block.ci_params is None else block.ci_params
+    for match, count in block.ci_transactions:
+        assert isinstance(count, int) and count > 0
+        assert any(block.ci_budget(p) == count and all(p.get(k) == v for k, v in match.items())
+                   for p in sets), f"{name}: budget {match} matches no parameter set"
+
+
+@pytest.mark.parametrize("name", sorted(BLOCKS))
 def test_default_parameters_validate(name):
     block = BLOCKS[name]
     for params in block.params + block.synth_params:
         block.validate(params)
+
+
+@pytest.mark.parametrize("name", sorted(BLOCKS))
+def test_the_registrys_ranges_are_the_components(name):
+    """Each range in a block's entry is the one its component enforces: at the first default
+    set, every ranged parameter at its low and high bound passes the range check, one below
+    and one above (and a bool) the constructor itself refuses, naming the parameter, and
+    :meth:`Block.validate` refuses with the one-line range message before building."""
+    from aifabric.rtl._util import not_elaborated
+    block = BLOCKS[name]
+    base = dict(block.params[0])
+    assert set(block.ranges) <= set(block.param_names)
+    for param in block.ranges:
+        low, high = block.range_of(param, base)
+        for ok in (low, high):
+            try:
+                not_elaborated(block.component(**{**base, param: ok}))
+            except ValueError as e:     # another rule (the mesh's k against its dst_width)
+                assert f"Parameter '{param}' must be in" not in str(e)
+        for bad in (low - 1, high + 1):
+            msg = f"Parameter '{param}' must be in {low}..{high}, not {bad}"
+            with pytest.raises(ValueError) as own:
+                block.component(**{**base, param: bad})
+            # (the mesh checks its dst_width against k before the router's range)
+            assert str(own.value).startswith(f"Parameter '{param}' must ")
+            with pytest.raises(ValueError) as checked:
+                block.validate({**base, param: bad})
+            assert str(checked.value) == msg
+        with pytest.raises(TypeError, match=f"Parameter '{param}' must be an int"):
+            block.validate({**base, param: True})
+
+
+def test_a_dependent_bound_follows_the_parameter_it_depends_on():
+    wss, bvn = BLOCKS["wss"], BLOCKS["bvn"]
+    base = dict(wss.params[0])
+    top = (1 << 9) - 1
+    wss.validate({**base, "timer_bits": 9, "settle": top})
+    with pytest.raises(ValueError, match=f"'settle' must be in 1..{top}, not {top + 1}"):
+        wss.validate({**base, "timer_bits": 9, "settle": top + 1})
+    # the bound's own parameter out of range is named first, not the dependent one
+    with pytest.raises(ValueError, match="'timer_bits' must be in 2..32"):
+        wss.validate({**base, "timer_bits": 33, "settle": 0})
+    with pytest.raises(ValueError, match="'rows' must be in 1..12, not 13"):
+        bvn.validate({"n": 12, "w": 32, "rows": 13})
 
 
 def test_generated_verilog_carries_version_revision_and_parameters(tmp_path):

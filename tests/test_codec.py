@@ -2,7 +2,7 @@
 own payload helpers and layouts agree, field for field."""
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from amaranth.lib import data
 
@@ -111,3 +111,100 @@ def test_wss_load_column_layout():
                                  0b1010 << 18)
     with pytest.raises(ValueError, match="does not fit in 3 bits"):   # would spill over
         codec.wss_command(1, ports=5, wavelengths=6, lam=0, cells=[None], dark_ports=[8])
+
+
+def _const(layout, fields) -> int:
+    return data.Layout.cast(layout).const(fields).as_value().value
+
+
+@st.composite
+def ocs_commands(draw):
+    """An OCS transceiver command of any operation with any field values that fit, at any
+    lane count and group count, as (codec word, the RTL layout's word)."""
+    from aifabric.rtl.optics.ocstrx import Op, Timing, cmd_layout
+    lanes = draw(st.sampled_from([2, 4, 8, 16]))
+    groups = draw(st.integers(1, 8))
+    code_bits, timer_bits = draw(st.integers(1, 16)), draw(st.integers(2, 32))
+    layout = cmd_layout(lanes, groups, code_bits, timer_bits)
+    op = draw(st.sampled_from(list(Op)))
+    k = lanes.bit_length() - 1
+    matrix = (lanes // 2) * (2 * k - 1)
+    eb = (2 * groups + matrix).bit_length()
+    u = lambda bits: draw(st.integers(0, (1 << bits) - 1))       # noqa: E731
+    raw = {Op.SET_PATH: dict(group=u(4), path=u(2), backup=u(2), every=u(1)),
+           Op.LOAD_PERM: dict(perm=[u(k) for _ in range(lanes)],
+                              states=[u(1) for _ in range(matrix)]),
+           Op.WRITE_CAL: dict(element=u(eb), state=u(1), code=u(code_bits)),
+           Op.SET_TIMING: dict(which=draw(st.sampled_from(list(Timing))), value=u(timer_bits)),
+           Op.CLEAR: {}, Op.ARM: dict(mask=u(8))}[op]
+    word = codec.ocs_command(op, lanes=lanes, groups=groups, **raw)
+    if op == Op.LOAD_PERM:
+        raw["states"] = sum(b << e for e, b in enumerate(raw["states"]))
+    arg = {} if op == Op.CLEAR else {op.name.lower(): raw}
+    return word, _const(layout, {"op": op, "arg": arg}), layout.size
+
+
+@given(ocs_commands())
+def test_ocs_commands_agree(case):
+    word, want, size = case
+    assert word == want and word < 1 << size
+
+
+@settings(max_examples=30)    # each example builds the layouts at up to 32 x 128
+@given(st.data())
+def test_wss_commands_and_drive_agree(draw):
+    from aifabric.rtl.optics.wss import Op, cmd_layout, drive_layout
+    ports, wavelengths = draw.draw(st.integers(2, 32)), draw.draw(st.integers(1, 128))
+    timer_bits = draw.draw(st.integers(2, 32))
+    p = (ports - 1).bit_length()
+    layout = cmd_layout(ports, wavelengths, timer_bits)
+    lam = draw.draw(st.integers(0, (1 << wavelengths.bit_length()) - 1))
+    cells = draw.draw(st.lists(st.one_of(st.none(), st.integers(0, (1 << p) - 1)),
+                               min_size=ports, max_size=ports))
+    dark = draw.draw(st.lists(st.integers(0, (1 << p) - 1), min_size=ports, max_size=ports))
+    rtl_cells = [{"enable": 1, "port": o} if o is not None else {"enable": 0, "port": d}
+                 for o, d in zip(cells, dark)]
+    assert codec.wss_command(Op.LOAD_COLUMN, ports=ports, wavelengths=wavelengths, lam=lam,
+                             cells=cells, dark_ports=dark) == \
+        _const(layout, {"op": Op.LOAD_COLUMN,
+                        "arg": {"load_column": {"lam": lam, "cells": rtl_cells}}})
+    port = draw.draw(st.integers(0, (1 << ports.bit_length()) - 1))
+    value = draw.draw(st.integers(0, (1 << wavelengths.bit_length()) - 1))
+    assert codec.wss_command(Op.SET_BUDGET, ports=ports, wavelengths=wavelengths, port=port,
+                             value=value) == \
+        _const(layout, {"op": Op.SET_BUDGET, "arg": {"set_budget": {"port": port,
+                                                                    "value": value}}})
+    settle = draw.draw(st.integers(0, (1 << timer_bits) - 1))
+    assert codec.wss_command(Op.SET_SETTLE, ports=ports, wavelengths=wavelengths,
+                             value=settle) == \
+        _const(layout, {"op": Op.SET_SETTLE, "arg": {"set_settle": {"value": settle}}})
+    for op in (Op.COMMIT, Op.CLEAR):
+        assert codec.wss_command(op, ports=ports, wavelengths=wavelengths) == \
+            _const(layout, {"op": op})
+    # the drive: a table built in the RTL's layout reads back cell for cell
+    w = min(wavelengths, 4)
+    table = [[draw.draw(st.one_of(st.none(), st.integers(0, (1 << p) - 1)))
+              for _ in range(ports)] for _ in range(w)]
+    drive = _const(drive_layout(ports, w), [[{"enable": 1, "port": o} if o is not None
+                                             else {} for o in row] for row in table])
+    assert codec.wss_drive(drive, ports, w) == table
+
+
+@given(st.data())
+def test_deinterleaver_commands_agree(draw):
+    from aifabric.rtl.optics.deinterleaver import Mode, Op, cmd_layout
+    ports, wavelengths = draw.draw(st.integers(2, 4)), draw.draw(st.integers(1, 128))
+    timer_bits = draw.draw(st.integers(2, 32))
+    layout = cmd_layout(ports, wavelengths, timer_bits)
+    split = draw.draw(st.lists(st.integers(0, (1 << wavelengths.bit_length()) - 1),
+                               min_size=ports, max_size=ports))
+    modes = draw.draw(st.lists(st.sampled_from(list(Mode)), min_size=ports - 1,
+                               max_size=ports - 1))
+    value = draw.draw(st.integers(0, (1 << timer_bits) - 1))
+    for op, kw, arg in (
+            (Op.SET_SPLIT, {"split": split}, {"set_split": {"count": split}}),
+            (Op.SET_MODES, {"modes": modes}, {"set_modes": {"mode": modes}}),
+            (Op.SET_SETTLE, {"value": value}, {"set_settle": {"value": value}}),
+            (Op.CLEAR, {}, {})):
+        assert codec.dix_command(op, wavelengths=wavelengths, **kw) == \
+            _const(layout, {"op": op, "arg": arg})

@@ -13,24 +13,10 @@ CASES = [pytest.param(name, params, id=block.instance_name(params))
          for name, block in BLOCKS.items() if not block.cosim_in
          for params in (block.params if block.ci_params is None else block.ci_params)]
 
-# CI sizing: the N = 64 engine checks every kind of frame (random, MoE, quantised MoE, zero,
-# full, bad) but stops drawing random and MoE matrices after this many steps (the 100
-# quantised ones are always run); `make` runs all 400 matrices.
-# The RailX system (36 routers) runs every scenario at about a third of its length (12,000
-# of ~38,000 flits) and 76 path packets of 240.
-# The slot fabric runs every scenario, the two long ones (random runs, slots of thousands of
-# cycles) shortened to a fifth of their words (one long slot per configuration instead of two).
-CI_TRANSACTIONS = {"bvn_n64_w10": 40_000,
-                   "railx_mesh_allocatorseparable_data48_depth8_mesh_delay1_n1_packet4_"
-                   "rail_delay10_side3_vcs3": 12_000,
-                   **{BLOCKS["slot_fabric"].instance_name(p): 20_000
-                      for p in BLOCKS["slot_fabric"].params}}
-
-
 @pytest.mark.cosim
 @pytest.mark.parametrize("block,params", CASES)
 def test_cosim(block, params, cosim_seed):
-    budget = CI_TRANSACTIONS.get(BLOCKS[block].instance_name(params))
+    budget = BLOCKS[block].ci_budget(params)       # the registry's CI sizing
     result = run(block, params, seed=cosim_seed, transactions=budget)
     assert result.passed, f"{block} {params} seed {cosim_seed}: {result.describe()}"
     assert result.tests >= 2

@@ -32,7 +32,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         fig.savefig(path)
         plt.close(fig)
     # the BvN engine's cycle distribution as make bench draws it
-    from aifabric.scripts.bench import draw_engine_cycles
+    from aifabric.scripts.bench.engine import draw_engine_cycles
     cycles = draw_engine_cycles({"params": {"w": 16, "matrices": 2},
                                  "results": [{"n": 16, "cycles": [253, 257]}]},
                                 tmp_path / "build" / "bench" / "bvn_engine_cycles.png")

@@ -364,7 +364,7 @@ def test_record_validation():
 def test_engine_fmax_measured_or_extrapolated(tmp_path, monkeypatch):
     """The engine bench uses a placed-and-routed Fmax where the report has one, and otherwise
     a power law through the measured points, saying which; N that did not fit is ignored."""
-    from aifabric.scripts import bench
+    from aifabric.scripts.bench import engine as bench
     monkeypatch.setattr(bench, "BUILD", tmp_path)
     assert bench.synth_fmax(64) == (None, "")
     (tmp_path / "synth").mkdir()
@@ -386,7 +386,7 @@ def test_engine_cycle_distribution_a_histogram_per_n(tmp_path):
     """make bench's engine run draws build/bench/bvn_engine_cycles.png from bvn_engine.json:
     a panel per N, then the quantised run's budgets at one row per load beat (four rows per
     beat left out); a record without per-matrix cycles draws nothing."""
-    from aifabric.scripts.bench import draw_engine_cycles, engine_cycle_panels
+    from aifabric.scripts.bench.engine import draw_engine_cycles, engine_cycle_panels
     out = {"params": {"n": [16, 32], "w": 16, "matrices": 3},
            "results": [{"n": 16, "cycles": [253, 255, 257]},
                        {"n": 32, "cycles": [967, 1_001, 980]}],

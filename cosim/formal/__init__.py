@@ -31,15 +31,17 @@ from typing import Callable
 from amaranth.hdl import Assert, Fragment, Module, Signal
 from amaranth.hdl._ast import AnyConst, AnySeq
 
+from aifabric.rtl.catalog import BLOCKS
+
 __all__ = ["Property", "Result", "Harness", "BLOCK_MODULES", "properties", "run",
            "any_seq", "any_const", "named", "mutated", "module_from_source", "block_module",
            "elaborate", "toolchain_missing", "FORMAL_DIR"]
 
 FORMAL_DIR = Path("build") / "formal"
 
-# The blocks with a harness, in the order `make formal` reports them.
-BLOCK_MODULES = ("wwfa", "bvn", "slot_switch", "slot_endpoint", "router", "ocstrx", "wss",
-                 "deinterleaver")
+# The blocks with a harness (``formal=True`` in the registry), in the registry's order, the
+# order `make formal` reports them.
+BLOCK_MODULES = tuple(name for name, block in BLOCKS.items() if block.formal)
 
 
 def any_seq(width):

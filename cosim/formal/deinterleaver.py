@@ -20,9 +20,10 @@ the realisable splits and the counts a setting gives are that model's :func:`cou
 ``only_realisable`` is also the invariant the other two need under induction.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 
 from aifabric.models.flexsipac.transceiver import counts, realisable, settings
+from aifabric.rtl.optics.deinterleaver import Mode, Op
 
 from . import Harness, Property, any_seq, block_module, elaborate
 
@@ -39,7 +40,7 @@ def build(params, mutant_spec=None):
     frag = elaborate(dut)
     m = Module()
     m.submodules.dut = frag
-    width = len(dut.cmd.payload)
+    width = len(Value.cast(dut.cmd.payload))
     valid, payload = Signal(), Signal(width)
     m.d.comb += [valid.eq(any_seq(1)), payload.eq(any_seq(width)),
                  dut.cmd.valid.eq(valid), dut.cmd.payload.eq(payload)]
@@ -77,12 +78,13 @@ def build(params, mutant_spec=None):
             acc = acc | ((f_counts == word(s)).replicate(2) & Const(setting[k], 2))
         m.d.comb += want[2 * k:2 * k + 2].eq(acc)
     unchanged = (dut.modes == modes_q) & (split == split_q)
-    is_split = op == 1
+    is_split = op == Op.SET_SPLIT
     applies = ~(took & is_split) | (Cat(hit & (dut.modes == want) & (split == f_counts),
                                         ~hit & unchanged).any())
-    bad_mode = [f == 3 for k, f in enumerate(f_modes) if k or not uni] or [Const(0)]
-    cause = Cat((op == 0) | (op > 4), (op == 1) & ~hit, (op == 2) & Cat(*bad_mode).any(),
-                (op == 3) & (cmd_q[3:3 + params["timer_bits"]] == 0))
+    bad_mode = [f == Mode.UNIFORM for k, f in enumerate(f_modes) if k or not uni] or [Const(0)]
+    cause = Cat((op == 0) | (op > Op.CLEAR), (op == Op.SET_SPLIT) & ~hit,
+                (op == Op.SET_MODES) & Cat(*bad_mode).any(),
+                (op == Op.SET_SETTLE) & (cmd_q[3:3 + params["timer_bits"]] == 0))
     rejected = ~(took & cause.any()) | unchanged
     checks = {"only_realisable": only_realisable, "set_split_applies": applies,
               "rejected_changes_nothing": rejected}
@@ -92,7 +94,7 @@ def build(params, mutant_spec=None):
     want = Signal(len(ERR_BITS), name="h_errors")
     want_now = Signal(len(ERR_BITS))
     m.d.comb += want_now.eq(Mux(took & cause.any(), want | cause,
-                                Mux(took & (op == 4), 0, want)))
+                                Mux(took & (op == Op.CLEAR), 0, want)))
     m.d.sync += want.eq(want_now)
     for b, bit in enumerate(ERR_BITS):
         checks[f"{bit}_rises"] = ~want_now[b] | dut.error[b]
@@ -106,9 +108,9 @@ ERR_BITS = ("opcode", "split", "mode", "timing")
 
 
 MUTANTS = {
-    "only_realisable": ('e_mode.eq(is_op["SET_MODES"] &', 'e_mode.eq(0 &'),
+    "only_realisable": ("e_mode.eq(is_op[Op.SET_MODES] &", 'e_mode.eq(0 &'),
     "set_split_applies": ("mds[b // 2] >> (b % 2) & 1", "mds[U - 1 - b // 2] >> (b % 2) & 1"),
-    "rejected_changes_nothing": ('e_split.eq(is_op["SET_SPLIT"] & ~Cat(*hit).any())',
+    "rejected_changes_nothing": ("e_split.eq(is_op[Op.SET_SPLIT] & ~Cat(*hit).any())",
                                  "e_split.eq(0)"),
     "opcode_rises": ("e_opcode.eq(~Cat(*is_op.values()).any())", "e_opcode.eq(op > 4)"),
     "opcode_only": ("e_opcode.eq(~Cat(*is_op.values()).any())", "e_opcode.eq(op > 3)"),
@@ -118,8 +120,10 @@ MUTANTS = {
     "mode_rises": ("f.all() for k, f in enumerate(f_modes)",
                    "f.all() for k, f in enumerate(f_modes[:-1])"),
     "mode_only": ("f.all() for k, f in enumerate(f_modes)", "f[1] for k, f in enumerate(f_modes)"),
-    "timing_rises": ("f_settle = pl[3:3 + T]", "f_settle = pl[3:4 + T]"),
-    "timing_only": ("f_settle = pl[3:3 + T]", "f_settle = pl[3:2 + T]"),
+    "timing_rises": ("f_settle = arg.set_settle.value",
+                     "f_settle = self.cmd.payload.as_value()[3:4 + T]"),
+    "timing_only": ("f_settle = arg.set_settle.value",
+                    "f_settle = self.cmd.payload.as_value()[3:2 + T]"),
 }
 MUTANT_TEXT = {
     "only_realisable": "SET_MODES does not refuse mode code 3",

@@ -26,14 +26,14 @@ then samples taken; ``run<g>``: lit samples in a row) and the harness's S, D and
 block's ``settle``, ``debounce`` and ``window``.
 """
 
-from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal, Value
 
 from aifabric.models.infinitehbd.ocstrx import _layout
+from aifabric.rtl.optics.ocstrx import Link, Op, Timing
 
 from . import Harness, Property, any_seq, block_module, elaborate, named
 
 MODULE = "aifabric.rtl.optics.ocstrx"
-SETTLING, CHECKING, UP, FAULT = 1, 2, 3, 4
 
 
 def _trace(n, ids, states, values):
@@ -63,7 +63,7 @@ def build(params, mutant_spec=None):
     m = Module()
     m.submodules.dut = frag
     k, matrix, E = dut.k, dut.matrix, dut.elements
-    width = len(dut.cmd.payload)
+    width = len(Value.cast(dut.cmd.payload))
     valid, p = Signal(), Signal(width)
     m.d.comb += [valid.eq(any_seq(1)), p.eq(any_seq(width)), dut.cmd.valid.eq(valid),
                  dut.cmd.payload.eq(p), dut.pd.eq(any_seq(3 * G))]
@@ -84,13 +84,14 @@ def build(params, mutant_spec=None):
     D = Signal(T, init=min(8, top))
     W = Signal(T, init=min(1000, top))
     malformed = ((op == 0) | (op > 6) |
-                 ((op == 1) & ((group >= G) | (every & (group != 0)) | (path == 0) |
-                               (backup == path))) |
-                 ((op == 2) & ~(is_perm & realised)) |
-                 ((op == 3) & (elem >= E)) |
-                 ((op == 4) & ((which == 3) | (value == 0) | ((which == 1) & (value > W)) |
-                               ((which == 2) & (value < D)))) |
-                 ((op == 6) & ((mask >> G) != 0)))
+                 ((op == Op.SET_PATH) & ((group >= G) | (every & (group != 0)) | (path == 0) |
+                                         (backup == path))) |
+                 ((op == Op.LOAD_PERM) & ~(is_perm & realised)) |
+                 ((op == Op.WRITE_CAL) & (elem >= E)) |
+                 ((op == Op.SET_TIMING) & ((which == 3) | (value == 0) |
+                                           ((which == Timing.DEBOUNCE) & (value > W)) |
+                                           ((which == Timing.WINDOW) & (value < D)))) |
+                 ((op == Op.ARM) & ((mask >> G) != 0)))
 
     rst_q = Signal(reset_less=True)               # a reset in the cycle before
     m.d.sync += rst_q.eq(ResetSignal())
@@ -104,19 +105,19 @@ def build(params, mutant_spec=None):
     link_q = [Signal(3, name=f"h_link{g}") for g in range(G)]
     m.d.sync += [watched_q.eq(watched), mzi_q.eq(dut.mzi)] + \
         [lq.eq(lk) for lq, lk in zip(link_q, link)]
-    failover_start = Cat(*[(link[g] == SETTLING) & (link_q[g] == FAULT) & dut.failover[g]
+    failover_start = Cat(*[(link[g] == Link.SETTLING) & (link_q[g] == Link.FAULT) & dut.failover[g]
                            for g in range(G)]).any()
-    by_command = took_q & ~bad_q & ((op_q == 1) | (op_q == 2))
+    by_command = took_q & ~bad_q & ((op_q == Op.SET_PATH) | (op_q == Op.LOAD_PERM))
     only_on_command = (dut.mzi == mzi_q) | rst_q | by_command | failover_start
     nothing = ~bad_q | rst_q | ((watched == watched_q) & ~dut.busy)
 
     # S, D and W as set, and each group's cycles since its SETTLING began
-    with m.If(took & ~malformed & (op == 4)):
-        with m.If(which == 0):
+    with m.If(took & ~malformed & (op == Op.SET_TIMING)):
+        with m.If(which == Timing.SETTLE):
             m.d.sync += S.eq(value)
-        with m.If(which == 1):
+        with m.If(which == Timing.DEBOUNCE):
             m.d.sync += D.eq(value)
-        with m.If(which == 2):
+        with m.If(which == Timing.WINDOW):
             m.d.sync += W.eq(value)
     # induction: each group's timers against its age since the SETTLING began
     invariants = [S == named(frag, "settle"), D == named(frag, "debounce"),
@@ -126,44 +127,48 @@ def build(params, mutant_spec=None):
         tmr, run = named(frag, f"tmr{g}"), named(frag, f"run{g}")
         age = Signal(T + 2, name=f"h_age{g}")
         settled = Signal(name=f"h_settled{g}")    # this check follows a settle
-        onset = (link[g] == SETTLING) & (link_q[g] != SETTLING)
-        recheck = (link[g] == CHECKING) & (link_q[g] != CHECKING) & \
-            (link_q[g] != SETTLING)
+        onset = (link[g] == Link.SETTLING) & (link_q[g] != Link.SETTLING)
+        recheck = (link[g] == Link.CHECKING) & (link_q[g] != Link.CHECKING) & \
+            (link_q[g] != Link.SETTLING)
         m.d.sync += age.eq(Mux(onset, 1, Mux(age.all(), age, age + 1)))
         with m.If(onset):
             m.d.sync += settled.eq(1)
         with m.Elif(recheck):
             m.d.sync += settled.eq(0)
-        ok_up.append(~((link[g] == UP) & (link_q[g] == CHECKING) & settled) | rst_q |
+        ok_up.append(~((link[g] == Link.UP) & (link_q[g] == Link.CHECKING) & settled) | rst_q |
                      (age >= S + D))
         path_g = dut.path[2 * g:2 * g + 2]
         invariants += [
             # a group's two elements are its path's (a live calibration write re-drives them)
             (path_g != 0) & (dut.mzi[2 * g] == (path_g != 3)) &
             (dut.mzi[2 * g + 1] == (path_g == 2)),
-            ~(link[g] == SETTLING) | ((tmr != 0) & (tmr <= S)),
-            ~((link[g] == SETTLING) & (link_q[g] == SETTLING)) | (age + tmr == S),
-            ~((link[g] == CHECKING) & (link_q[g] != CHECKING)) | ((tmr == 0) & (run == 0)),
-            ~((link[g] == CHECKING) & settled & (link_q[g] == CHECKING)) |
+            ~(link[g] == Link.SETTLING) | ((tmr != 0) & (tmr <= S)),
+            ~((link[g] == Link.SETTLING) & (link_q[g] == Link.SETTLING)) | (age + tmr == S),
+            ~((link[g] == Link.CHECKING) & (link_q[g] != Link.CHECKING)) |
+            ((tmr == 0) & (run == 0)),
+            ~((link[g] == Link.CHECKING) & settled & (link_q[g] == Link.CHECKING)) |
             ((age == S + tmr) & (run <= tmr)),
-            ~((link[g] == CHECKING) & (link_q[g] == SETTLING)) | (age == S),
+            ~((link[g] == Link.CHECKING) & (link_q[g] == Link.SETTLING)) | (age == S),
         ]
     # the sticky error word, bit by bit from the harness's own reading of the command: a
     # command taken with errors adds exactly its bits, a good CLEAR clears, nothing else
     # changes it
     cause = Cat(
         (op == 0) | (op == 7),
-        ((op == 1) & ((group >= G) | (every & (group != 0)))) | ((op == 6) & ((mask >> G) != 0)),
-        (op == 1) & ~((group >= G) | (every & (group != 0))) & ((path == 0) | (backup == path)),
-        (op == 2) & ~is_perm,
-        (op == 2) & is_perm & ~realised,
-        (op == 3) & (elem >= E),
-        (op == 4) & ((which == 3) | (value == 0) | ((which == 1) & (value > W)) |
-                     ((which == 2) & (value < D))))
+        ((op == Op.SET_PATH) & ((group >= G) | (every & (group != 0)))) |
+        ((op == Op.ARM) & ((mask >> G) != 0)),
+        (op == Op.SET_PATH) & ~((group >= G) | (every & (group != 0))) &
+        ((path == 0) | (backup == path)),
+        (op == Op.LOAD_PERM) & ~is_perm,
+        (op == Op.LOAD_PERM) & is_perm & ~realised,
+        (op == Op.WRITE_CAL) & (elem >= E),
+        (op == Op.SET_TIMING) & ((which == 3) | (value == 0) |
+                                 ((which == Timing.DEBOUNCE) & (value > W)) |
+                                 ((which == Timing.WINDOW) & (value < D))))
     want = Signal(len(cause), name="h_errors")
     with m.If(took & cause.any()):
         m.d.sync += want.eq(want | cause)
-    with m.Elif(took & (op == 5)):
+    with m.Elif(took & (op == Op.CLEAR)):
         m.d.sync += want.eq(0)
     checks = {"error_bits_exact": dut.error == want,
               "elements_only_on_command": only_on_command,
@@ -175,8 +180,8 @@ def build(params, mutant_spec=None):
 
 
 MUTANTS = {
-    "elements_only_on_command": ("m.d.sync += [link[g].eq(FAULT), cause[g].eq(1)]",
-                                 "m.d.sync += [link[g].eq(FAULT), cause[g].eq(1), "
+    "elements_only_on_command": ("[link[g].eq(Link.FAULT), cause[g].eq(Cause.NO_LIGHT)]",
+                                 "[link[g].eq(Link.FAULT), cause[g].eq(Cause.NO_LIGHT), "
                                  "states[2 * g].eq(0)]"),
     "malformed_changes_nothing": ("(~f_path.any() | (f_backup == f_path))",
                                   "(~f_path.any())"),

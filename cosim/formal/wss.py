@@ -23,7 +23,9 @@ value <= w). Bounded model check: a commit scans w + 3 and applies w + 2 cycles,
 covers loads, a commit refused or applied, and the next commit.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+
+from aifabric.rtl.optics.wss import Op, State
 
 from . import Harness, Property, any_seq, block_module, elaborate
 
@@ -37,16 +39,15 @@ def build(params, mutant_spec=None):
     frag = elaborate(dut)
     m = Module()
     m.submodules.dut = frag
-    width = len(dut.cmd.payload)
+    width = len(Value.cast(dut.cmd.payload))
     valid, payload = Signal(), Signal(width)
     m.d.comb += [valid.eq(any_seq(1)), payload.eq(any_seq(width)),
                  dut.cmd.valid.eq(valid), dut.cmd.payload.eq(payload)]
     c = dut.cell
-    cell = {(i, lam): dut.drive[(lam * r + i) * c:(lam * r + i + 1) * c]
-            for i in range(r) for lam in range(w)}
+    cell = {(i, lam): dut.drive[lam][i] for i in range(r) for lam in range(w)}
 
     def to(i, lam, o):
-        return cell[i, lam][0] & (cell[i, lam][1:] == o)
+        return cell[i, lam].enable & (cell[i, lam].port == o)
 
     no_dup = []
     for lam in range(w):
@@ -54,20 +55,21 @@ def build(params, mutant_spec=None):
             hits = sum((to(i, lam, o) for i in range(r)), start=0)
             no_dup.append(hits <= 1)
         for i in range(r):
-            no_dup.append(~cell[i, lam][0] | (cell[i, lam][1:] < r))
+            no_dup.append(~cell[i, lam].enable | (cell[i, lam].port < r))
     no_self = [~to(o, lam, o) for lam in range(w) for o in range(r)]
 
     # the budgets in force
     lb, rb = w.bit_length(), r.bit_length()
     budget = [Signal(lb + 1, name=f"h_budget{o}", init=w) for o in range(r)]
     f_port, f_value = payload[3:3 + rb], payload[3 + rb:3 + rb + lb]
-    with m.If(valid & dut.cmd.ready & (payload[0:3] == 3) & (f_port < r) & (f_value <= w)):
+    with m.If(valid & dut.cmd.ready & (payload[0:3] == Op.SET_BUDGET) & (f_port < r) &
+              (f_value <= w)):
         for o in range(r):
             with m.If(f_port == o):
                 m.d.sync += budget[o].eq(f_value)
     within = [sum((to(i, lam, o) for i in range(r) for lam in range(w)), start=0) <= budget[o]
               for o in range(r)]
-    settling = dut.state == 3
+    settling = dut.state == State.SETTLE
     checks = {"no_duplicate": Cat(*no_dup).all(), "no_self": Cat(*no_self).all(),
               "budget": ~settling | Cat(*within).all()}
 
@@ -79,16 +81,16 @@ def build(params, mutant_spec=None):
     T = params["timer_bits"]
     cause = Signal(6, name="h_cause")              # OPCODE, RANGE, -, -, -, TIMING
     m.d.comb += [
-        cause[0].eq((op == 0) | (op > 5)),
-        cause[1].eq(((op == 1) & ((f_lam >= w) |
+        cause[0].eq((op == 0) | (op > Op.CLEAR)),
+        cause[1].eq(((op == Op.LOAD_COLUMN) & ((f_lam >= w) |
                                   Cat(*[cl[0] & (cl[1:] >= r) for cl in f_cells]).any())) |
-                    ((op == 3) & ((f_port >= r) | (f_value > w)))),
-        cause[5].eq((op == 4) & (payload[3:3 + T] == 0)),
+                    ((op == Op.SET_BUDGET) & ((f_port >= r) | (f_value > w)))),
+        cause[5].eq((op == Op.SET_SETTLE) & (payload[3:3 + T] == 0)),
     ]
     # the staging table as loaded (a memory: no reset, zero at power-up)
     stage = [[Signal(c, name=f"h_stage{lam}_{i}", reset_less=True) for i in range(r)]
              for lam in range(w)]
-    with m.If(took & (op == 1) & ~cause.any()):
+    with m.If(took & (op == Op.LOAD_COLUMN) & ~cause.any()):
         for lam in range(w):
             with m.If(f_lam == lam):
                 m.d.sync += [stage[lam][i].eq(f_cells[i]) for i in range(r)]
@@ -111,7 +113,7 @@ def build(params, mutant_spec=None):
     age = Signal(range(w + 6), name="h_age")
     pend_kind, pend_at = Signal(3, name="h_kind"), Signal(len(at), name="h_at")
     found = (pend_kind != 0) & (age == 4 + pend_at)
-    with m.If(took & (op == 2)):
+    with m.If(took & (op == Op.COMMIT)):
         m.d.sync += [age.eq(1), pend_at.eq(at),
                      pend_kind.eq(Mux(Cat(*[e[0] for e in entries]).any(), kind, 0))]
     with m.Elif(found):
@@ -122,7 +124,7 @@ def build(params, mutant_spec=None):
     want = Signal(6, name="h_errors")
     with m.If(took & cause.any()):
         m.d.sync += want.eq(want | cause)
-    with m.Elif(took & (op == 5)):
+    with m.Elif(took & (op == Op.CLEAR)):
         m.d.sync += want.eq(0)
     with m.Elif(found):
         m.d.sync += want.eq(want | (pend_kind << 2))
@@ -149,8 +151,10 @@ MUTANTS = {
     "duplicate_only": ("dup.eq(~sq[o] & dq[o])", "dup.eq(dq[o])"),
     "budget_rises": ("full.eq(count[o] >= budget[o])", "full.eq(count[o] > budget[o])"),
     "budget_only": ("over.eq(~sq[o] & ~dq[o] & hq[o] & full)", "over.eq(~sq[o] & ~dq[o] & full)"),
-    "timing_rises": ("f_settle = pl[3:3 + T]", "f_settle = pl[3:4 + T]"),
-    "timing_only": ("f_settle = pl[3:3 + T]", "f_settle = pl[3:2 + T]"),
+    "timing_rises": ("f_settle = arg.set_settle.value",
+                     "f_settle = self.cmd.payload.as_value()[3:4 + T]"),
+    "timing_only": ("f_settle = arg.set_settle.value",
+                    "f_settle = self.cmd.payload.as_value()[3:2 + T]"),
 }
 MUTANT_TEXT = {
     "no_duplicate": "the scan does not flag two inputs on one output",

@@ -60,12 +60,13 @@ ALL_PASS (the whole comb at port P - 1), split (0, .., 0, w), settle = the param
 
 from __future__ import annotations
 
+import enum
 import itertools
 from dataclasses import dataclass
 
 from ..common.controller import check_ranges, check_settle
 
-__all__ = ["MODES", "ERRORS", "FORMS", "UNIFORM", "settings", "trace", "counts", "realisable",
+__all__ = ["Op", "MODES", "ERRORS", "FORMS", "UNIFORM", "settings", "trace", "counts", "realisable",
            "setting_for",
            "port_sets", "DIXCommand", "Deinterleaver", "check_params", "cu_splits",
            "split_report", "joint_report"]
@@ -76,6 +77,17 @@ MODES = ("ALL_DROP", "ALL_PASS", "EVEN", "UNIFORM")
 UNIFORM = 3                                      # unit 0 only, in a "_uniform" form
 MZI = {0: (0, 0), 1: (0, 1), 2: (1, 0), 3: (1, 1)}   # mode -> (in, sel)
 ERRORS = ("OPCODE", "SPLIT", "MODE", "TIMING")
+
+
+class Op(enum.IntEnum):
+    """The command codes (``op``); the RTL's own enumeration must match it
+    (``tests/rtl/optics``)."""
+    SET_SPLIT = 1
+    SET_MODES = 2
+    SET_SETTLE = 3
+    CLEAR = 4
+
+
 COUNTER_BITS = 16
 
 
@@ -199,15 +211,15 @@ class Deinterleaver:
                 "error": self.errors, "configs": self.configs}
 
     def check(self, c: DIXCommand) -> str | None:
-        if c.op == 1:
+        if c.op == Op.SET_SPLIT:
             return None if tuple(c.split) in self.table else "SPLIT"
-        if c.op == 2:
+        if c.op == Op.SET_MODES:
             ok = [(0, 1, 2, UNIFORM) if k == 0 and _uniform(self.form) else (0, 1, 2)
                   for k in range(self.P - 1)]
             return "MODE" if any(m not in o for m, o in zip(c.modes, ok)) else None
-        if c.op == 3:
+        if c.op == Op.SET_SETTLE:
             return "TIMING" if c.value < 1 else None
-        return None if c.op == 4 else "OPCODE"
+        return None if c.op == Op.CLEAR else "OPCODE"
 
     def edge(self, cmd: DIXCommand | None, rst: bool = False) -> str | None:
         if rst:
@@ -224,10 +236,11 @@ class Deinterleaver:
         if err:
             self.errors |= 1 << ERRORS.index(err)
             return err
-        if cmd.op in (1, 2):
-            self.modes = list(self.table[tuple(cmd.split)] if cmd.op == 1 else cmd.modes)
+        if cmd.op in (Op.SET_SPLIT, Op.SET_MODES):
+            self.modes = list(self.table[tuple(cmd.split)] if cmd.op == Op.SET_SPLIT
+                              else cmd.modes)
             self.timer = self.settle
-        elif cmd.op == 3:
+        elif cmd.op == Op.SET_SETTLE:
             self.settle = cmd.value
         else:
             self.errors = 0

@@ -61,14 +61,27 @@ power-up).
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from ..common.controller import check_ranges, check_settle
 
-__all__ = ["ERRORS", "STATES", "WSSCommand", "WSS", "check_params", "first_conflict",
+__all__ = ["Op", "ERRORS", "STATES", "WSSCommand", "WSS", "check_params", "first_conflict",
            "load_commands", "check_assignment_configs"]
 
 ERRORS = ("OPCODE", "RANGE", "SELF", "DUPLICATE", "BUDGET", "TIMING")
+
+
+class Op(enum.IntEnum):
+    """The command codes (``op``); the RTL's own enumeration must match it
+    (``tests/rtl/optics``)."""
+    LOAD_COLUMN = 1
+    COMMIT = 2
+    SET_BUDGET = 3
+    SET_SETTLE = 4
+    CLEAR = 5
+
+
 STATES = ("IDLE", "SCAN", "APPLY", "SETTLE")
 COUNTER_BITS = 16
 
@@ -91,19 +104,19 @@ class WSSCommand:
 
     @classmethod
     def load(cls, lam, cells):
-        return cls(1, lam=lam, cells=tuple(cells))
+        return cls(Op.LOAD_COLUMN, lam=lam, cells=tuple(cells))
 
     @classmethod
     def commit(cls):
-        return cls(2)
+        return cls(Op.COMMIT)
 
     @classmethod
     def budget(cls, port, value):
-        return cls(3, port=port, value=value)
+        return cls(Op.SET_BUDGET, port=port, value=value)
 
     @classmethod
     def settle(cls, value):
-        return cls(4, value=value)
+        return cls(Op.SET_SETTLE, value=value)
 
 
 def first_conflict(table, r: int, budget) -> tuple[str, int, int] | None:
@@ -151,17 +164,17 @@ class WSS:
 
     def check(self, c: WSSCommand) -> str | None:
         """The error a malformed command sets, or None."""
-        if c.op == 1:
+        if c.op == Op.LOAD_COLUMN:
             if not 0 <= c.lam < self.w or any(o is not None and not 0 <= o < self.r
                                               for o in c.cells):
                 return "RANGE"
-        elif c.op == 3:
+        elif c.op == Op.SET_BUDGET:
             if not 0 <= c.port < self.r or not 0 <= c.value <= self.w:
                 return "RANGE"
-        elif c.op == 4:
+        elif c.op == Op.SET_SETTLE:
             if c.value < 1:
                 return "TIMING"
-        elif c.op not in (2, 5):
+        elif c.op not in (Op.COMMIT, Op.CLEAR):
             return "OPCODE"
         return None
 
@@ -173,9 +186,9 @@ class WSS:
         if err:
             self.errors |= 1 << ERRORS.index(err)
             return err
-        if c.op == 1:
+        if c.op == Op.LOAD_COLUMN:
             self.staging[c.lam] = list(c.cells)
-        elif c.op == 2:
+        elif c.op == Op.COMMIT:
             bad = first_conflict(self.staging, self.r, self.budget)
             if bad:
                 kind, self.err_port, self.err_lambda = bad
@@ -183,9 +196,9 @@ class WSS:
                 return kind
             self.active = [list(col) for col in self.staging]
             self.configs = (self.configs + 1) % (1 << COUNTER_BITS)
-        elif c.op == 3:
+        elif c.op == Op.SET_BUDGET:
             self.budget[c.port] = c.value
-        elif c.op == 4:
+        elif c.op == Op.SET_SETTLE:
             self.settle = c.value
         else:
             self.errors = 0

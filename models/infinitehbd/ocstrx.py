@@ -88,11 +88,12 @@ must re-issue its configuration (``ring_commands``) after one.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from ..common.controller import check_ranges, check_settle
 
-__all__ = ["LOOP_PATH", "PATH_ELEMENTS", "LINK", "ERRORS", "Command", "OCSTrx",
+__all__ = ["Op", "LOOP_PATH", "PATH_ELEMENTS", "LINK", "ERRORS", "Command", "OCSTrx",
            "benes_size", "benes_route", "benes_trace", "element_count", "path_states",
            "join_perm", "trx_commands", "ring_backups", "ring_commands", "check_params"]
 
@@ -100,7 +101,19 @@ LOOP_PATH = 3
 PATH_ELEMENTS = {1: (1, 0), 2: (1, 1), 3: (0, 0)}       # path -> (A, B)
 LINK = ("DOWN", "SETTLING", "CHECKING", "UP", "FAULT")
 ERRORS = ("OPCODE", "GROUP", "PATH", "PERM", "STATES", "ELEMENT", "TIMING")
-OPS = {1: "SET_PATH", 2: "LOAD_PERM", 3: "WRITE_CAL", 4: "SET_TIMING", 5: "CLEAR", 6: "ARM"}
+
+
+class Op(enum.IntEnum):
+    """The command codes (``op``); the RTL's own enumeration must match it
+    (``tests/rtl/optics``)."""
+    SET_PATH = 1
+    LOAD_PERM = 2
+    WRITE_CAL = 3
+    SET_TIMING = 4
+    CLEAR = 5
+    ARM = 6
+
+
 COUNTER_BITS = 16
 
 
@@ -258,25 +271,25 @@ class Command:
     @classmethod
     def set_path(cls, group, path, backup=0, every=0):
         """``every`` = 1: all groups of the bundle (``group`` must be 0)."""
-        return cls(1, group=group, path=path, backup=backup, every=every)
+        return cls(Op.SET_PATH, group=group, path=path, backup=backup, every=every)
 
     @classmethod
     def load_perm(cls, perm, states=None):
         perm = tuple(int(p) for p in perm)
-        return cls(2, perm=perm, states=tuple(benes_route(perm) if states is None
+        return cls(Op.LOAD_PERM, perm=perm, states=tuple(benes_route(perm) if states is None
                                               else states))
 
     @classmethod
     def write_cal(cls, element, state, code):
-        return cls(3, element=element, state=state, code=code)
+        return cls(Op.WRITE_CAL, element=element, state=state, code=code)
 
     @classmethod
     def set_timing(cls, which, value):
-        return cls(4, which=which, value=value)
+        return cls(Op.SET_TIMING, which=which, value=value)
 
     @classmethod
     def arm(cls, mask):
-        return cls(6, mask=mask)
+        return cls(Op.ARM, mask=mask)
 
 
 DOWN, SETTLING, CHECKING, UP, FAULT = range(5)
@@ -340,30 +353,30 @@ class OCSTrx:
     # -- checks ---------------------------------------------------------------------------
     def check(self, c: Command) -> str | None:
         """The error a command raises (None when it is applied)."""
-        if c.op == 1:
+        if c.op == Op.SET_PATH:
             if not 0 <= c.group < self.G or (c.every and c.group):
                 return "GROUP"
             if c.path not in (1, 2, 3) or not 0 <= c.backup <= 3 or c.backup == c.path:
                 return "PATH"
-        elif c.op == 2:
+        elif c.op == Op.LOAD_PERM:
             if sorted(c.perm) != list(range(self.N)):
                 return "PERM"
             if benes_trace(list(c.states), self.N) != list(c.perm):
                 return "STATES"
-        elif c.op == 3:
+        elif c.op == Op.WRITE_CAL:
             if not 0 <= c.element < self.E:
                 return "ELEMENT"
-        elif c.op == 4:
+        elif c.op == Op.SET_TIMING:
             if c.which not in (0, 1, 2) or c.value < 1:
                 return "TIMING"
             timing = list(self.timing)
             timing[c.which] = c.value
             if timing[2] < timing[1]:
                 return "TIMING"
-        elif c.op == 6:
+        elif c.op == Op.ARM:
             if c.mask >> self.G:
                 return "GROUP"
-        elif c.op != 5:
+        elif c.op != Op.CLEAR:
             return "OPCODE"
         return None
 
@@ -442,19 +455,19 @@ class OCSTrx:
         if err is not None:
             self.errors |= 1 << ERRORS.index(err)
             return err
-        if cmd.op == 1:
+        if cmd.op == Op.SET_PATH:
             for g in (range(self.G) if cmd.every else [cmd.group]):
                 if cmd.path == self.path[g] and link0[g] == UP:
                     self.backup[g] = cmd.backup           # the path in use: no settle
                 else:
                     self._start(g, cmd.path, cmd.backup, 0)
                     self.cause[g] = 0
-        elif cmd.op == 2:
+        elif cmd.op == Op.LOAD_PERM:
             base = 2 * self.G
             self.states[base:] = list(cmd.states)
             self.perm = list(cmd.perm)
             self._settle_matrix()
-        elif cmd.op == 3:
+        elif cmd.op == Op.WRITE_CAL:
             e, s = cmd.element, cmd.state & 1
             self.cal[e][s] = cmd.code
             if self.states[e] == s:                       # a live heater changes: settle
@@ -464,11 +477,11 @@ class OCSTrx:
                     self.cause[g] = 0
                 else:
                     self._settle_matrix()
-        elif cmd.op == 4:
+        elif cmd.op == Op.SET_TIMING:
             self.timing[cmd.which] = cmd.value
-        elif cmd.op == 5:
+        elif cmd.op == Op.CLEAR:
             self.errors = 0
-        elif cmd.op == 6:
+        elif cmd.op == Op.ARM:
             self.armed = [cmd.mask >> g & 1 for g in range(self.G)]
         return "ok"
 

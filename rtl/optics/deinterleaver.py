@@ -6,11 +6,11 @@ realisable split, built when the Verilog is generated: 3^(P-1) entries), sets th
 waits the settle time. Cycle for cycle the behaviour of ``models.flexsipac.transceiver``
 (its docstring is the contract: modes, which wavelengths each unit drops, commands, timing).
 
-Command payload (``cmd``; bit 0 upwards), c = the bit length of w
-================================================================
-``op`` (3 bits), then from bit 3: 1 SET_SPLIT ``count[p]`` (c bits each, port 0 first);
-2 SET_MODES ``mode[k]`` (2 bits each, unit 0 first: 0 ALL_DROP, 1 ALL_PASS, 2 EVEN; 3
-UNIFORM at unit 0 of a "_uniform" form, else a MODE error);
+Command payload (``cmd``, :func:`cmd_layout`; bit 0 upwards), c = the bit length of w
+====================================================================================
+``op`` (3 bits, :class:`Op`), then from bit 3: 1 SET_SPLIT ``count[p]`` (c bits each, port 0
+first); 2 SET_MODES ``mode[k]`` (2 bits each, :class:`Mode`, unit 0 first: 0 ALL_DROP,
+1 ALL_PASS, 2 EVEN; 3 UNIFORM at unit 0 of a "_uniform" form, else a MODE error);
 3 SET_SETTLE ``value`` (T); 4 CLEAR. ``cmd.ready``: idle (``busy``, a register,
 low), and low from a reset edge through the first cycle after the reset (a register,
 ``running``: no reset signal in the logic; the stream holds ``valid`` low in reset).
@@ -18,28 +18,72 @@ low), and low from a reset edge through the first cycle after the reset (a regis
 Status
 ======
 ``modes`` (2 bits per unit), ``mzi`` (per unit ``in`` then ``sel``), ``split`` (the counts
-the applied modes give, c bits per port), ``state`` (0 IDLE, 1 SETTLE), ``error`` (sticky:
-bit 0 OPCODE, 1 SPLIT, 2 MODE, 3 TIMING), ``configs`` (16 bits, wraps).
+the applied modes give, c bits per port), ``state`` (:class:`State`: 0 IDLE, 1 SETTLE),
+``error`` (sticky, the bits of :class:`Error`: 0 OPCODE, 1 SPLIT, 2 MODE, 3 TIMING),
+``configs`` (16 bits, wraps).
 """
 
 import itertools
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .._util import check_params, eq_const, not_elaborated
 
-__all__ = ["DeinterleaverController", "FORMS", "cmd_width", "split_table"]
+__all__ = ["DeinterleaverController", "Op", "Error", "Mode", "State", "FORMS", "cmd_layout",
+           "cmd_width", "split_table"]
 
-OPS = {"SET_SPLIT": 1, "SET_MODES": 2, "SET_SETTLE": 3, "CLEAR": 4}
-ERR = {"OPCODE": 0, "SPLIT": 1, "MODE": 2, "TIMING": 3}
-ALL_DROP, ALL_PASS, EVEN, UNIFORM = 0, 1, 2, 3
+
+# IntEnums: a field of one of these shapes is a plain Value, and the split table below
+# computes with the modes as integers.
+class Op(enum.IntEnum, shape=3):
+    """``op``, the command's first field; 0 and 5..7 are rejected (OPCODE)."""
+    SET_SPLIT = 1
+    SET_MODES = 2
+    SET_SETTLE = 3
+    CLEAR = 4
+
+
+class Error(enum.IntEnum, shape=2):
+    """The bit of the sticky ``error`` vector each refusal sets."""
+    OPCODE = 0
+    SPLIT = 1
+    MODE = 2
+    TIMING = 3
+
+
+class Mode(enum.IntEnum, shape=2):
+    """A unit's mode; UNIFORM only at unit 0 of a "_uniform" form."""
+    ALL_DROP = 0
+    ALL_PASS = 1
+    EVEN = 2
+    UNIFORM = 3
+
+
+class State(enum.IntEnum, shape=1):
+    """``state``."""
+    IDLE = 0
+    SETTLE = 1
+
+
+ALL_DROP, ALL_PASS, EVEN, UNIFORM = Mode
 FORMS = ("chain", "tree", "chain_uniform", "tree_uniform")
 
 
+def cmd_layout(ports, wavelengths, timer_bits):
+    """The command payload: ``op``, then the operation's fields from bit 3 (the members of
+    ``arg``; CLEAR carries none)."""
+    return data.StructLayout({"op": Op, "arg": data.UnionLayout({
+        "set_split": data.StructLayout({
+            "count": data.ArrayLayout(wavelengths.bit_length(), ports)}),
+        "set_modes": data.StructLayout({"mode": data.ArrayLayout(Mode, ports - 1)}),
+        "set_settle": data.StructLayout({"value": timer_bits}),
+    })})
+
+
 def cmd_width(ports, wavelengths, timer_bits):
-    return 3 + max(ports * wavelengths.bit_length(), 2 * (ports - 1), timer_bits)
+    return cmd_layout(ports, wavelengths, timer_bits).size
 
 
 def _drops(mode, lam, bit):
@@ -105,9 +149,9 @@ class DeinterleaverController(wiring.Component):
         self.P, self.w, self.T, self.settle = ports, wavelengths, timer_bits, settle
         c = wavelengths.bit_length()
         super().__init__({
-            "cmd": In(stream.Signature(cmd_width(ports, wavelengths, timer_bits))),
+            "cmd": In(stream.Signature(cmd_layout(ports, wavelengths, timer_bits))),
             "modes": Out(2 * (ports - 1)), "mzi": Out(2 * (ports - 1)),
-            "split": Out(ports * c), "state": Out(1), "error": Out(len(ERR)),
+            "split": Out(ports * c), "state": Out(State), "error": Out(len(Error)),
             "configs": Out(16),
         })
 
@@ -115,10 +159,10 @@ class DeinterleaverController(wiring.Component):
         m = Module()
         P, w, T = self.P, self.w, self.T
         U, c = P - 1, w.bit_length()
-        modes = [Signal(2, name=f"mode{k}", init=ALL_PASS) for k in range(U)]
+        modes = [Signal(Mode, name=f"mode{k}", init=ALL_PASS) for k in range(U)]
         settle = Signal(T, init=self.settle)
         timer = Signal(T)
-        errors = Signal(len(ERR))
+        errors = Signal(len(Error))
         configs = Signal(16)
         busy = Signal()               # registered: a settle runs (the timer is not 0)
         running = Signal()            # low from a reset edge to the first cycle after it
@@ -138,14 +182,13 @@ class DeinterleaverController(wiring.Component):
         m.d.comb += self.split.eq(split)
 
         # ---- command fields and checks
-        pl = self.cmd.payload
-        op = pl[0:3]
-        f_counts = [pl[3 + p * c:3 + (p + 1) * c] for p in range(P)]
-        f_modes = [pl[3 + 2 * k:5 + 2 * k] for k in range(U)]
-        f_settle = pl[3:3 + T]
-        is_op = {name: Signal(name=f"is_{name.lower()}") for name in OPS}
-        for name, code in OPS.items():
-            m.d.comb += is_op[name].eq(eq_const(op, code))
+        op, arg = self.cmd.payload.op, self.cmd.payload.arg
+        f_counts = [arg.set_split.count[p] for p in range(P)]
+        f_modes = [arg.set_modes.mode[k] for k in range(U)]
+        f_settle = arg.set_settle.value
+        is_op = {code: Signal(name=f"is_{code.name.lower()}") for code in Op}
+        for code in Op:
+            m.d.comb += is_op[code].eq(eq_const(op, code))
         # the table entry equal to the commanded split (the table's splits are distinct, so
         # at most one matches) and its modes. Separate 1-bit signals throughout: bits that
         # share their logic would otherwise alias each other inside one Verilog vector.
@@ -160,7 +203,7 @@ class DeinterleaverController(wiring.Component):
         # combination, OR-ed per bit of the counts), registered with the modes
         nxt = [Signal(2, name=f"next_mode{k}") for k in range(U)]
         for k in range(U):
-            m.d.comb += nxt[k].eq(Mux(is_op["SET_SPLIT"], Cat(found[2 * k], found[2 * k + 1]),
+            m.d.comb += nxt[k].eq(Mux(is_op[Op.SET_SPLIT], Cat(found[2 * k], found[2 * k + 1]),
                                       f_modes[k]))
         nxt_eq = [[eq_const(nxt[k], v) for v in range(4)] for k in range(U)]
         bits = [[] for _ in range(P * c)]
@@ -176,13 +219,14 @@ class DeinterleaverController(wiring.Component):
             m.d.comb += split_next[b].eq(Cat(*bits[b]).any() if bits[b] else 0)
         e_split, e_mode, e_timing, e_opcode = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [
-            e_split.eq(is_op["SET_SPLIT"] & ~Cat(*hit).any()),
-            e_mode.eq(is_op["SET_MODES"] & Cat(*[f.all() for k, f in enumerate(f_modes)
+            e_split.eq(is_op[Op.SET_SPLIT] & ~Cat(*hit).any()),
+            e_mode.eq(is_op[Op.SET_MODES] & Cat(*[f.all() for k, f in enumerate(f_modes)
                                                   if k or not self.uniform]).any()),
-            e_timing.eq(is_op["SET_SETTLE"] & ~f_settle.any()),
+            e_timing.eq(is_op[Op.SET_SETTLE] & ~f_settle.any()),
             e_opcode.eq(~Cat(*is_op.values()).any()),
         ]
-        err = Cat(e_opcode, e_split, e_mode, e_timing)
+        err = Cat(*({Error.OPCODE: e_opcode, Error.SPLIT: e_split, Error.MODE: e_mode,
+                     Error.TIMING: e_timing}[bit] for bit in Error))
 
         with m.If(busy):
             with m.If(~timer[1:].any()):
@@ -191,11 +235,11 @@ class DeinterleaverController(wiring.Component):
         with m.Elif(ready & self.cmd.valid):
             with m.If(err.any()):
                 m.d.sync += errors.eq(errors | err)
-            with m.Elif(is_op["SET_SPLIT"] | is_op["SET_MODES"]):
+            with m.Elif(is_op[Op.SET_SPLIT] | is_op[Op.SET_MODES]):
                 m.d.sync += [modes[k].eq(nxt[k]) for k in range(U)]
                 m.d.sync += [split.eq(Cat(*split_next)), timer.eq(settle), busy.eq(1)]
-            with m.Elif(is_op["SET_SETTLE"]):
+            with m.Elif(is_op[Op.SET_SETTLE]):
                 m.d.sync += settle.eq(f_settle)
-            with m.Elif(is_op["CLEAR"]):
+            with m.Elif(is_op[Op.CLEAR]):
                 m.d.sync += errors.eq(0)
         return m

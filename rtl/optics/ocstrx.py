@@ -4,16 +4,17 @@ settle timer and the photodetector link check with automatic failover to a backu
 The behaviour is the contract in ``models.infinitehbd.ocstrx`` (commands, checks, order of
 events, failover, reset state); the co-simulation checks it transaction by transaction.
 
-Command payload (``cmd``, an ``amaranth.lib.stream``; bit 0 upwards)
-====================================================================
-``op`` (3 bits), then by op (l = log2 N; e = the bit length of E, so every field can name
-an element or group that does not exist):
+Command payload (``cmd``, a stream of :func:`cmd_layout`; bit 0 upwards)
+=======================================================================
+``op`` (3 bits, :class:`Op`), then by op (l = log2 N; e = the bit length of E, so every
+field can name an element or group that does not exist):
 
 - 1 SET_PATH: ``group`` (4 bits), ``path`` (2), ``backup`` (2), ``every`` (1: all groups).
 - 2 LOAD_PERM: ``perm[i]`` (l bits each, lane 0 first) then the matrix ``states`` (one bit
   per element, element 0 first).
 - 3 WRITE_CAL: ``element`` (e bits), ``state`` (1), ``code`` (H).
-- 4 SET_TIMING: ``which`` (2: 0 settle, 1 debounce, 2 window), ``value`` (T).
+- 4 SET_TIMING: ``which`` (2, :class:`Timing`: 0 settle, 1 debounce, 2 window),
+  ``value`` (T).
 - 5 CLEAR.
 - 6 ARM: ``mask`` (8 bits; bit g arms group g, 0 holds it). Other ops are rejected
   (OPCODE).
@@ -28,12 +29,13 @@ Status (outputs, field k of a vector at bits ``k * width``)
 ==========================================================
 ``mzi`` (one state bit per element: A, B of group 0, A, B of group 1, ..., then the matrix),
 ``heater`` (H bits per element: ``cal[e][mzi[e]]``), per group ``path`` (2 bits),
-``backup`` (2), ``link`` (3: 0 DOWN, 1 SETTLING, 2 CHECKING, 3 UP, 4 FAULT), ``cause`` (2:
-0 none, 1 no light after a reconfiguration, 2 light lost), ``failover`` (1); ``mstate``
-(2: 0 IDLE, 1 SETTLING, 2 READY), ``perm`` (the applied lane permutation, l bits per lane),
-``busy``, ``error`` (sticky: bit 0 OPCODE, 1 GROUP, 2 PATH, 3 PERM, 4 STATES, 5 ELEMENT,
-6 TIMING), ``reconfigs`` (16 bits, wraps). ``pd``: three photodetectors per group (bit 3g
-path 1, 3g + 1 path 2, 3g + 2 loopback).
+``backup`` (2), ``link`` (3, :class:`Link`: 0 DOWN, 1 SETTLING, 2 CHECKING, 3 UP, 4 FAULT),
+``cause`` (2, :class:`Cause`: 0 none, 1 no light after a reconfiguration, 2 light lost),
+``failover`` (1); ``mstate`` (2, :class:`MatrixState`: 0 IDLE, 1 SETTLING, 2 READY), ``perm``
+(the applied lane permutation, l bits per lane), ``busy``, ``error`` (sticky, the bits of
+:class:`Error`: 0 OPCODE, 1 GROUP, 2 PATH, 3 PERM, 4 STATES, 5 ELEMENT, 6 TIMING),
+``reconfigs`` (16 bits, wraps). ``pd``: three photodetectors per group (bit 3g path 1,
+3g + 1 path 2, 3g + 2 loopback).
 
 Every group has its own settle/check counter and light-run counter (a bundle fails over in
 one settle); the matrix has its own settle counter. All are T = ``timer_bits`` wide: at
@@ -41,18 +43,69 @@ one settle); the matrix has its own settle counter. All are T = ``timer_bits`` w
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .._util import check_params, eq_const, ge_const, not_elaborated
 
-__all__ = ["OCSTrxController", "BenesCheck", "cmd_width", "OPS"]
+__all__ = ["OCSTrxController", "BenesCheck", "Op", "Error", "Link", "Cause", "MatrixState",
+           "Timing", "cmd_layout", "cmd_width"]
 
-OPS = {"SET_PATH": 1, "LOAD_PERM": 2, "WRITE_CAL": 3, "SET_TIMING": 4, "CLEAR": 5, "ARM": 6}
-ERR = {"OPCODE": 0, "GROUP": 1, "PATH": 2, "PERM": 3, "STATES": 4, "ELEMENT": 5, "TIMING": 6}
 GROUP_BITS = 4
 MASK_BITS = 8
-DOWN, SETTLING, CHECKING, UP, FAULT = range(5)
+
+
+# IntEnums: a field of one of these shapes is a plain Value (the decoders below compare it
+# bit by bit), and a testbench compares the integers it reads with the members directly.
+class Op(enum.IntEnum, shape=3):
+    """``op``, the command's first field; 0 and 7 are rejected (OPCODE)."""
+    SET_PATH = 1
+    LOAD_PERM = 2
+    WRITE_CAL = 3
+    SET_TIMING = 4
+    CLEAR = 5
+    ARM = 6
+
+
+class Error(enum.IntEnum, shape=3):
+    """The bit of the sticky ``error`` vector each rejected command sets."""
+    OPCODE = 0
+    GROUP = 1
+    PATH = 2
+    PERM = 3
+    STATES = 4
+    ELEMENT = 5
+    TIMING = 6
+
+
+class Link(enum.IntEnum, shape=3):
+    """A group's ``link`` state."""
+    DOWN = 0
+    SETTLING = 1
+    CHECKING = 2
+    UP = 3
+    FAULT = 4
+
+
+class Cause(enum.IntEnum, shape=2):
+    """Why a group's link is in FAULT."""
+    NONE = 0
+    NO_LIGHT = 1          # no light within the window after a reconfiguration
+    LIGHT_LOST = 2        # an UP link dark for the debounce
+
+
+class MatrixState(enum.IntEnum, shape=2):
+    """``mstate``, the Benes matrix's settle state."""
+    IDLE = 0
+    SETTLING = 1
+    READY = 2
+
+
+class Timing(enum.IntEnum, shape=2):
+    """SET_TIMING's ``which``; 3 is rejected (TIMING)."""
+    SETTLE = 0
+    DEBOUNCE = 1
+    WINDOW = 2
 
 
 def _bits(count):
@@ -65,10 +118,23 @@ def _sizes(lanes, groups):
     return k, matrix, 2 * groups + matrix
 
 
-def cmd_width(lanes, groups, code_bits, timer_bits):
+def cmd_layout(lanes, groups, code_bits, timer_bits):
+    """The command payload: ``op``, then the operation's fields from bit 3 (the members of
+    ``arg``, one per operation that carries any; CLEAR carries none)."""
     k, matrix, elements = _sizes(lanes, groups)
-    return 3 + max(GROUP_BITS + 5, MASK_BITS, lanes * k + matrix,
-                   elements.bit_length() + 1 + code_bits, 2 + timer_bits)
+    return data.StructLayout({"op": Op, "arg": data.UnionLayout({
+        "set_path": data.StructLayout({"group": GROUP_BITS, "path": 2, "backup": 2,
+                                       "every": 1}),
+        "load_perm": data.StructLayout({"perm": data.ArrayLayout(k, lanes), "states": matrix}),
+        "write_cal": data.StructLayout({"element": elements.bit_length(), "state": 1,
+                                        "code": code_bits}),
+        "set_timing": data.StructLayout({"which": Timing, "value": timer_bits}),
+        "arm": data.StructLayout({"mask": MASK_BITS}),
+    })})
+
+
+def cmd_width(lanes, groups, code_bits, timer_bits):
+    return cmd_layout(lanes, groups, code_bits, timer_bits).size
 
 
 def _benes(m, values, states, n, stage0, offset, half):
@@ -167,13 +233,13 @@ class OCSTrxController(wiring.Component):
         self.k, self.matrix, self.elements = _sizes(lanes, groups)
         E, G = self.elements, groups
         super().__init__({
-            "cmd": In(stream.Signature(cmd_width(lanes, groups, code_bits, timer_bits))),
+            "cmd": In(stream.Signature(cmd_layout(lanes, groups, code_bits, timer_bits))),
             "pd": In(3 * G),
             "mzi": Out(E), "heater": Out(E * code_bits),
             "path": Out(2 * G), "backup": Out(2 * G), "link": Out(3 * G), "cause": Out(2 * G),
             "failover": Out(G), "armed": Out(G),
             "mstate": Out(2), "perm": Out(lanes * self.k),
-            "busy": Out(1), "error": Out(len(ERR)), "reconfigs": Out(16),
+            "busy": Out(1), "error": Out(len(Error)), "reconfigs": Out(16),
         })
 
     def elaborate(self, platform):
@@ -181,13 +247,12 @@ class OCSTrxController(wiring.Component):
         N, G, H, T, E, k = (self.lanes, self.groups, self.code_bits, self.timer_bits,
                             self.elements, self.k)
         top = (1 << T) - 1
-        gb, eb = GROUP_BITS, E.bit_length()
 
         # ---- registers
         path = [Signal(2, name=f"path{g}", init=3) for g in range(G)]
         backup = [Signal(2, name=f"backup{g}") for g in range(G)]
-        link = [Signal(3, name=f"link{g}") for g in range(G)]
-        cause = [Signal(2, name=f"cause{g}") for g in range(G)]
+        link = [Signal(Link, name=f"link{g}") for g in range(G)]
+        cause = [Signal(Cause, name=f"cause{g}") for g in range(G)]
         failover = [Signal(name=f"failover{g}") for g in range(G)]
         armed = Signal(G, init=(1 << G) - 1)
         tmr = [Signal(T, name=f"tmr{g}") for g in range(G)]    # settle left / samples taken
@@ -196,12 +261,12 @@ class OCSTrxController(wiring.Component):
         cal = [[Signal(H, name=f"cal{e}_{s}", init=s << (H - 1)) for s in (0, 1)]
                for e in range(E)]
         perm = Signal(N * k, init=sum(i << (i * k) for i in range(N)))
-        mstate = Signal(2)
+        mstate = Signal(MatrixState)
         mtmr = Signal(T)
         settle = Signal(T, init=self.settle)
         debounce = Signal(T, init=min(8, top))
         window = Signal(T, init=min(1000, top))
-        errors = Signal(len(ERR))
+        errors = Signal(len(Error))
         reconfigs = Signal(16)
 
         m.d.comb += [
@@ -220,8 +285,10 @@ class OCSTrxController(wiring.Component):
             m.d.comb += [
                 lit[g].eq((eq_const(path[g], 1) & pd[0]) | (eq_const(path[g], 2) & pd[1]) |
                           (eq_const(path[g], 3) & pd[2])),
-                gbusy[g].eq(eq_const(link[g], SETTLING) | eq_const(link[g], CHECKING)),
-                is_up[g].eq(eq_const(link[g], UP)), is_fault[g].eq(eq_const(link[g], FAULT)),
+                gbusy[g].eq(eq_const(link[g], Link.SETTLING) |
+                            eq_const(link[g], Link.CHECKING)),
+                is_up[g].eq(eq_const(link[g], Link.UP)),
+                is_fault[g].eq(eq_const(link[g], Link.FAULT)),
                 pending[g].eq(is_fault[g] & backup[g].any() & armed[g]),
                 on_loop[g].eq(eq_const(path[g], 3)),
             ]
@@ -231,22 +298,21 @@ class OCSTrxController(wiring.Component):
         ready = Signal()
         running = Signal()                   # low from a reset edge to the first cycle after it
         m.d.sync += running.eq(1)
-        m.d.comb += [msettling.eq(eq_const(mstate, 1)), mdone.eq(msettling & ~mtmr[1:].any()),
+        m.d.comb += [msettling.eq(eq_const(mstate, MatrixState.SETTLING)),
+                     mdone.eq(msettling & ~mtmr[1:].any()),
                      busy.eq(gbusy.any() | msettling), self.busy.eq(busy),
                      ready.eq(~busy & ~pending.any() & running),
                      self.cmd.ready.eq(ready)]
 
         # ---- command fields and checks
-        p = self.cmd.payload
-        op = p[0:3]
-        f_group, f_path, f_backup = p[3:3 + gb], p[3 + gb:5 + gb], p[5 + gb:7 + gb]
-        f_every = p[7 + gb]
-        f_mask = p[3:3 + MASK_BITS]
-        f_perm = [p[3 + i * k:3 + (i + 1) * k] for i in range(N)]
-        f_states = p[3 + N * k:3 + N * k + self.matrix]
-        f_elem, f_state = p[3:3 + eb], p[3 + eb]
-        f_code = p[4 + eb:4 + eb + H]
-        f_which, f_value = p[3:5], p[5:5 + T]
+        op, arg = self.cmd.payload.op, self.cmd.payload.arg
+        f_group, f_path, f_backup, f_every = (arg.set_path.group, arg.set_path.path,
+                                              arg.set_path.backup, arg.set_path.every)
+        f_mask = arg.arm.mask
+        f_perm = [arg.load_perm.perm[i] for i in range(N)]
+        f_states = arg.load_perm.states
+        f_elem, f_state, f_code = arg.write_cal.element, arg.write_cal.state, arg.write_cal.code
+        f_which, f_value = arg.set_timing.which, arg.set_timing.value
 
         m.submodules.benes = chk = BenesCheck(N)
         m.d.comb += [chk.perm.eq(Cat(*f_perm)), chk.states.eq(f_states)]
@@ -258,24 +324,24 @@ class OCSTrxController(wiring.Component):
                      elem_bad.eq(ge_const(f_elem, E)),
                      # the window never below the debounce: a link could never come up
                      timing_bad.eq(f_which.all() | ~f_value.any() |
-                                   (eq_const(f_which, 1) & (f_value > window)) |
-                                   (eq_const(f_which, 2) & (f_value < debounce)))]
+                                   (eq_const(f_which, Timing.DEBOUNCE) & (f_value > window)) |
+                                   (eq_const(f_which, Timing.WINDOW) & (f_value < debounce)))]
         mask_bad = Const(0) if G >= MASK_BITS else f_mask[G:].any()
         # (decoders as literal-bit ANDs, not Switch/Case: the Verilog then has no narrowed
         # constants for Verilator's -Wall to flag)
-        is_op = {name: Signal(name=f"is_{name.lower()}") for name in OPS}
-        for name, code in OPS.items():
-            m.d.comb += is_op[name].eq(eq_const(op, code))
-        err = Signal(len(ERR))
+        is_op = {code: Signal(name=f"is_{code.name.lower()}") for code in Op}
+        for code in Op:
+            m.d.comb += is_op[code].eq(eq_const(op, code))
+        err = Signal(len(Error))
         m.d.comb += [
-            err[ERR["GROUP"]].eq((is_op["SET_PATH"] & group_bad) | (is_op["ARM"] & mask_bad)),
-            err[ERR["PATH"]].eq(is_op["SET_PATH"] & ~group_bad &
-                                (~f_path.any() | (f_backup == f_path))),
-            err[ERR["PERM"]].eq(is_op["LOAD_PERM"] & ~is_perm),
-            err[ERR["STATES"]].eq(is_op["LOAD_PERM"] & is_perm & ~realised),
-            err[ERR["ELEMENT"]].eq(is_op["WRITE_CAL"] & elem_bad),
-            err[ERR["TIMING"]].eq(is_op["SET_TIMING"] & timing_bad),
-            err[ERR["OPCODE"]].eq(~Cat(*is_op.values()).any()),
+            err[Error.GROUP].eq((is_op[Op.SET_PATH] & group_bad) | (is_op[Op.ARM] & mask_bad)),
+            err[Error.PATH].eq(is_op[Op.SET_PATH] & ~group_bad &
+                               (~f_path.any() | (f_backup == f_path))),
+            err[Error.PERM].eq(is_op[Op.LOAD_PERM] & ~is_perm),
+            err[Error.STATES].eq(is_op[Op.LOAD_PERM] & is_perm & ~realised),
+            err[Error.ELEMENT].eq(is_op[Op.WRITE_CAL] & elem_bad),
+            err[Error.TIMING].eq(is_op[Op.SET_TIMING] & timing_bad),
+            err[Error.OPCODE].eq(~Cat(*is_op.values()).any()),
         ]
         take = Signal()
         m.d.comb += take.eq(ready & self.cmd.valid & ~err.any())
@@ -294,15 +360,15 @@ class OCSTrxController(wiring.Component):
         for g in range(G):
             sel, same = Signal(name=f"sel{g}"), Signal(name=f"same{g}")
             m.d.comb += [
-                sel.eq(take & is_op["SET_PATH"] & (f_every | eq_const(f_group, g))),
+                sel.eq(take & is_op[Op.SET_PATH] & (f_every | eq_const(f_group, g))),
                 same.eq((f_path == path[g]) & is_up[g]),
                 cmd_path[g].eq(sel & ~same), cmd_keep[g].eq(sel & same),
-                cmd_cal[g].eq(take & is_op["WRITE_CAL"] & live &
+                cmd_cal[g].eq(take & is_op[Op.WRITE_CAL] & live &
                               (eq_const(f_elem, 2 * g) | eq_const(f_elem, 2 * g + 1))),
                 starts[g].eq(pending[g] | cmd_path[g] | cmd_cal[g]),
             ]
-        m.d.comb += mat_start.eq(take & (is_op["LOAD_PERM"] |
-                                         (is_op["WRITE_CAL"] & live & ge_const(f_elem, 2 * G))))
+        m.d.comb += mat_start.eq(take & (is_op[Op.LOAD_PERM] |
+                                         (is_op[Op.WRITE_CAL] & live & ge_const(f_elem, 2 * G))))
         # + one per settle started (wraps): the starts counted by a balanced tree of small
         # adders, then one 16-bit add
         counts = [starts[g] for g in range(G)] + [mat_start]
@@ -322,16 +388,16 @@ class OCSTrxController(wiring.Component):
             run1, tmr1, tmr_m1 = (Signal(T, name=f"run1_{g}"), Signal(T, name=f"tmr1_{g}"),
                                   Signal(T, name=f"tmrm1_{g}"))
             m.d.comb += [run1.eq(run[g] + 1), tmr1.eq(tmr[g] + 1), tmr_m1.eq(tmr[g] - 1)]
-            with m.If(eq_const(link[g], SETTLING)):
+            with m.If(eq_const(link[g], Link.SETTLING)):
                 with m.If(~tmr[g][1:].any()):
-                    m.d.sync += [link[g].eq(CHECKING), tmr[g].eq(0), run[g].eq(0)]
+                    m.d.sync += [link[g].eq(Link.CHECKING), tmr[g].eq(0), run[g].eq(0)]
                 with m.Else():
                     m.d.sync += tmr[g].eq(tmr_m1)
-            with m.Elif(eq_const(link[g], CHECKING)):
+            with m.Elif(eq_const(link[g], Link.CHECKING)):
                 with m.If(lit[g] & (run[g] >= deb_m1)):
-                    m.d.sync += [link[g].eq(UP), run[g].eq(0)]
+                    m.d.sync += [link[g].eq(Link.UP), run[g].eq(0)]
                 with m.Elif(tmr[g] >= win_m1):
-                    m.d.sync += [link[g].eq(FAULT), cause[g].eq(1)]
+                    m.d.sync += [link[g].eq(Link.FAULT), cause[g].eq(Cause.NO_LIGHT)]
                 with m.Else():
                     m.d.sync += [tmr[g].eq(tmr1), run[g].eq(Mux(lit[g], run1, 0))]
             with m.Elif(is_up[g]):
@@ -341,10 +407,11 @@ class OCSTrxController(wiring.Component):
                 with m.Else():
                     m.d.sync += run[g].eq(Mux(lit[g], 0, run1))
                     with m.If(~lit[g] & (run[g] >= deb_m1)):
-                        m.d.sync += [link[g].eq(FAULT), cause[g].eq(2)]
+                        m.d.sync += [link[g].eq(Link.FAULT), cause[g].eq(Cause.LIGHT_LOST)]
             # the matrix is READY: loopback groups up or in fault are checked again
             with m.If(mdone & on_loop[g] & (is_up[g] | is_fault[g]) & ~pending[g]):
-                m.d.sync += [link[g].eq(CHECKING), cause[g].eq(0), tmr[g].eq(0), run[g].eq(0)]
+                m.d.sync += [link[g].eq(Link.CHECKING), cause[g].eq(Cause.NONE), tmr[g].eq(0),
+                             run[g].eq(0)]
             new_path, new_backup = Signal(2, name=f"np{g}"), Signal(2, name=f"nb{g}")
             m.d.comb += [new_path.eq(Mux(pending[g], backup[g], Mux(cmd_path[g], f_path,
                                                                      path[g]))),
@@ -354,36 +421,36 @@ class OCSTrxController(wiring.Component):
                 a, b = Signal(name=f"a{g}"), Signal(name=f"b{g}")
                 m.d.comb += [a.eq(~eq_const(new_path, 3)), b.eq(eq_const(new_path, 2))]
                 m.d.sync += [path[g].eq(new_path), backup[g].eq(new_backup),
-                             failover[g].eq(pending[g]), link[g].eq(SETTLING),
+                             failover[g].eq(pending[g]), link[g].eq(Link.SETTLING),
                              tmr[g].eq(settle), states[2 * g].eq(a), states[2 * g + 1].eq(b)]
                 with m.If(~pending[g]):
-                    m.d.sync += cause[g].eq(0)
+                    m.d.sync += cause[g].eq(Cause.NONE)
             with m.If(cmd_keep[g]):
                 m.d.sync += backup[g].eq(f_backup)
 
         # ---- the matrix
         with m.If(msettling):
             with m.If(mdone):
-                m.d.sync += mstate.eq(2)
+                m.d.sync += mstate.eq(MatrixState.READY)
             with m.Else():
                 m.d.sync += mtmr.eq(mtmr - 1)
         with m.If(mat_start):
-            m.d.sync += [mstate.eq(1), mtmr.eq(settle)]
+            m.d.sync += [mstate.eq(MatrixState.SETTLING), mtmr.eq(settle)]
 
         # ---- the other commands
         with m.If(take):
-            with m.If(is_op["LOAD_PERM"]):
+            with m.If(is_op[Op.LOAD_PERM]):
                 m.d.sync += [states[2 * G:].eq(f_states), perm.eq(Cat(*f_perm))]
-            with m.Elif(is_op["WRITE_CAL"]):
+            with m.Elif(is_op[Op.WRITE_CAL]):
                 for e in range(E):
                     with m.If(eq_const(f_elem, e)):
                         m.d.sync += Array(cal[e])[f_state].eq(f_code)
-            with m.Elif(is_op["SET_TIMING"]):
-                for w, reg in enumerate((settle, debounce, window)):
-                    with m.If(eq_const(f_which, w)):
+            with m.Elif(is_op[Op.SET_TIMING]):
+                for which, reg in zip(Timing, (settle, debounce, window)):
+                    with m.If(eq_const(f_which, which)):
                         m.d.sync += reg.eq(f_value)
-            with m.Elif(is_op["CLEAR"]):
+            with m.Elif(is_op[Op.CLEAR]):
                 m.d.sync += errors.eq(0)
-            with m.Elif(is_op["ARM"]):
+            with m.Elif(is_op[Op.ARM]):
                 m.d.sync += armed.eq(f_mask[:G])
         return m

@@ -5,6 +5,7 @@ cocotb bench co-simulates "chain_uniform" at P = 3 and the chain at P = 4:
 cosim/test_deinterleaver.py.)"""
 
 import pytest
+from amaranth.hdl import Value
 
 from aifabric.cosim.codec import dix_command
 from aifabric.cosim.pysim import run_sync
@@ -27,7 +28,7 @@ def _run(form, splits, cycles=12, ports=4, w=64, modes=()):
         for _ in range(cycles):
             ctx.set(dut.cmd.valid, int(bool(queue)))
             if queue:
-                ctx.set(dut.cmd.payload, queue[0][0])
+                ctx.set(Value.cast(dut.cmd.payload), queue[0][0])
             await ctx.delay(0)
             split = ctx.get(dut.split)
             got = {"modes": ctx.get(dut.modes), "error": ctx.get(dut.error),

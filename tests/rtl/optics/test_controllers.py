@@ -2,6 +2,7 @@
 encoded from the documented layouts by ``cosim.codec``), and their parameter checks."""
 
 import pytest
+from amaranth.hdl import Value
 
 from aifabric.cosim.codec import dix_command, field, ocs_command, wss_command
 from aifabric.cosim.pysim import run_sync
@@ -26,7 +27,7 @@ def drive(dut, words, cycles, probe, inputs=None):
                 ctx.set(sig, value)
             ctx.set(dut.cmd.valid, int(bool(queue)))
             if queue:
-                ctx.set(dut.cmd.payload, queue[0])
+                ctx.set(Value.cast(dut.cmd.payload), queue[0])
             await ctx.delay(0)
             trace.append(probe(ctx))
             if queue and ctx.get(dut.cmd.ready):
@@ -65,7 +66,7 @@ def test_wss_names_the_first_conflict():
              wss_command(2, ports=3, wavelengths=2)]
     tr = drive(dut, words, 10, lambda ctx: (ctx.get(dut.state), ctx.get(dut.error),
                                             ctx.get(dut.err_port), ctx.get(dut.err_lambda),
-                                            ctx.get(dut.drive)))
+                                            ctx.get(Value.cast(dut.drive))))
     # commit at 2; scan from 3 (a three-stage pipeline): wavelength 0 checked at 6 (ok), 1 at
     # 7 (output 2 twice: DUPLICATE); idle at 8
     assert [x[0] for x in tr[:9]] == [0, 0, 0, 1, 1, 1, 1, 1, 0]
@@ -78,7 +79,7 @@ def test_wss_applies_one_wavelength_per_cycle():
     words = [wss_command(1, ports=2, wavelengths=2, lam=0, cells=[1, None]),
              wss_command(1, ports=2, wavelengths=2, lam=1, cells=[None, 0]),
              wss_command(2, ports=2, wavelengths=2)]
-    tr = drive(dut, words, 16, lambda ctx: (ctx.get(dut.drive), ctx.get(dut.configs)))
+    tr = drive(dut, words, 16, lambda ctx: (ctx.get(Value.cast(dut.drive)), ctx.get(dut.configs)))
     cell = lambda d, lam, i: field(d, lam * 2 + i, 2)  # noqa: E731
     # commit at 2, scan 3-7, apply 8-11 (wavelength 0 driven from 11, 1 from 12), settle
     # 12-13, counted at 14
@@ -106,3 +107,23 @@ def test_deinterleaver_split_to_modes():
 def test_parameters_out_of_range(block, params, match):
     with pytest.raises(ValueError, match=match):
         get_block(block).validate(params)
+
+
+def test_the_models_codes_are_the_rtls():
+    """The golden models keep their own command codes, error bits, states and modes (they
+    never import the RTL); each must name what the RTL's enumeration names, code for code."""
+    from aifabric.models.flexsipac import transceiver as dix_model
+    from aifabric.models.flexsipac import wss as wss_model
+    from aifabric.models.infinitehbd import ocstrx as ocs_model
+    from aifabric.rtl.optics import deinterleaver, ocstrx, wss
+
+    def codes(enum):
+        return {m.name: int(m) for m in enum}
+
+    for model, rtl in ((ocs_model, ocstrx), (wss_model, wss), (dix_model, deinterleaver)):
+        assert codes(model.Op) == codes(rtl.Op), rtl.__name__
+        assert model.ERRORS == tuple(rtl.Error.__members__), rtl.__name__
+    assert ocs_model.LINK == tuple(ocstrx.Link.__members__)
+    assert wss_model.STATES == tuple(wss.State.__members__)
+    assert dix_model.MODES == tuple(deinterleaver.Mode.__members__)
+    assert dix_model.UNIFORM == deinterleaver.Mode.UNIFORM

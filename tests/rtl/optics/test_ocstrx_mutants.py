@@ -11,13 +11,13 @@ The promises checked are the documented ones: UP exactly 1 + S + D cycles after 
 SET_PATH is taken on a lit path, FAULT (cause 1, no light after a reconfiguration)
 exactly 1 + S + W cycles after it on a dark one, ``ready`` again after that."""
 
-from amaranth.hdl import ClockDomain, Module
+from amaranth.hdl import ClockDomain, Module, Value
 from amaranth.sim import Simulator
 
 from aifabric.cosim.codec import field, ocs_command
-from aifabric.rtl.optics.ocstrx import OCSTrxController
+from aifabric.rtl.optics.ocstrx import Link, OCSTrxController
 
-SETTLING, CHECKING, UP, FAULT = 1, 2, 3, 4
+SETTLING, CHECKING, UP, FAULT = Link.SETTLING, Link.CHECKING, Link.UP, Link.FAULT
 # the paper's timing (catalog synth parameters of the block)
 REAL = dict(lanes=8, groups=2, code_bits=12, timer_bits=20, settle=100_000)
 DEBOUNCE, WINDOW = 8, 1000                     # the documented reset values
@@ -54,7 +54,7 @@ def timeline(dut, horizon):
 
     async def bench(ctx):
         ctx.set(dut.pd, 0b000_001)             # group 0: path 1 lit; group 1: dark
-        ctx.set(dut.cmd.payload, word)
+        ctx.set(Value.cast(dut.cmd.payload), word)
         ctx.set(dut.cmd.valid, 1)
         t = 0
         while out["taken"] is None and t < 10:

@@ -6,6 +6,8 @@ controller models on every other node, driven by the light between them."""
 import itertools
 import random
 
+from amaranth.hdl import Value
+
 from aifabric.cosim.codec import field, ocs_command
 from aifabric.cosim.pysim import run_sync
 from aifabric.models.infinitehbd import topology
@@ -74,7 +76,7 @@ def drive(dut, cmds, cycles, pd, lanes, groups):
             ctx.set(dut.pd, pd(t))
             ctx.set(dut.cmd.valid, int(bool(queue)))
             if queue:
-                ctx.set(dut.cmd.payload, queue[0])
+                ctx.set(Value.cast(dut.cmd.payload), queue[0])
             await ctx.delay(0)
             trace.append(([field(ctx.get(dut.link), g, 3) for g in range(groups)],
                           [field(ctx.get(dut.path), g, 2) for g in range(groups)],
@@ -179,7 +181,7 @@ def test_loopback_not_watched_while_the_matrix_settles_and_checked_again():
             ctx.set(dut.pd, pd(t))
             ctx.set(dut.cmd.valid, int(bool(queue)))
             if queue:
-                ctx.set(dut.cmd.payload, queue[0])
+                ctx.set(Value.cast(dut.cmd.payload), queue[0])
             await ctx.delay(0)
             trace.append((field(ctx.get(dut.link), 0, 3), ctx.get(dut.mstate)))
             if queue and ctx.get(dut.cmd.ready):
@@ -226,7 +228,7 @@ class RTLEnd:
         ctx.set(d.pd, sum(int(pd[g][j]) << (3 * g + j) for g in range(2) for j in range(3)))
         ctx.set(d.cmd.valid, int(cmd is not None))
         if cmd is not None:
-            ctx.set(d.cmd.payload, word(cmd, self.lanes, 2))
+            ctx.set(Value.cast(d.cmd.payload), word(cmd, self.lanes, 2))
         return "taken" if cmd is not None and self.out["ready"] else None
 
 
@@ -320,7 +322,7 @@ def test_ready_is_low_from_a_reset_edge_to_the_cycle_after_the_reset():
 
     async def bench(ctx):
         ctx.set(dut.cmd.valid, 1)
-        ctx.set(dut.cmd.payload, word(Command(5), 4, 2))
+        ctx.set(Value.cast(dut.cmd.payload), word(Command(5), 4, 2))
         for t in range(8):
             ctx.set(cd.rst, int(2 <= t < 5))
             await ctx.delay(0)
