@@ -25,6 +25,11 @@ def _run(form, splits, cycles=12, ports=4, w=64, modes=()):
 
     async def bench(ctx):
         queue = list(zip(words, cmds))
+        # cmd.ready is a register: low in the first cycle out of reset (the block's page), a
+        # cycle the model's controller does not have; the run starts after it
+        await ctx.delay(0)
+        assert ctx.get(dut.cmd.ready) == 0
+        await ctx.tick()
         for _ in range(cycles):
             ctx.set(dut.cmd.valid, int(bool(queue)))
             if queue:
