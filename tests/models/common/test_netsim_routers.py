@@ -57,12 +57,19 @@ def test_an_unknown_name_is_one_line_listing_the_registered_ones(kind):
 
 
 def test_every_registered_name_resolves_and_runs():
-    """Every router x allocator x link model runs a point; every routing builds every topology
-    it is registered for; the router and allocator a point names reach the kernel."""
+    """Every router x allocator x link model runs a point (with the default source; every
+    other source with each router); every routing builds every topology it is registered for;
+    the router and allocator a point names reach the kernel."""
     rows = {}
-    for names in itertools.product(*(registry.choices(k) for k in registry.KINDS)):
+    combos = [c + ("fifo",) for c in itertools.product(*(registry.choices(k)
+                                                         for k in registry.KINDS[:3]))]
+    combos += [(r, "age", "perlink", s) for r in registry.choices("router")
+               for s in registry.choices("source") if s != "fifo"]
+    assert registry.KINDS[3] == "source" and {c[3] for c in combos} == \
+        set(registry.choices("source"))
+    for names in combos:
         spec = {"topology": "mesh", "k": 3, "vcs": 2, **dict(zip(registry.KINDS, names))}
-        rows[names] = run_point(point(spec, "uniform", 0.3, warmup=50, window=200, drain=400))
+        rows[names] = run_point(point(spec, "uniform", 0.3, warmup=50, window=100, drain=400))
         assert rows[names]["delivered_packets"] > 20
     # the routers differ (one cycle per router against two), so the names were not ignored
     assert rows[("vct", "separable", "shared", "fifo")]["latency_mean"] < \
@@ -218,7 +225,7 @@ def test_kernel_equals_reference_for_every_router_and_link_model(
     kw = dict(rate=rate, buffer=buffer, length=length, seed=5,
               allocator="age" if age else allocator, router=router, links=links,
               source=source)
-    a, b = both_event_logs(net, tr, 200, **kw)
+    a, b = both_event_logs(net, tr, 150, **kw)
     assert (a[:, 1] == K.EV_SWITCH).sum() > 500
     assert a.shape == b.shape and (a == b).all()
 
