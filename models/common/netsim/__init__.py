@@ -37,6 +37,31 @@ Link models (registered names)
   packet never spreads over two links (a physical bundle of n ports, and CNSim's links, which
   one packet holds at a time).
 
+- ``perlink``: the parallel links, each with its own input buffer downstream: a port holds
+  links x V VCs, VC ``l * V + c`` being class c (the routing's VC c) of link l, each with
+  ``buffer`` flits. A head asks for the first free VC of its classes on a free link that is
+  empty (all its credits back), else the first free one with room for the packet (links in
+  order; CNSim's ``System::vc_allocate``), and holds that link until its tail crosses.
+
+Allocators (registered names)
+=============================
+- ``separable`` (the default) and ``wavefront``: round robin, see the switch rounds below.
+- ``age``: VC allocation grants each output VC to the oldest requesting packet (creation
+  cycle, then tag), and in every switch round each input port offers its oldest ready VC and
+  each output grants the oldest offer (CNSim updates packets oldest first, and the first to
+  claim a VC or link gets it).
+
+Sources (registered names)
+==========================
+- ``fifo`` (the default): the source of the contract below.
+- ``open``: no FIFO. The local port has as many VCs as a chip has output links (the most of
+  any chip: every link can start a packet from the source in one cycle) and the source
+  writes a packet only into an *empty* local VC, so each queued packet routes and allocates
+  on its own and never waits behind another (CNSim's sources keep every packet in the
+  simulated set and route each one every cycle; ours keeps at most that many at a time,
+  the rest waiting in creation order). The injection width still limits the flits written
+  per cycle.
+
 Router
 ======
 P ports (port 0 local, see :mod:`.network`), V virtual channels per input port, B flits of

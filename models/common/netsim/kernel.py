@@ -33,7 +33,7 @@ from .traffic import MODE_TRACE, destination, gap, uniform
 
 # cfg indices
 (C_VCS, C_BUF, C_LEN, C_MODE, C_SEED, C_CHECK, C_WATCHDOG, C_EVERY, C_LOGCAP, C_W0, C_W1,
- C_ALLOC, C_BYPASS, C_LINKS) = range(14)
+ C_ALLOC, C_BYPASS, C_LINKS, C_CLS, C_VINJ, C_SOURCE) = range(17)
 # ctr indices
 (K_INJ, K_EJ, K_LAST, K_WIN_EJ, K_MEAS_DONE, K_LAT_SUM, K_LOG, K_STATUS, K_E0, K_E1, K_E2,
  K_E3, K_PKT_INJ, K_PKT_DONE, K_FREE, K_MEAS_INJ, K_LAT_MAX) = range(17)
@@ -106,6 +106,24 @@ def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
     return best, bs
 
 
+@numba.njit(cache=True, inline="always")
+def _pick_link_vc(out_busy, credits, link_busy, r, op, nl, Vb, lo, hi, B, ln):
+    """Per-link VCs: the output VC (l * Vb + class) a head asks for on output ``op``: the
+    first free, empty VC (all B credits) of a free link, else the first free one with room
+    for the packet, links in order, each link's classes lo..hi in order (CNSim's
+    ``vc_allocate``); -1: none."""
+    for pas in range(2):
+        need = B if pas == 0 else np.int64(ln)
+        for l in range(nl):
+            if link_busy[r, op] & (np.int32(1) << l):
+                continue
+            for c in range(lo, hi + 1):
+                ov = l * Vb + c
+                if not out_busy[r, op, ov] and credits[r, op, ov] >= need:
+                    return ov
+    return -1
+
+
 @numba.njit(cache=True, error_model="numpy")
 def run(t0, t1, cfg, fcfg, ctr,
         nbr, nbr_port, width, delay, cdelay, nlinks, link_busy, vrow, rt,
@@ -147,8 +165,15 @@ def run(t0, t1, cfg, fcfg, ctr,
     wf_row = np.zeros(P, np.bool_)
     wf_col = np.zeros(P, np.bool_)
     wavefront = cfg[C_ALLOC] == 1
+    age = cfg[C_ALLOC] == 2                 # oldest packet first (creation cycle, then tag)
     bypass = cfg[C_BYPASS]                  # 1: a head may cross in the cycle it is allocated
-    plinks = cfg[C_LINKS] == 1              # parallel links, each held by one packet
+    plinks = cfg[C_LINKS] >= 1              # parallel links, each held by one packet
+    perlink = cfg[C_LINKS] == 2             # ... each with its own VCs: VC l * Vb + class
+    Vb = cfg[C_CLS]                         # VCs of one link (the routing's VC numbers)
+    VI = cfg[C_VINJ]                        # local VCs the source writes into
+    open_src = cfg[C_SOURCE] == 1           # no FIFO: a packet only into an empty local VC
+    req_tag = np.empty(PV, np.int64)        # age: the requester's tag (ties of creation)
+    best_tag = np.zeros(P, np.int64)
     vsent = np.zeros((P, V), np.int64)       # flits a VC sent this cycle (parallel links)
     used = np.zeros(P, np.int64)             # SA: lanes used this cycle per output port
     lanes_in = np.zeros(P, np.int64)         # and per input port
@@ -187,9 +212,9 @@ def run(t0, t1, cfg, fcfg, ctr,
                         break
                     ln = tr[tr_ptr[r], 3] if mode == MODE_TRACE else L
                     vv = -1
-                    for i in range(V):
-                        v = _wrap(inj_ptr[r] + i, V)
-                        if B - vq[r, 0, v, 1] >= ln:
+                    for i in range(VI):
+                        v = _wrap(inj_ptr[r] + i, VI)
+                        if vq[r, 0, v, 1] == 0 if open_src else B - vq[r, 0, v, 1] >= ln:
                             vv = v
                             break
                     if vv < 0:                       # no injection VC has room for it
@@ -222,7 +247,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         ctr[K_MEAS_INJ] += 1
                     ctr[K_PKT_INJ] += 1
                     inj_vc[r], inj_slot[r], inj_done[r] = vv, slot_id, 0
-                    inj_ptr[r] = _wrap(vv + 1, V)
+                    inj_ptr[r] = _wrap(vv + 1, VI)
                 v, sid = inj_vc[r], inj_slot[r]
                 j = _wrap(vq[r, 0, v, 0] + vq[r, 0, v, 1], B)
                 ln = pk_len[sid]
@@ -279,20 +304,33 @@ def run(t0, t1, cfg, fcfg, ctr,
                     if op < 0:
                         continue
                     ln = hrt[r, p, v, 3]
-                    if plinks and link_busy[r, op] >= nlinks[r, op]:
-                        continue
-                    for ov in range(hrt[r, p, v, 1], hrt[r, p, v, 2] + 1):
-                        if not out_busy[r, op, ov] and credits[r, op, ov] >= ln:
-                            o = op * V + ov
-                            qq = p * V + v
-                            pri = _unwrap(qq - va_ptr[r, op, ov], PV)
-                            if nreq == 0:
-                                for x in range(PV):
-                                    req_q[x] = -1
-                            nreq += 1
-                            if req_q[o] < 0 or pri < req_pri[o]:
-                                req_q[o], req_pri[o] = qq, pri
-                            break
+                    if perlink:
+                        ov = _pick_link_vc(out_busy, credits, link_busy, r, op,
+                                           nlinks[r, op], Vb, hrt[r, p, v, 1],
+                                           hrt[r, p, v, 2], B, ln)
+                    else:
+                        if plinks and link_busy[r, op] >= nlinks[r, op]:
+                            continue
+                        ov = -1
+                        for c in range(hrt[r, p, v, 1], hrt[r, p, v, 2] + 1):
+                            if not out_busy[r, op, c] and credits[r, op, c] >= ln:
+                                ov = c
+                                break
+                    if ov >= 0:
+                        o = op * V + ov
+                        qq = p * V + v
+                        if age:
+                            sid = buf[r, p, v, vq[r, p, v, 0], 0]
+                            pri, tg = pk_create[sid], pk_tag[sid]
+                        else:
+                            pri, tg = _unwrap(qq - va_ptr[r, op, ov], PV), 0
+                        if nreq == 0:
+                            for x in range(PV):
+                                req_q[x] = -1
+                        nreq += 1
+                        if req_q[o] < 0 or pri < req_pri[o] or \
+                                (pri == req_pri[o] and tg < req_tag[o]):
+                            req_q[o], req_pri[o], req_tag[o] = qq, pri, tg
             if nreq > 0:
                 for o in range(PV):
                     qq = req_q[o]
@@ -300,7 +338,12 @@ def run(t0, t1, cfg, fcfg, ctr,
                         continue
                     op, ov = o // V, o % V
                     p, v = qq // V, qq % V
-                    if plinks:
+                    if perlink:
+                        bit = np.int32(1) << (ov // Vb)
+                        if link_busy[r, op] & bit:
+                            continue            # the link went to a lower output VC
+                        link_busy[r, op] |= bit
+                    elif plinks:
                         if link_busy[r, op] >= nlinks[r, op]:
                             continue            # the port's links went to lower output VCs
                         link_busy[r, op] += 1
@@ -385,6 +428,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         p = plist[k]
                         if ne[p] == 0 or lanes_in[p] >= width[r, p]:
                             continue
+                        bv, bpri, btg = -1, INF, INF
                         for i in range(V):
                             v = _wrap(sa_in[r, p] + i, V)
                             if not elig[p, v]:
@@ -392,12 +436,27 @@ def run(t0, t1, cfg, fcfg, ctr,
                             op = in_op[r, p, v]
                             if used[op] >= width[r, op]:
                                 continue
-                            c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
-                            pri = _unwrap(p - sa_out[r, op], P)
-                            if out_done[op] != stamp or pri < best_pri[op]:
-                                out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
-                            nc += 1
-                            break
+                            if not age:
+                                bv = v
+                                break
+                            sid = buf[r, p, v, vq[r, p, v, 0], 0]
+                            if pk_create[sid] < bpri or (pk_create[sid] == bpri and
+                                                         pk_tag[sid] < btg):
+                                bv, bpri, btg = v, pk_create[sid], pk_tag[sid]
+                        if bv < 0:
+                            continue
+                        v = bv
+                        op = in_op[r, p, v]
+                        c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
+                        if age:
+                            pri, tg = bpri, btg
+                        else:
+                            pri, tg = _unwrap(p - sa_out[r, op], P), 0
+                        if out_done[op] != stamp or pri < best_pri[op] or \
+                                (pri == best_pri[op] and tg < best_tag[op]):
+                            out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
+                            best_tag[op] = tg
+                        nc += 1
                     if nc == 0:
                         break
                     for c in range(nc):
@@ -479,7 +538,9 @@ def run(t0, t1, cfg, fcfg, ctr,
                         credits[r, op, ov] -= 1
                         if tail:
                             out_busy[r, op, ov] = False
-                            if plinks:
+                            if perlink:
+                                link_busy[r, op] &= ~(np.int32(1) << (ov // Vb))
+                            elif plinks:
                                 link_busy[r, op] -= 1
                     if tail:
                         in_state[r, p, v] = 0

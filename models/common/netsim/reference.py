@@ -60,7 +60,12 @@ class RouterModel:
     ``allocator`` and ``router``: registered names (:mod:`.registry`; None: the defaults,
     "separable" and "pipelined"). ``links[p]``: the parallel links output p is made of, each
     held by one packet from its VC allocation to its tail (the "parallel" link model); None:
-    every port one link shared flit by flit ("shared").
+    every port one link shared flit by flit ("shared"). ``perlink``: each of those links has
+    its own ``classes`` VCs (VC l * classes + c is class c of link l; the tables' rows and VC
+    ranges are classes): a head asks for the first free, empty VC of a free link, else the
+    first free one with room (links in order, classes lo..hi in each), and the link is held
+    until the tail crosses. ``allocator="age"``: every VC and switch allocation goes to the
+    oldest packet (creation cycle, then tag) instead of round robin.
 
     A cycle t, in the contract's order: :meth:`credit` for every credit arriving at t,
     :meth:`receive` for every flit written at t (by a link or a source; ready at t + 1),
@@ -73,8 +78,10 @@ class RouterModel:
 
     def __init__(self, ports: int, vcs: int, *, buffer: int, route_port, route_vc_lo,
                  route_vc_hi, width=None, credits=None, allocator: str | None = None,
-                 router: str | None = None, links=None) -> None:
+                 router: str | None = None, links=None, classes: int | None = None,
+                 perlink: bool = False) -> None:
         self.P, self.V, self.B = ports, vcs, buffer
+        self.C = vcs if classes is None else classes
         self.route_port, self.route_vc_lo, self.route_vc_hi = route_port, route_vc_lo, \
             route_vc_hi
         self.width = [1] * ports if width is None else [int(w) for w in width]
@@ -82,18 +89,24 @@ class RouterModel:
             credits = [0] + [buffer] * (ports - 1)
         self.inputs = [[InputVC() for _ in range(vcs)] for _ in range(ports)]
         self.held = [[False] * vcs for _ in range(ports)]       # output VC held by a packet
-        self.credits = [[int(c)] * vcs for c in credits]
+        self.credits = [[int(c)] * vcs if isinstance(c, (int, float)) or not hasattr(c, "__len__")
+                        else [int(x) for x in c] for c in credits]
         self.va_next = [[0] * vcs for _ in range(ports)]         # requester to start after
         self.sa_in_next = [0] * ports
         self.sa_out_next = [0] * ports
         self.wavefront = None
+        self.age = registry.choice("allocator", allocator).name == "age"
         if registry.choice("allocator", allocator).name == "wavefront":
             from ..wwfa import WavefrontArbiter
             self.wavefront = WavefrontArbiter(ports)
         # the ideal VCT router lets a head cross in the cycle it is VC-allocated
         self.bypass = int(registry.choice("router", router).bypass)
         self.links = None if links is None else [int(n) for n in links]
-        self.link_busy = [0] * ports
+        self.perlink = bool(perlink)
+        if self.perlink and self.links is None:
+            raise ValueError("per-link VCs need the links of every port")
+        self.link_busy = [0] * ports             # links held (per-link VCs: a set of links)
+        self.link_held = [set() for _ in range(ports)]
         self.sent_vc: dict = {}
 
     # -- inputs of a cycle -----------------------------------------------------------------
@@ -118,26 +131,39 @@ class RouterModel:
                 if ivc.out is not None or not ivc.flits or ivc.flits[0].ready > t:
                     continue
                 pkt = ivc.flits[0].packet
-                row = v if p != LOCAL else 0
+                row = v % self.C if p != LOCAL else 0
                 op = int(self.route_port[row, pkt.dst])
                 if op == LOCAL:
                     ivc.out, ivc.allocated_at = (LOCAL, 0), t
                     continue
                 if op < 0:                    # no route (the simulator refuses such tables)
                     continue
-                if self.links and self.link_busy[op] >= self.links[op]:
-                    continue                  # every link of the port is held by a packet
-                for ov in range(self.route_vc_lo[row, pkt.dst],
-                                self.route_vc_hi[row, pkt.dst] + 1):
-                    if not self.held[op][ov] and self.credits[op][ov] >= pkt.length:
+                classes = range(self.route_vc_lo[row, pkt.dst], self.route_vc_hi[row, pkt.dst] + 1)
+                if self.perlink:
+                    want = [(need, l * self.C + c) for need in (self.B, pkt.length)
+                            for l in range(self.links[op]) if l not in self.link_held[op]
+                            for c in classes]
+                else:
+                    if self.links and self.link_busy[op] >= self.links[op]:
+                        continue              # every link of the port is held by a packet
+                    want = [(pkt.length, c) for c in classes]
+                for need, ov in want:
+                    if not self.held[op][ov] and self.credits[op][ov] >= need:
                         requests.setdefault((op, ov), []).append(p * V + v)
                         break
         n = self.P * V
         for (op, ov), who in sorted(requests.items()):
             start = self.va_next[op][ov]
-            winner = min(who, key=lambda x: (x - start) % n)
+            if self.age:
+                winner = min(who, key=lambda x: self._age(*divmod(x, V)))
+            else:
+                winner = min(who, key=lambda x: (x - start) % n)
             p, v = divmod(winner, V)
-            if self.links:
+            if self.perlink:
+                if ov // self.C in self.link_held[op]:
+                    continue                  # the link went to a lower output VC
+                self.link_held[op].add(ov // self.C)
+            elif self.links:
                 if self.link_busy[op] >= self.links[op]:
                     continue                  # the port's links went to lower output VCs
                 self.link_busy[op] += 1
@@ -200,17 +226,24 @@ class RouterModel:
                 if op is not None and sent_out[op] < width[op]:
                     yield p, v, op
 
+    def _age(self, p: int, v: int):
+        """The age key of the packet at the front of input ``p`` VC ``v``: older first."""
+        pkt = self.inputs[p][v].flits[0].packet
+        return pkt.created, pkt.tag
+
     def _separable_round(self, width, sent_in, sent_out, ready):
-        """Each input port offers its first request; each output grants one offering port,
-        round robin."""
+        """Each input port offers its first request (age: its oldest); each output grants
+        one offering port, round robin (age: the oldest offer)."""
         offers = {}                                                # input port -> (v, op)
         for p, v, op in self._requests(width, sent_in, sent_out, ready):
-            offers.setdefault(p, (v, op))
+            if p not in offers or (self.age and self._age(p, v) < self._age(p, offers[p][0])):
+                offers[p] = (v, op)
         grants = []
         for op in sorted({op for _, op in offers.values()}):
             start = self.sa_out_next[op]
-            p = min((p for p, (_, o) in offers.items() if o == op),
-                    key=lambda p: (p - start) % self.P)
+            key = (lambda p: self._age(p, offers[p][0])) if self.age else \
+                (lambda p: (p - start) % self.P)
+            p = min((p for p, (_, o) in offers.items() if o == op), key=key)
             self.sa_out_next[op] = (p + 1) % self.P
             grants.append((p, offers[p][0]))
         return grants
@@ -237,7 +270,9 @@ class RouterModel:
             self.credits[op][ov] -= 1
             if flit.tail:
                 self.held[op][ov] = False
-                if self.links:
+                if self.perlink:
+                    self.link_held[op].discard(ov // self.C)
+                elif self.links:
                     self.link_busy[op] -= 1
         if flit.tail:
             ivc.out = None
@@ -252,22 +287,28 @@ class ReferenceNetwork:
     def __init__(self, net: Network, traffic: Traffic, *, rate: float = 0.0,
                  buffer: int = 16, length: int = 4, seed: int = 1,
                  allocator: str | None = None, router: str | None = None,
-                 links: str | None = None) -> None:
+                 links: str | None = None, source: str | None = None) -> None:
+        from .sim import initial_credits, vc_layout
         self.net, self.traffic, self.B, self.L, self.seed = net, traffic, buffer, length, seed
-        self.V, self.P, self.W = net.vcs, net.ports, net.inject_width
+        self.P, self.W = net.ports, net.inject_width
         self.q = rate / (self.W * length) if traffic.mode != MODE_TRACE else 0.0
-        parallel = registry.choice("links", links).name == "parallel"
+        lnk = registry.choice("links", links).name
+        # an open source writes a packet only into an empty local VC, one of VI
+        self.open = registry.choice("source", source).name == "open"
+        Vb, self.VI, self.V = vc_layout(net, lnk, "open" if self.open else "fifo")
+        parallel = lnk in ("parallel", "perlink")
         counts = net.link_counts()
+        credits = initial_credits(net, self.V, Vb, buffer, lnk)
         # a credit travels back over the link ("link") or arrives the next cycle ("next")
         self.credit_link = registry.choice("router", router).credit == "link"
         self.routers = [RouterModel(self.P, self.V, buffer=buffer,
                                     route_port=net.route_port[r],
                                     route_vc_lo=net.route_vc_lo[r],
                                     route_vc_hi=net.route_vc_hi[r], width=net.width[r],
-                                    credits=[buffer if net.nbr[r, p] >= 0 and p else 0
-                                             for p in range(self.P)],
+                                    credits=credits[r].tolist(),
                                     allocator=allocator, router=router,
-                                    links=list(counts[r]) if parallel else None)
+                                    links=list(counts[r]) if parallel else None,
+                                    classes=Vb, perlink=lnk == "perlink")
                         for r in range(net.routers)]
         self.credit_due: dict[int, list] = {}
         self.t = 0
@@ -319,13 +360,14 @@ class ReferenceNetwork:
                 if head is None or head[0] > t:
                     return
                 length = self.trace[r][0][2] if self.traffic.mode == MODE_TRACE else self.L
-                order = [(self.inj_next[r] + i) % self.V for i in range(self.V)]
-                room = [v for v in order if self.B - router.occupancy(LOCAL, v) >= length]
+                order = [(self.inj_next[r] + i) % self.VI for i in range(self.VI)]
+                room = [v for v in order if router.occupancy(LOCAL, v) == 0 or not self.open
+                        and self.B - router.occupancy(LOCAL, v) >= length]
                 if not room:
                     return
                 v = room[0]
                 self.writing[r] = [v, self._new_packet(r, head[0], head[1]), 0]
-                self.inj_next[r] = (v + 1) % self.V
+                self.inj_next[r] = (v + 1) % self.VI
             v, pkt, done = self.writing[r]
             router.receive(LOCAL, v, Flit(pkt, done), t)
             self.events.append((t, 0, r, 0, v, -1, -1, pkt.tag, done))

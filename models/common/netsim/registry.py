@@ -1,9 +1,11 @@
 """Topologies, routing functions, routers, allocators and link models by name (as BookSim2
 registers networks, routing functions, routers and allocators): the simulator core knows only
-its built-in mesh and torus, the dimension-order routing, its two routers, two switch
-allocators and two link models; a system package registers its own topologies and routings
+its built-in mesh and torus, the dimension-order routing, its two routers, three
+allocators, three link models and two sources; a system package registers its own topologies and routings
 (RailX registers ``hyperx``, ``railx-torus``, ``dragonfly`` and its minimal routing from its
-own package).
+own package). Each behaviour of the RailX authors' simulator that the ``vct`` router lacks is
+a choice of its own (``perlink`` links, the ``age`` allocator, the ``open`` source), so each
+can be switched off alone.
 
 Every name a spec, a :class:`.sim.Simulator` or the command line takes is resolved here: an
 unknown name is one :class:`.errors.NetworkError` line listing the registered ones, and a
@@ -31,7 +33,7 @@ __all__ = ["TopologyEntry", "RoutingEntry", "Choice", "register_topology", "regi
            "load_provider", "choice", "choices", "default", "KINDS"]
 
 # the kinds of choice the simulator takes by name (spec key and CLI option of the same name)
-KINDS = ("router", "allocator", "links")
+KINDS = ("router", "allocator", "links", "source")
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ class RoutingEntry:
 
 @dataclass(frozen=True)
 class Choice:
-    """A router, switch allocator or link model: ``code`` is what the compiled kernel switches
+    """A router, switch allocator, link model or source: ``code`` is what the compiled kernel switches
     on, ``fields`` what the reference model reads."""
 
     kind: str
@@ -113,8 +115,8 @@ def register_routing(name: str, compile_tables: Callable, *, topologies=(), doc:
 
 def register_choice(kind: str, name: str, code: int, doc: str, *, default: bool = False,
                     **fields) -> None:
-    """Register a router, allocator or link model (``kind``) under ``name``; one entry of a
-    kind is its ``default``."""
+    """Register a router, allocator, link model or source (``kind``) under ``name``; one
+    entry of a kind is its ``default``."""
     if kind not in _CHOICES:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     _check_name(name)
@@ -214,12 +216,25 @@ register_choice("allocator", "separable", 0,
                 "switch allocation: separable round robin, input first", default=True)
 register_choice("allocator", "wavefront", 1,
                 "switch allocation: the wrapped wave-front arbiter over input x output ports")
+register_choice("allocator", "age", 2,
+                "VC and switch allocation by age: the oldest packet (creation cycle, then tag) "
+                "wins every output VC, input port and output port it asks for (CNSim)")
 register_choice("links", "shared", 0,
                 "a port of w lanes is one link shared flit by flit by every packet",
                 default=True)
 register_choice("links", "parallel", 1,
                 "a port of w lanes is the network's links[r, p] parallel links of "
                 "w / links lanes, each held by one packet from its head to its tail")
+register_choice("links", "perlink", 2,
+                "the parallel links, each with its own input buffer of V VCs downstream "
+                "(links x V VCs per port, CNSim's); a head takes an empty VC of a free link, "
+                "else one with room")
+register_choice("source", "fifo", 0,
+                "one FIFO per chip into the local port's VCs, packets in creation order",
+                default=True)
+register_choice("source", "open", 1,
+                "no FIFO: each queued packet takes its own local VC (as many as a chip has "
+                "output links, at most) and competes for its route on its own (CNSim's)")
 
 
 def provider(name: str) -> str:

@@ -90,6 +90,32 @@ def _count_queued(nxt, sj, seed, q, w0, w1):
     return total
 
 
+def vc_layout(net: Network, links: str, source: str) -> tuple[int, int, int]:
+    """(Vb, VI, V): the routing's VCs per link, the local VCs a source writes into, and the
+    VCs the state holds per port. ``perlink`` links: VC l * Vb + c is class c of link l, so a
+    port holds links x Vb; an ``open`` source: as many local VCs as a chip has output
+    links (the most of any chip), so every link can start a packet of its own in one cycle;
+    a ``fifo`` source the Vb VCs of the local port."""
+    Vb = net.vcs
+    nl = net.link_counts() * (net.nbr >= 0)
+    nl[:, 0] = 0
+    V = Vb * int(nl.max(initial=1)) if links == "perlink" else Vb
+    VI = max(int(nl.sum(axis=1).max(initial=1)), 1) if source == "open" else Vb
+    return Vb, VI, max(V, VI)
+
+
+def initial_credits(net: Network, V: int, Vb: int, buffer: int, links: str) -> np.ndarray:
+    """Credits of every output VC at the start: ``buffer`` for each VC the port's links have
+    downstream (Vb, or links x Vb per-link), 0 for the local port and VCs that do not
+    exist (so they are never allocated)."""
+    have = np.full(net.nbr.shape, Vb)
+    if links == "perlink":
+        have = have * net.link_counts()
+    have[net.nbr < 0] = 0
+    have[:, 0] = 0
+    return np.where(np.arange(V)[None, None, :] < have[:, :, None], buffer, 0)
+
+
 def route_table(net: Network) -> tuple[np.ndarray, np.ndarray]:
     """The routing tables as the kernel reads them: ``vrow[v]`` names the distinct table row
     of input VC v (VCs of one class share a row), and ``rt[router, row, dst]`` holds (port,
@@ -128,20 +154,23 @@ class Simulator:
     ideal virtual cut-through router), the switch allocator ("separable": round robin, input
     first; "wavefront": the wrapped wave-front arbiter over input x output ports, priority
     diagonal advancing by one per arbitration, each input's VC by round robin) and the link
-    model ("shared" or "parallel", see :mod:`models.common.netsim`).
+    model ("shared", "parallel" or "perlink", see :mod:`models.common.netsim`); ``source``:
+    "fifo" or "open". The allocator "age" gives every VC and switch allocation to the oldest
+    packet. The state holds :func:`vc_layout`'s V VCs per port (more than the routing's with
+    per-link VCs or an open source).
     """
 
     def __init__(self, net: Network, traffic: Traffic, *, rate: float = 0.0, buffer: int = 16,
                  length: int = 4, seed: int = 1, check: bool = False, check_every: int = 1,
                  watchdog: int = 2000, force: bool = False, log: int = 0,
                  allocator: str | None = None, router: str | None = None,
-                 links: str | None = None) -> None:
+                 links: str | None = None, source: str | None = None) -> None:
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or \
                 not 0 <= seed < 2 ** 62:
             raise NetworkError(f"seed must be an integer in 0..2^62 - 1, not {seed!r}")
         self.net, self.traffic, self.seed = net, traffic, int(seed)
         self.measured = False
-        V, W = net.vcs, net.inject_width
+        W = net.inject_width
         for name, v, low, high in (("buffer", buffer, 1, MAX_BUFFER),
                                    ("length", length, 1, MAX_BUFFER),
                                    ("watchdog", watchdog, 10, None),
@@ -150,12 +179,16 @@ class Simulator:
                     (high is not None and v > high):
                 rng = f"in {low}..{high}" if high else f">= {low}"
                 raise NetworkError(f"{name} must be an integer {rng}, not {v!r}")
-        alloc, rtr, lnk = (registry.choice(kind, name) for kind, name in
-                           (("allocator", allocator), ("router", router), ("links", links)))
-        self.allocator, self.router, self.links = alloc.name, rtr.name, lnk.name
-        if V < net.vcs_needed:
+        alloc, rtr, lnk, src = (registry.choice(kind, name) for kind, name in
+                                (("allocator", allocator), ("router", router),
+                                 ("links", links), ("source", source)))
+        self.allocator, self.router, self.links, self.source = \
+            alloc.name, rtr.name, lnk.name, src.name
+        nlinks = net.link_counts()
+        Vb, VI, V = vc_layout(net, lnk.name, src.name)
+        if Vb < net.vcs_needed:
             raise NetworkError(f"{net.name}: {net.routing} routing needs {net.vcs_needed} "
-                               f"VCs, not {V}")
+                               f"VCs, not {Vb}")
         longest = length if traffic.mode != MODE_TRACE else \
             int(traffic.trace[:, 3].max(initial=1))
         if buffer < longest:
@@ -170,9 +203,9 @@ class Simulator:
                                    f"width), not {rate!r}")
         if not force:
             checked = net.__dict__.setdefault("_cdg_cycle", {})
-            if V not in checked:
-                checked[V] = check_deadlock_free(net, V)
-            cycle = checked[V]
+            if Vb not in checked:
+                checked[Vb] = check_deadlock_free(net, Vb)
+            cycle = checked[Vb]
             if cycle is not None:
                 hops = " -> ".join(f"router {r} port {p} VC {v}" for r, p, v in cycle[:6])
                 hint = f"{net.deadlock_hint}; " if net.deadlock_hint else ""
@@ -197,8 +230,7 @@ class Simulator:
             "in_state": np.zeros((R, P, V), np.int8), "in_op": np.zeros((R, P, V), np.int8),
             "in_ov": np.zeros((R, P, V), np.int8), "in_vat": np.zeros((R, P, V), np.int32),
             "out_busy": np.zeros((R, P, V), np.bool_),
-            "credits": np.where(net.nbr[:, :, None] >= 0, buffer, 0).astype(np.int16)
-            * np.ones((1, 1, V), np.int16),
+            "credits": initial_credits(net, V, Vb, buffer, lnk.name).astype(np.int16),
             "cred_ring": np.zeros((R, D1, P, V), np.int16), "pend": np.zeros((R, D1), np.int32),
             "va_ptr": np.zeros((R, P, V), np.int16), "sa_in": np.zeros((R, P), np.int32),
             "sa_out": np.zeros((R, P), np.int32),
@@ -213,7 +245,6 @@ class Simulator:
             "pk_tag": np.zeros(cap, np.int64),
             "free": np.arange(cap, dtype=np.int32)[::-1].copy(),
         }
-        st["credits"][:, 0, :] = 0
         st["b_head"], st["b_cnt"], st["front_ready"] = (st["vq"][..., i] for i in range(3))
         nxt = np.zeros((R, W), np.int64)
         for r in range(R):
@@ -233,19 +264,24 @@ class Simulator:
         for r in range(R):
             st["srcn"][r] = K._source_head(r, traffic.mode, nxt, tr, st["tr_ptr"],
                                            st["tr_end"])[0]
-        st["vrow"], st["rt"] = route_table(net)
+        vrow, st["rt"] = route_table(net)
+        st["vrow"] = vrow[np.arange(V) % Vb]          # VC l * Vb + c routes as class c
         # credits travel back over the link's delay ("link") or arrive the next cycle ("next")
         st["cdelay"] = (net.delay if rtr.credit == "link" else
                         np.where(net.nbr >= 0, 1, 0)).astype(np.int32)
-        st["nlinks"] = net.link_counts()
+        st["nlinks"] = nlinks
         bad = (net.nbr >= 0) & (net.width % st["nlinks"] != 0)
         if lnk.code and bad.any():
             r, p = (int(x[0]) for x in np.nonzero(bad))
             raise NetworkError(f"{net.name}: router {r} port {p}: {net.width[r, p]} lanes do "
                                f"not split into {st['nlinks'][r, p]} parallel links")
+        if lnk.name == "perlink" and nlinks.max() > 30:
+            raise NetworkError(f"{net.name}: per-link VCs take at most 30 links per port, not "
+                               f"{nlinks.max()}")
         st["link_busy"] = np.zeros((R, P), np.int32)
         self.state = st
-        self.cfg = np.zeros(14, np.int64)
+        self.cfg = np.zeros(17, np.int64)
+        self.cfg[K.C_CLS], self.cfg[K.C_VINJ], self.cfg[K.C_SOURCE] = Vb, VI, src.code
         self.cfg[K.C_ALLOC] = alloc.code
         self.cfg[K.C_BYPASS] = int(rtr.bypass)
         self.cfg[K.C_LINKS] = lnk.code

@@ -32,7 +32,7 @@ _MODEL_SOURCES = ("kernel.py", "reference.py", "sim.py", "traffic.py", "network.
                   "registry.py")
 # Spec keys the simulator reads (the rest are the topology builder's parameters).
 SIM_KEYS = {"topology", "buffer", "length", "trace", "force", "hot", "hot_frac", "allocator",
-            "router", "links"}
+            "router", "links", "source"}
 
 
 def model_version() -> str:
@@ -122,7 +122,7 @@ def simulator(p: dict) -> Simulator:
                      length=spec.get("length", 4), seed=p["seed"],
                      force=spec.get("force", False),
                      allocator=spec.get("allocator"), router=spec.get("router"),
-                     links=spec.get("links"))
+                     links=spec.get("links"), source=spec.get("source"))
 
 
 def run_point(p: dict) -> dict:

@@ -32,10 +32,11 @@ SMALL = {
 
 def test_the_registry_holds_the_routers_allocators_and_link_models():
     assert registry.choices("router") == ("pipelined", "vct")
-    assert registry.choices("allocator") == ("separable", "wavefront")
-    assert registry.choices("links") == ("shared", "parallel")
+    assert registry.choices("allocator") == ("separable", "wavefront", "age")
+    assert registry.choices("links") == ("shared", "parallel", "perlink")
+    assert registry.choices("source") == ("fifo", "open")
     assert [registry.default_name(k) for k in registry.KINDS] == \
-        ["pipelined", "separable", "shared"]
+        ["pipelined", "separable", "shared", "fifo"]
     assert set(registry.routings()) >= {"dor", "railx-minimal"}
     assert set(registry.topologies()) == set(SMALL)
 
@@ -56,16 +57,23 @@ def test_an_unknown_name_is_one_line_listing_the_registered_ones(kind):
 
 
 def test_every_registered_name_resolves_and_runs():
-    """Every router x allocator x link model runs a point; every routing builds every topology
-    it is registered for; the router and allocator a point names reach the kernel."""
+    """Every router x allocator x link model runs a point (with the default source; every
+    other source with each router); every routing builds every topology it is registered for;
+    the router and allocator a point names reach the kernel."""
     rows = {}
-    for names in itertools.product(*(registry.choices(k) for k in registry.KINDS)):
+    combos = [c + ("fifo",) for c in itertools.product(*(registry.choices(k)
+                                                         for k in registry.KINDS[:3]))]
+    combos += [(r, "age", "perlink", s) for r in registry.choices("router")
+               for s in registry.choices("source") if s != "fifo"]
+    assert registry.KINDS[3] == "source" and {c[3] for c in combos} == \
+        set(registry.choices("source"))
+    for names in combos:
         spec = {"topology": "mesh", "k": 3, "vcs": 2, **dict(zip(registry.KINDS, names))}
-        rows[names] = run_point(point(spec, "uniform", 0.3, warmup=50, window=200, drain=400))
+        rows[names] = run_point(point(spec, "uniform", 0.3, warmup=50, window=100, drain=400))
         assert rows[names]["delivered_packets"] > 20
     # the routers differ (one cycle per router against two), so the names were not ignored
-    assert rows[("vct", "separable", "shared")]["latency_mean"] < \
-        rows[("pipelined", "separable", "shared")]["latency_mean"] - 2
+    assert rows[("vct", "separable", "shared", "fifo")]["latency_mean"] < \
+        rows[("pipelined", "separable", "shared", "fifo")]["latency_mean"] - 2
     for name in registry.routings():
         entry = registry.routing(name)
         for topo in entry.topologies:
@@ -202,16 +210,22 @@ CASES = [
 
 @pytest.mark.parametrize("name,make,pattern,rate,buffer,length,nl,allocator", CASES,
                          ids=[c[0] for c in CASES])
-@pytest.mark.parametrize("router,links", [("vct", "shared"), ("vct", "parallel"),
-                                          ("pipelined", "parallel")])
+@pytest.mark.parametrize("router,links,age,source", [
+    ("vct", "shared", False, "fifo"), ("vct", "parallel", False, "fifo"),
+    ("pipelined", "parallel", False, "fifo"), ("vct", "perlink", False, "fifo"),
+    ("vct", "shared", True, "fifo"), ("vct", "parallel", False, "open"),
+    ("vct", "perlink", True, "open"), ("pipelined", "perlink", True, "open")])
 def test_kernel_equals_reference_for_every_router_and_link_model(
-        name, make, pattern, rate, buffer, length, nl, allocator, router, links):
+        name, make, pattern, rate, buffer, length, nl, allocator, router, links, age, source):
+    """Each router x link model, and each of the paper router's switches (per-link VCs, age
+    allocation, the open source) alone and together."""
     net = make()
     net.links = np.where(net.nbr >= 0, nl, 1).astype(np.int32)
     tr = Traffic.make(pattern, net.coords, net.grid, perm_seed=2)
-    kw = dict(rate=rate, buffer=buffer, length=length, seed=5, allocator=allocator,
-              router=router, links=links)
-    a, b = both_event_logs(net, tr, 200, **kw)
+    kw = dict(rate=rate, buffer=buffer, length=length, seed=5,
+              allocator="age" if age else allocator, router=router, links=links,
+              source=source)
+    a, b = both_event_logs(net, tr, 150, **kw)
     assert (a[:, 1] == K.EV_SWITCH).sum() > 500
     assert a.shape == b.shape and (a == b).all()
 
@@ -223,3 +237,74 @@ def test_the_router_model_resolves_its_names():
     assert RouterModel(2, 1, **kw).bypass == 0
     with pytest.raises(NetworkError, match="unknown router 'x'; registered: pipelined, vct"):
         RouterModel(2, 1, router="x", **kw)
+
+
+def test_open_source_starts_a_second_packet_on_another_link_in_the_same_cycle():
+    """Two packets created together at chip 0 of a 3 x 3 mesh, one VC: to chip 1 (east) and
+    to chip 3 (two different output ports). The FIFO source queues the second behind the first in the local VC: its
+    head crosses router 0 the cycle after the first's tail. The open source gives each its
+    own local VC (one per output link of the chip) and both heads cross in the same cycle on
+    their two links."""
+    net = mesh(3, vcs=1, inject=8)                      # both written in cycle 0
+    rows = [(0, 0, 1, 4), (0, 0, 3, 4)]
+    ev = events(net, rows, 60, buffer=8, length=4, router="vct")
+    assert crossing(ev, 0, 1, 0) == crossing(ev, 0, 0, 3) + 1
+    ev = events(net, rows, 60, buffer=8, length=4, router="vct", source="open")
+    assert crossing(ev, 0, 1, 0) == crossing(ev, 0, 0, 0)
+    heads = ev[(ev[:, 1] == K.EV_SWITCH) & (ev[:, 2] == 0) & (ev[:, 8] == 0)]
+    assert len(set(heads[:, 5])) == 2                   # on two different output ports
+    inj = ev[ev[:, 1] == K.EV_INJECT]
+    assert set(inj[inj[:, 7] == 0, 4]) == {0} and set(inj[inj[:, 7] == 1, 4]) == {1}
+
+
+def test_open_source_holds_one_packet_per_local_vc_and_as_many_as_the_chip_has_links():
+    """Every chip of a 2 x 2 mesh has 2 output links, so 2 local VCs: with 3 packets to one
+    destination, the third is written only once a local VC is empty."""
+    net = mesh(2, vcs=1, inject=2)
+    rows = [(0, 0, 1, 4)] * 3
+    ev = events(net, rows, 80, buffer=8, length=4, router="vct", source="open")
+    inj = ev[ev[:, 1] == K.EV_INJECT]
+    assert sorted(set(inj[:, 4])) == [0, 1]
+    first_of_third = int(inj[(inj[:, 7] == 2) & (inj[:, 8] == 0), 0][0])
+    vc_of_third = int(inj[inj[:, 7] == 2, 4][0])
+    last_out = crossing(ev, 0, vc_of_third, 3)        # packet in that VC before (tag = VC)
+    assert first_of_third == last_out + 1
+
+
+def test_per_link_vcs_let_two_packets_of_one_class_cross_side_by_side():
+    """One VC class, a connection of 2 links of 1 lane. Parallel links share the port's one
+    VC: the second packet waits for the first's tail. Per-link VCs: each link has its own VC
+    downstream (output VC 1 is link 1's class 0), so the second starts the cycle after the
+    first (one packet written into the local port per cycle) on the other link; a third
+    waits for a link."""
+    net = mesh(2, vcs=1, width=2, inject=4)
+    net.links = np.where(net.nbr >= 0, 2, 1).astype(np.int32)
+    rows = [(0, 0, 1, 4)] * 3
+    ev = events(net, rows, 60, buffer=8, length=4, router="vct", links="parallel",
+                source="open")
+    assert crossing(ev, 0, 1, 0) > crossing(ev, 0, 0, 3)
+    ev = events(net, rows, 60, buffer=8, length=4, router="vct", links="perlink",
+                source="open")
+    heads = [crossing(ev, 0, tag, 0) for tag in range(3)]
+    tails = [crossing(ev, 0, tag, 3) for tag in range(3)]
+    assert heads[1] - heads[0] == 1 and heads[1] < tails[0]
+    assert heads[2] == min(tails[:2]) + 1
+    sw = ev[(ev[:, 1] == K.EV_SWITCH) & (ev[:, 2] == 0) & (ev[:, 5] != 0)]
+    assert [int(sw[sw[:, 7] == tag, 6][0]) for tag in range(2)] == [0, 1]
+    # router 1 received them on two input VCs of one port
+    at1 = ev[(ev[:, 1] == K.EV_SWITCH) & (ev[:, 2] == 1)]
+    assert set(at1[:, 4]) == {0, 1}
+
+
+def test_age_allocation_gives_the_output_to_the_oldest_packet():
+    """At router 1, on the line of chips 0, 1, 2 of a 3 x 3 mesh, packet A (created at chip 0 at cycle 0) and packet B
+    (created at chip 1 at cycle 2) ask for the east output VC in the same cycle. Round robin
+    starts at the local port and grants B; age grants A, the older."""
+    net = mesh(3, vcs=1)
+    rows = [(0, 0, 2, 4), (2, 1, 2, 4)]
+    a, b = 0, 1 << 32
+    for allocator, first in (("separable", b), ("age", a)):
+        ev = events(net, rows, 60, buffer=8, length=4, router="vct", allocator=allocator)
+        ta, tb = crossing(ev, 1, a, 0), crossing(ev, 1, b, 0)
+        assert (ta < tb) == (first == a), allocator
+        assert abs(ta - tb) >= 4                        # the loser waits for the whole packet

@@ -115,8 +115,10 @@ def test_command_line_help_lists_the_registered_names(tmp_path):
     proc = netsim("--help", out=tmp_path)
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
-    for option, names in (("--router", "pipelined,vct"), ("--allocator", "separable,wavefront"),
-                          ("--links", "shared,parallel"), ("--routing", "dor,railx-minimal")):
+    for option, names in (("--router", "pipelined,vct"),
+                          ("--allocator", "separable,wavefront,age"),
+                          ("--links", "shared,parallel,perlink"), ("--source", "fifo,open"),
+                          ("--routing", "dor,railx-minimal")):
         assert f"{option} {{{names}}}" in text, option
     assert "(default pipelined)" in text and "ideal virtual cut-through" in text
 

@@ -39,6 +39,34 @@ def test_kernel_equals_reference_event_for_event(name, make, pattern, rate, buff
     assert a.shape == b.shape and (a == b).all()
 
 
+def test_the_papers_router_equals_its_reference_on_a_railx_hyperx():
+    """The paper router's switches (per-link VCs on n = 2 links per connection, age
+    allocation, the open source) on a RailX HyperX: kernel and reference agree event for
+    event, and the links' second VCs carry traffic."""
+    from aifabric.models.railx import fig14
+    net = railx(hyperx_2d(RailX(2, 2, 10)), vcs=3, k=1)
+    tr = Traffic.make("uniform", net.coords, net.grid)
+    a, b = both_event_logs(net, tr, 150, rate=3.0, buffer=8, length=4, seed=2,
+                           **fig14.PAPER_ROUTER)
+    assert (a[:, 1] == K.EV_SWITCH).sum() > 1000
+    assert a.shape == b.shape and (a == b).all()
+    assert (a[(a[:, 1] == K.EV_SWITCH) & (a[:, 5] > 0), 6] >= 3).any()   # link 1's VCs
+
+
+def test_fig14_ablations_undo_one_switch_of_the_papers_router_each():
+    from aifabric.models.railx import fig14
+    head = fig14.spec(fig14.HX, 2)
+    assert {k: head[k] for k in fig14.PAPER_ROUTER} == \
+        {"router": "vct", "links": "perlink", "allocator": "age", "source": "open"}
+    for name in ("fifo_source", "shared_vcs", "round_robin"):
+        changed = {k for k, v in fig14.spec(fig14.HX, 2, **fig14.ABLATIONS[name]).items()
+                   if head[k] != v}
+        assert len(changed) == 1, name
+    assert set(fig14.ABLATION_RECORDS) == set(fig14.ABLATIONS)
+    ranges = fig14.range_table(fig14.RANGES)
+    assert {rid for rid, _ in fig14.ABLATION_RECORDS.values()} <= set(ranges)
+
+
 def test_vc_classes_are_needed_and_acyclic():
     net = railx(hyperx_2d(RailX(2, 1, 8)), vcs=3)
     assert check_deadlock_free(net, 3) is None
