@@ -420,8 +420,10 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         params=({"ports": 3, "wavelengths": 60, "timer_bits": 5, "settle": 2,
                  "form": "chain_uniform"},
                 {"ports": 4, "wavelengths": 13, "timer_bits": 4, "settle": 1, "form": "chain"}),
-        synth_params=({"ports": 3, "wavelengths": 60, "timer_bits": 20, "settle": 100_000},
-                      {"ports": 4, "wavelengths": 60, "timer_bits": 20, "settle": 100_000}),
+        synth_params=({"ports": 3, "wavelengths": 60, "timer_bits": 20, "settle": 100_000,
+                       "form": "chain_uniform"},
+                      {"ports": 4, "wavelengths": 60, "timer_bits": 20, "settle": 100_000,
+                       "form": "chain_uniform"}),
         model="aifabric.models.flexsipac.transceiver",
     ),
 ]}

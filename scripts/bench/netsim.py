@@ -125,14 +125,19 @@ def _netsim_targets(hx) -> dict:
     import sys
 
     from aifabric.models.common.netsim import mesh, registry, simulate
+    from aifabric.models.railx.fig14 import PAPER_ROUTER
     net = mesh(16, vcs=2)
     simulate(net, "uniform", 0.06, warmup=20, window=20, drain=0)       # compiled, loaded
+    # every registered router at its defaults, and RailX's paper router (its switches on),
+    # at the same points
+    configs = {router: {"router": router} for router in registry.choices("router")}
+    configs["paper (" + ", ".join(PAPER_ROUTER.values()) + ")"] = dict(PAPER_ROUTER)
     measured = {}
-    for router in registry.choices("router"):          # every registered router, same points
-        measured[router] = (
-            simulate(net, "uniform", 0.06, warmup=0, window=15_000, drain=0, router=router),
-            simulate(net, "uniform", 0.21, warmup=0, window=15_000, drain=0, router=router),
-            simulate(hx, "uniform", 0.6, warmup=2_000, window=3_000, drain=0, router=router))
+    for label, kw in configs.items():
+        measured[label] = (
+            simulate(net, "uniform", 0.06, warmup=0, window=15_000, drain=0, **kw),
+            simulate(net, "uniform", 0.21, warmup=0, window=15_000, drain=0, **kw),
+            simulate(hx, "uniform", 0.6, warmup=2_000, window=3_000, drain=0, **kw))
     runs = []
     for _ in range(3):
         start = time.perf_counter()
