@@ -2,7 +2,11 @@
 
 :class:`SlotEndpoint`
     After ``start`` it sends one ping and counts the cycles m until the echo: m = 2d + 1 for a
-    link of d cycles each way (``rtt`` = m, saturating at 2**TIME_BITS - 1; 0 until measured).
+    link of d cycles each way. ``rtt`` reads 0 until the echo, m from the cycle after the echo
+    arrives, and ``measured`` rises with it. The count saturates at 2**rtt_bits - 1: an echo
+    that comes that many cycles or more after the ping reads 2**rtt_bits - 1 (never a
+    wrapped value); an echo that never comes leaves the endpoint unmeasured (no window, no
+    lock) until ``start`` falls and rises again, which sends a new ping.
     It follows ``sync`` with its own slot timer: the cycle a sync pulse arrives is phase 0 of slot
     ``sync_slot``; without a pulse the slot ends at the first cycle whose phase is >= T - 1
     (T as it is then) and the next is expected one cycle later. A missing pulse at an expected
@@ -14,7 +18,7 @@
     they are at the opening): a word presented while it is open is launched on ``tx``
     (registered, one cycle) with the window's slot tag, and reaches the crossbar in phases
     G .. T-1 of that slot. The window belongs to the slot whose sync it follows when G >= m,
-    to the next slot otherwise. ``rtt_error`` when m > T (no window can be placed); nothing is
+    to the next slot otherwise. ``rtt_error`` when ``rtt`` > T (no window can be placed); nothing is
     sent while G >= T or T < 2 (the switch's ``config_error``).
 """
 
@@ -31,12 +35,14 @@ __all__ = ["SlotEndpoint"]
 class SlotEndpoint(wiring.Component):
     """Endpoint slot timer with start-up ping, send window and missed-sync detection.
 
-    Parameters (keyword-only): ``d`` 1..512 data bits.
+    Parameters (keyword-only): ``d`` 1..512 data bits, ``rtt_bits`` 1..16 (default 16): the
+    round-trip counter's width (``rtt`` saturates at 2**rtt_bits - 1; the port stays
+    TIME_BITS wide).
     """
 
-    def __init__(self, *, d):
-        check_params(self, [("d", d, 1, 512)])
-        self.d = d
+    def __init__(self, *, d, rtt_bits=TIME_BITS):
+        check_params(self, [("d", d, 1, 512), ("rtt_bits", rtt_bits, 1, TIME_BITS)])
+        self.d, self.rtt_bits = d, rtt_bits
         super().__init__({
             "period": In(TIME_BITS), "guard": In(TIME_BITS), "start": In(1),
             "sync": In(1), "sync_slot": In(TAG_BITS),
@@ -55,8 +61,8 @@ class SlotEndpoint(wiring.Component):
         # ---- round trip: one ping after start, count until the echo ------------------------
         pinged = Signal()
         counting = Signal()
-        count = Signal(TIME_BITS)
-        count_p1 = Signal(TIME_BITS)   # (one operation per named signal keeps -Wall quiet)
+        count = Signal(self.rtt_bits)
+        count_p1 = Signal(self.rtt_bits)  # (one operation per named signal keeps -Wall quiet)
         m.d.comb += count_p1.eq(count + 1)
         with m.If(~self.start):
             m.d.sync += [pinged.eq(0), counting.eq(0), self.measured.eq(0), self.ping.eq(0),
