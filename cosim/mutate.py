@@ -105,6 +105,8 @@ SPECS: dict[str, Spec] = {s.block: s for s in [
          formal="slot_switch"),
     Spec("slot_endpoint", "slot_fabric", _ci("slot_fabric"), "rtl/chronos/slot_endpoint.py",
          formal="slot_endpoint"),
+    # the test fabric's own wiring and fibre delay lines (no formal harness)
+    Spec("slot_fabric", "slot_fabric", _ci("slot_fabric"), "rtl/chronos/slot_fabric.py"),
     Spec("router", "router", _ci("router"), "rtl/railx/router.py", formal="router"),
     Spec("mesh", "mesh", _ci("mesh"), "rtl/railx/mesh.py"),
     # the RailX system's own wiring (rails, delay lines, the table fan-out, error OR)

@@ -65,8 +65,8 @@ def budget_scale() -> float:
 
 
 def params(dut) -> dict:
-    found = dict(re.findall(r"(?:^|_)(depth|hold_bits|n|d)(\d+)", dut._name.removeprefix(
-        "slot_fabric")))
+    found = dict(re.findall(r"(?:^|_)(depth|rtt_bits|hold_bits|n|d)(\d+)",
+                            dut._name.removeprefix("slot_fabric")))
     return {k: int(v) for k, v in found.items()}
 
 
@@ -152,7 +152,8 @@ class Harness:
         p = params(dut)
         self.dut, self.rng = dut, rng
         self.n, self.d, self.depth, self.hold_bits = p["n"], p["d"], p["depth"], p["hold_bits"]
-        self.model = SlotFabric(self.n, self.depth)
+        self.rtt_top = (1 << p.get("rtt_bits", TIME_BITS)) - 1   # the round trip saturates here
+        self.model = SlotFabric(self.n, self.depth, p.get("rtt_bits", TIME_BITS))
         self.checker = EndToEnd(self.n)
         self.source = StreamSource(dut, "schedule", rng, gap_p=0.3)
         self.monitor = StreamMonitor(dut, "schedule", dut.rst)
@@ -164,6 +165,7 @@ class Harness:
         self.believed = [1] * self.n   # fibre delays as measured at calibration
         self.mute = set()              # hosts that send nothing
         self.sync_drop = [False] * self.n
+        self.echo_drop = [False] * self.n
         self.clear = False
         self.entries = []              # the stack as loaded (perm, hold), raw
         self.beats = 0
@@ -180,6 +182,7 @@ class Harness:
         dut.start.value = sum(1 << i for i, s in enumerate(self.start) if s)
         dut.delay.value = sum(d << (i * DELAY_BITS) for i, d in enumerate(self.delay))
         dut.sync_drop.value = sum(1 << i for i, s in enumerate(self.sync_drop) if s)
+        dut.echo_drop.value = sum(1 << i for i, s in enumerate(self.echo_drop) if s)
         dut.clear.value = int(self.clear)
 
     async def reset(self) -> None:
@@ -227,7 +230,7 @@ class Harness:
         expect = self.model.cycle(period=self.period, guard=self.guard, enable=self.enable,
                                   start=self.start, delay=self.delay,
                                   sync_drop=self.sync_drop, send=send, clear=self.clear,
-                                  beat=beat)
+                                  beat=beat, echo_drop=self.echo_drop)
         got = self.read()
         self.check_launch(t, got)
         self.compare(got, expect)
@@ -314,7 +317,8 @@ class Harness:
         self.believed = list(self.delay)
         await self.run(2 * max(self.delay) + 6, offer_p=0.0)
         got = self.read()
-        assert got["rtt"] == [2 * max(1, d) + 1 for d in self.delay], (got["rtt"], self.delay)
+        assert got["rtt"] == [min(2 * max(1, d) + 1, self.rtt_top) for d in self.delay], \
+            (got["rtt"], self.delay)
 
     async def restart(self, slots: int = 3) -> None:
         """Stop sending, let every word arrive (``slots`` slots and 70 cycles, more than the
@@ -389,7 +393,7 @@ async def aligned_random(dut):
     start = time.perf_counter()
     slots = max(20, 160 // h.n)     # about as many words at every N
     slots = max(4, round(slots * budget_scale()))
-    for _ in range(8):
+    for _ in range(7):
         configure(h, rng)
         await h.load(random_stack(rng, h.n, int(rng.integers(1, min(h.depth, 12) + 1)), 3))
         await aligned_run(h, rng, slots)
@@ -439,12 +443,12 @@ async def missed_sync(dut):
     record_stats("missed_sync", transactions=h.transactions(), cycles=h.meter.cycles)
 
 
-def early_fibre(rng, period: int, guard: int, bit6: int) -> int:
-    """A fibre delay d of at most 64 with rtt = 2d + 1 > G (the window opens in the slot
-    before, at phase T - (rtt - G)) whose opening phase has bit 6 = ``bit6`` where one
+def early_fibre(rng, period: int, guard: int, bit6: int, longest: int = 64) -> int:
+    """A fibre delay d of at most ``longest`` with rtt = 2d + 1 > G (the window opens in the
+    slot before, at phase T - (rtt - G)) whose opening phase has bit 6 = ``bit6`` where one
     exists (d and d + 32 open 64 phases apart, so they differ in bit 6: with G < 64 both
     values are there), else any such d."""
-    fibres = list(range(guard // 2 + 1, 65))
+    fibres = list(range(guard // 2 + 1, longest + 1))
     fit = [d for d in fibres if (period - (2 * d + 1 - guard)) >> 6 & 1 == bit6]
     return int(rng.choice(fit or fibres))
 
@@ -481,9 +485,11 @@ async def long_slots(dut):
         h.period = h.guard + window
         # every endpoint but the 1-cycle one opens its window in the slot before (rtt > G),
         # with bit 6 of that opening phase one way in one configuration and the other way
-        # in the next
-        h.delay = [early_fibre(rng, h.period, guard, (k + i) % 2) for i in range(h.n)]
-        h.delay[k % h.n], h.delay[(k + 1) % h.n] = 1, 64
+        # in the next; fibres whose round trip the endpoint's counter holds (at 7 bits the
+        # longest is 63: 64 saturates, lost_and_late_echo)
+        longest = min(64, (h.rtt_top - 1) // 2)
+        h.delay = [early_fibre(rng, h.period, guard, (k + i) % 2, longest) for i in range(h.n)]
+        h.delay[k % h.n], h.delay[(k + 1) % h.n] = 1, longest
         await h.load(random_stack(rng, h.n, 3, 2))
         await aligned_run(h, rng, 2 if full else 1)
         await h.restart(slots=1 if full else 0)
@@ -523,6 +529,75 @@ async def start_at_every_phase(dut):
     assert h.checker.stats["dropped"] == 0, h.checker.stats
     record_stats("start_at_every_phase", transactions=h.transactions(), cycles=h.meter.cycles,
                  locks=locks, **h.checker.stats)
+
+
+@cocotb.test()
+async def lost_and_late_echo(dut):
+    """Round trips at the round-trip counter's top, and an echo that never comes. In each of
+    three rounds one endpoint's echo is cut on its fibre (``echo_drop``: lost; the victim
+    walks the endpoints) and the fibres are 62, 63 and 64 cycles in rotation, round trips
+    125, 127 and 129: at the 7-bit counter of the N = 3 set (top 2**7 - 1 = 127) below the
+    top, at it and past it (a very late echo: the count saturates and reads 127, never a
+    wrapped 1); at 16 bits all three read exactly. T = 127, so 129 is an rtt_error at 16 bits
+    and, saturated, none at 7 (that endpoint then places its window two cycles early; the
+    model and the checker follow its words). Started in cycle s, an endpoint pings in s + 1
+    and its echo arrives in s + 2d + 2: ``rtt`` reads 0 up to that cycle and min(2d + 1, top)
+    from the next, checked in exactly that cycle. The victim is never measured: ``rtt`` 0,
+    never locked, no window, nothing launched, no flag, past its counter's top (at 7 bits)
+    and after the cut is lifted; started again, it measures its fibre in the documented
+    cycle."""
+    h, rng = await setup(dut, 10)
+    top = h.rtt_top
+    h.period, h.guard = 127, 4
+    fibres = (62, 63, 64)
+    measured = set()
+    for r in range(3):
+        victim = r % h.n
+        h.delay = [fibres[(i + r) % 3] for i in range(h.n)]
+        h.echo_drop = [i == victim for i in range(h.n)]
+        await h.load(random_stack(rng, h.n, 2, 1))
+        h.start, h.enable = [True] * h.n, True
+        h.believed = list(h.delay)
+        await h.step()
+        s = h.clock.count        # the cycle start is first seen
+        want = [min(2 * d + 1, top) for d in h.delay]
+        for _ in range(2 * max(h.delay) + 3 + h.period + 8):
+            got = await h.step()
+            t = h.clock.count
+            for i, d in enumerate(h.delay):
+                if i == victim:
+                    assert (got["rtt"][i], got["locked"][i], got["window"][i],
+                            got["launch"][i], got["rtt_error"][i], got["missed"][i]) == \
+                        (0, False, False, None, False, False), (r, i, t, got)
+                else:
+                    assert got["rtt"][i] == (want[i] if t >= s + 2 * d + 3 else 0), \
+                        (r, i, d, t - s, got["rtt"][i])
+        for i in range(h.n):
+            if i != victim:
+                measured.add(want[i])
+                assert got["locked"][i] == (want[i] <= h.period), (r, i, got["locked"])
+        # the cut lifted: no echo is on its way, the victim stays unmeasured
+        h.echo_drop = [False] * h.n
+        for _ in range(h.period // 2):
+            got = await h.step()
+            assert got["rtt"][victim] == 0 and not got["locked"][victim], (r, got)
+        # started again, it pings again and measures its fibre
+        h.start[victim] = False
+        await h.step()
+        h.start[victim] = True
+        await h.step()
+        s, d = h.clock.count, h.delay[victim]
+        for _ in range(2 * d + 4):
+            got = await h.step()
+            assert got["rtt"][victim] == (want[victim] if h.clock.count >= s + 2 * d + 3
+                                          else 0), (r, d, h.clock.count - s, got["rtt"])
+        await h.restart(slots=1)
+        h.clear = True
+        await h.step(offer_p=0.0)
+        h.clear = False
+    assert measured == {min(m, top) for m in (125, 127, 129)}, measured
+    record_stats("lost_and_late_echo", transactions=h.transactions(), cycles=h.meter.cycles,
+                 **h.checker.stats)
 
 
 @cocotb.test()
@@ -685,7 +760,7 @@ async def malformed_stacks(dut):
     plays and not one word is delivered; the next good stack clears the flag and plays."""
     h, rng = await setup(dut, 5)
     rejected = 0
-    for k in range(10):
+    for k in range(8):
         configure(h, rng)
         entries = random_stack(rng, h.n, int(rng.integers(1, min(h.depth, 8) + 1)), 2)
         fixes = corrupt(rng, h.n, entries)

@@ -7,8 +7,13 @@ by the harness: 0 in the cycle a sync pulse arrives, else one more than the cycl
 to 0 after a cycle whose phase is >= T - 1. A launched word (``tx.valid``) follows an open
 window.
 
+The round trip, against the harness's own count m from the ping to the first echo:
+``rtt`` reads 0 until the echo, then min(m, 2**rtt_bits - 1) - at a width the bounded check
+reaches (3 bits: the count saturates 7 cycles after the ping), so an echo later than that
+(or never) is in the proof: the count saturates and never wraps.
+
 The flags in both directions, each against the harness's own reading: ``rtt_error`` exactly
-while the round trip m it counts (from the ping to the first echo) exceeds T; ``missed``
+while that round trip exceeds T; ``missed``
 exactly after a cycle where a pulse was expected (locked, phase 0 of the timer) and none came,
 sticky until ``clear`` or ``start`` falls. ``locked`` (the ready output) only while started
 and measured, after a sync pulse.
@@ -28,7 +33,7 @@ TB = 16
 
 def build(params, mutant_spec=None):
     mod = block_module(MODULE, mutant_spec)
-    dut = mod.SlotEndpoint(d=params["d"])
+    dut = mod.SlotEndpoint(d=params["d"], rtt_bits=params["rtt_bits"])
     frag = elaborate(dut)
     m = Module()
     m.submodules.dut = frag
@@ -79,7 +84,10 @@ def build(params, mutant_spec=None):
         m.d.sync += [counting.eq(0), measured.eq(1)]
     with m.Elif(counting):
         m.d.sync += m_h.eq(m_h + 1)
-    rtt_error_ref = measured & (m_h > T)
+    top = (1 << params["rtt_bits"]) - 1
+    rtt_ref = Signal(TB)
+    m.d.comb += rtt_ref.eq(Mux(measured, Mux(m_h >= top, top, m_h), 0))
+    rtt_error_ref = measured & (rtt_ref > T)
     # missed: a cycle where a pulse is expected (locked, phase 0 of the timer) without one,
     # while the endpoint runs (started, measured, no rtt_error, G < T, T >= 2); sticky until
     # clear or start falls
@@ -92,6 +100,7 @@ def build(params, mutant_spec=None):
                  missed_h.eq(missed_ref)]
     m.d.comb += missed_ref.eq(Mux(clear_q | ~start_q, 0, missed_h | miss_q))
     checks.update({
+        "rtt_saturates": dut.rtt == rtt_ref,
         "rtt_error_rises": ~rtt_error_ref | dut.rtt_error,
         "rtt_error_only": ~dut.rtt_error | rtt_error_ref,
         "missed_rises": ~missed_ref | dut.missed,
@@ -103,6 +112,7 @@ def build(params, mutant_spec=None):
 
 
 MUTANTS = {
+    "rtt_saturates": ("with m.Elif(~count.all()):", "with m.Else():"),
     "window_in_slot": ("span.eq(period - guard)", "span.eq(period - guard + 1)"),
     "tx_only_in_window": ("self.tx.valid.eq(self.send_valid & self.window)",
                           "self.tx.valid.eq(self.send_valid)"),
@@ -116,6 +126,7 @@ MUTANTS = {
                                 "with m.Elif(self.sync | self.locked | self.measured):"),
 }
 MUTANT_TEXT = {
+    "rtt_saturates": "the round-trip count wraps at 2**rtt_bits instead of saturating",
     "window_in_slot": "the window stays open T - G + 1 cycles",
     "tx_only_in_window": "a word is launched whether the window is open or not",
     "rtt_error_rises": "rtt_error only from T + 2 (m = T + 1 passes)",
@@ -135,13 +146,17 @@ def _builder(name):
 PROPERTIES = [
     Property("slot_endpoint", name, promise, params, "bmc", depth,
              _builder(name), MUTANT_TEXT[name], mutant_depth=depth, ci=ci)
-    for params in ({"d": 1, "t_max": 6},)
+    # T up to 8 passes the 3-bit count's top (7): a saturated round trip of T or less
+    for params in ({"d": 1, "t_max": 8, "rtt_bits": 3},)
     for name, promise, depth, ci in (
         ("window_in_slot", "the send window is open only at phases (G - m + k) mod T, "
          "k < T - G (words reach the crossbar in [G, T))", 24, True),
         ("tx_only_in_window", "a word is launched only from an open window", 24, False),
-        ("rtt_error_rises", "rtt_error whenever the measured round trip m > T", 16, False),
-        ("rtt_error_only", "rtt_error only when m > T", 16, False),
+        ("rtt_saturates", "rtt reads 0 until the echo, then the round trip m, saturating at "
+         "2**rtt_bits - 1 (an echo after the count's top reads the top, never a wrap)", 24,
+         False),
+        ("rtt_error_rises", "rtt_error whenever the round trip rtt reads > T", 16, False),
+        ("rtt_error_only", "rtt_error only when rtt > T", 16, False),
         ("missed_rises", "a pulse missing at an expected cycle sets missed in the next "
          "cycle, sticky until clear", 24, False),
         ("missed_only", "missed rises only for a missing pulse", 24, False),

@@ -133,9 +133,9 @@ def build(params, mutant_spec=None):
 
 
 MUTANTS = {
-    "one_output_per_word": ("pick[i].eq(ok[i] & eq_const(self.perm.dest[i], j))",
-                            "pick[i].eq(ok[i] & (eq_const(self.perm.dest[i], j) | "
-                            "eq_const(self.perm.dest[i], (j + 1) % n)))"),
+    "one_output_per_word": ("pick[i].eq(ok[i] & self.route.sel[j][i])",
+                            "pick[i].eq(ok[i] & (self.route.sel[j][i] | "
+                            "self.route.sel[(j + 1) % n][i]))"),
     "one_word_per_output": ("two_or_more(m, [hit[i][j] for i in range(n)])", "0"),
     "only_valid_words": ("ok[i].eq(word.valid & self.accept", "ok[i].eq(self.accept"),
     "no_delivery_in_guard": ("self.accept.eq(self.running & (self.phase >= self.guard))",

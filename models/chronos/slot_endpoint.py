@@ -3,11 +3,13 @@ sync pulses, missed-pulse detection and the send window, as times and slot numbe
 
 Time is the model's own integer cycle count (nothing wraps). Widths appear only where the
 interface documents them: slot tags are mod :data:`~.slot_switch.TAG_MOD`, ``rtt`` saturates
-at 2**16 - 1.
+at 2**rtt_bits - 1 (:data:`RTT_MAX` at the default 16 bits).
 
 Round trip
     The ping is sent in the cycle after ``start`` is first seen; ``rtt`` m is the number of
-    cycles from the ping to the echo (2d + 1 over a fibre of d cycles each way).
+    cycles from the ping to the echo (2d + 1 over a fibre of d cycles each way), read from the
+    cycle after the echo, at most 2**rtt_bits - 1. Without an echo the endpoint stays
+    unmeasured until ``start`` falls.
 Active
     Started, m measured, m <= T, T >= 2 and G < T. An inactive endpoint has no timer and no
     window.
@@ -45,7 +47,8 @@ class Window:
 class SlotEndpoint:
     """One endpoint, one :meth:`outputs` / :meth:`edge` pair per clock."""
 
-    def __init__(self) -> None:
+    def __init__(self, rtt_bits: int = 16) -> None:
+        self.rtt_max = (1 << rtt_bits) - 1
         self.t = 0
         self.started = False
         self.ping_at: int | None = None    # time the ping was sent
@@ -87,7 +90,7 @@ class SlotEndpoint:
                    and window.open_at(self.t))
         return {"window": is_open, "window_tag": window.tag if is_open else None,
                 "ping": self.ping_at == self.t, "tx": self.tx,
-                "rtt": 0 if self.rtt is None else min(self.rtt, RTT_MAX),
+                "rtt": 0 if self.rtt is None else min(self.rtt, self.rtt_max),
                 "measured": self.rtt is not None, "locked": self.locked,
                 "missed": self.missed,
                 "rtt_error": self.rtt is not None and self.rtt > period}
@@ -119,5 +122,5 @@ class SlotEndpoint:
         elif not self.started:
             self.started, self.ping_at = True, t + 1
         elif echo and self.rtt is None and self.ping_at is not None and t >= self.ping_at:
-            self.rtt = min(t - self.ping_at, RTT_MAX)
+            self.rtt = min(t - self.ping_at, self.rtt_max)
         self.t += 1

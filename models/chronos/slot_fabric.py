@@ -34,17 +34,18 @@ class Fibre:
 
 
 class SlotFabric:
-    def __init__(self, n: int, depth: int) -> None:
+    def __init__(self, n: int, depth: int, rtt_bits: int = 16) -> None:
         self.n = n
         self.switch = SlotSwitch(n, depth)
-        self.endpoints = [SlotEndpoint() for _ in range(n)]
+        self.endpoints = [SlotEndpoint(rtt_bits) for _ in range(n)]
         self.down = [Fibre((False, 0, False)) for _ in range(n)]   # sync, slot tag, echo
         self.up = [Fibre((False, None)) for _ in range(n)]         # ping, word
 
     def cycle(self, *, period, guard, enable, start, delay, sync_drop, send, clear=False,
-              beat=None) -> dict:
-        """One clock cycle. ``start``, ``delay``, ``sync_drop``, ``send`` ((valid, data)):
-        per endpoint; ``beat``: the schedule beat (perm, hold, last) taken this cycle."""
+              beat=None, echo_drop=None) -> dict:
+        """One clock cycle. ``start``, ``delay``, ``sync_drop``, ``send`` ((valid, data)),
+        ``echo_drop`` (echoes cut on the fibre; default none): per endpoint; ``beat``: the
+        schedule beat (perm, hold, last) taken this cycle."""
         n, sw = self.n, self.switch
         so = sw.outputs(period, guard, enable)
         down = [f.seen(d) for f, d in zip(self.down, delay)]
@@ -58,7 +59,7 @@ class SlotFabric:
         out["launch"] = [e["tx"] for e in eo]
         for i in range(n):
             self.down[i].push((so["sync"] and not sync_drop[i], so["sync_slot"],
-                               so["echo"][i]))
+                               so["echo"][i] and not (echo_drop and echo_drop[i])))
             self.up[i].push((eo[i]["ping"], eo[i]["tx"]))
         sw.edge(period=period, guard=guard, enable=enable, ping=[u[0] for u in up],
                 rx=[u[1] for u in up], clear=clear, beat=beat)

@@ -2,7 +2,11 @@
 
 :class:`SlotEndpoint`
     After ``start`` it sends one ping and counts the cycles m until the echo: m = 2d + 1 for a
-    link of d cycles each way (``rtt`` = m, saturating at 2**TIME_BITS - 1; 0 until measured).
+    link of d cycles each way. ``rtt`` reads 0 until the echo, m from the cycle after the echo
+    arrives, and ``measured`` rises with it. The count saturates at 2**rtt_bits - 1: an echo
+    that comes that many cycles or more after the ping reads 2**rtt_bits - 1 (never a
+    wrapped value); an echo that never comes leaves the endpoint unmeasured (no window, no
+    lock) until ``start`` falls and rises again, which sends a new ping.
     It follows ``sync`` with its own slot timer: the cycle a sync pulse arrives is phase 0 of slot
     ``sync_slot``; without a pulse the slot ends at the first cycle whose phase is >= T - 1
     (T as it is then) and the next is expected one cycle later. A missing pulse at an expected
@@ -14,11 +18,18 @@
     they are at the opening): a word presented while it is open is launched on ``tx``
     (registered, one cycle) with the window's slot tag, and reaches the crossbar in phases
     G .. T-1 of that slot. The window belongs to the slot whose sync it follows when G >= m,
-    to the next slot otherwise. ``rtt_error`` when m > T (no window can be placed); nothing is
+    to the next slot otherwise. ``rtt_error`` when ``rtt`` > T (no window can be placed); nothing is
     sent while G >= T or T < 2 (the switch's ``config_error``).
+
+    ``window`` and ``window_tag`` are combinational from ``sync`` and ``sync_slot``: a pulse
+    that arrives in the cycle the window opens (opening phase 0) opens it in that cycle with
+    that slot's tag, which a registered output would show one cycle late. The path is short
+    (the phase compares are made from the registers, T, G and m before the pulse selects one):
+    sync -> select -> ``window`` -> ``tx`` (registered). In the fabric ``sync`` comes from a
+    fibre register.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -31,12 +42,14 @@ __all__ = ["SlotEndpoint"]
 class SlotEndpoint(wiring.Component):
     """Endpoint slot timer with start-up ping, send window and missed-sync detection.
 
-    Parameters (keyword-only): ``d`` 1..512 data bits.
+    Parameters (keyword-only): ``d`` 1..512 data bits, ``rtt_bits`` 1..16 (default 16): the
+    round-trip counter's width (``rtt`` saturates at 2**rtt_bits - 1; the port stays
+    TIME_BITS wide).
     """
 
-    def __init__(self, *, d):
-        check_params(self, [("d", d, 1, 512)])
-        self.d = d
+    def __init__(self, *, d, rtt_bits=TIME_BITS):
+        check_params(self, [("d", d, 1, 512), ("rtt_bits", rtt_bits, 1, TIME_BITS)])
+        self.d, self.rtt_bits = d, rtt_bits
         super().__init__({
             "period": In(TIME_BITS), "guard": In(TIME_BITS), "start": In(1),
             "sync": In(1), "sync_slot": In(TAG_BITS),
@@ -55,8 +68,8 @@ class SlotEndpoint(wiring.Component):
         # ---- round trip: one ping after start, count until the echo ------------------------
         pinged = Signal()
         counting = Signal()
-        count = Signal(TIME_BITS)
-        count_p1 = Signal(TIME_BITS)   # (one operation per named signal keeps -Wall quiet)
+        count = Signal(self.rtt_bits)
+        count_p1 = Signal(self.rtt_bits)  # (one operation per named signal keeps -Wall quiet)
         m.d.comb += count_p1.eq(count + 1)
         with m.If(~self.start):
             m.d.sync += [pinged.eq(0), counting.eq(0), self.measured.eq(0), self.ping.eq(0),
@@ -102,14 +115,15 @@ class SlotEndpoint(wiring.Component):
 
         # ---- send window: T - G cycles from phase (G - m) mod T ----------------------------
         early = Signal()          # m > G: the window opens in the previous slot
-        opens_at = Signal(TIME_BITS)
-        # T - (m - G) rather than T + G - m: no intermediate value exceeds T (no wrap at large T)
-        excess, late_open, same_open = Signal(TIME_BITS), Signal(TIME_BITS), Signal(TIME_BITS)
+        # The opening phase (G - m) mod T is G - m when m <= G, else T - (m - G) (at most T
+        # while active: m <= T). Compared one bit wider without a subtraction: phase == G - m
+        # as phase + m == G, phase == T + G - m as phase + m == T + G.
+        reach, target = Signal(TIME_BITS + 1), Signal(TIME_BITS + 1)
+        guard_w, late_target = Signal(TIME_BITS + 1), Signal(TIME_BITS + 1)
         m.d.comb += [early.eq(self.rtt > guard),
-                     excess.eq(self.rtt - guard),
-                     late_open.eq(period - excess),
-                     same_open.eq(guard - self.rtt),
-                     opens_at.eq(Mux(early, late_open, same_open))]
+                     guard_w.eq(Cat(guard, C(0, 1))),
+                     reach.eq(cnt + self.rtt), late_target.eq(period + guard),
+                     target.eq(Mux(early, late_target, guard_w))]
         tag_open = Signal(TAG_BITS)   # the slot the opening window belongs to
         m.d.comb += tag_open.eq(slot_now + early)
         left = Signal(TIME_BITS)
@@ -117,8 +131,13 @@ class SlotEndpoint(wiring.Component):
         span = Signal(TIME_BITS)   # T - G, the window length
         span_m1, left_m1 = Signal(TIME_BITS), Signal(TIME_BITS)
         m.d.comb += [span.eq(period - guard), span_m1.eq(span - 1), left_m1.eq(left - 1)]
-        opening = Signal()
-        m.d.comb += opening.eq(active & (self.sync | self.locked) & (phase == opens_at))
+        # the compares ahead of the sync select (phase 0 when a pulse arrives): a pulse
+        # reaches the window through two gates
+        opening, hit_cnt, hit_zero = Signal(), Signal(), Signal()
+        m.d.comb += [hit_cnt.eq(reach == target),
+                     hit_zero.eq(~target[TIME_BITS] & (self.rtt == target[:TIME_BITS])),
+                     opening.eq(active & (self.sync | self.locked)
+                                & Mux(self.sync, hit_zero, hit_cnt))]
         with m.If(~active):
             m.d.sync += left.eq(0)
         with m.Elif(opening):

@@ -1,7 +1,7 @@
 """A test fabric for the slot blocks: one :class:`~.slot_switch.SlotSwitch` and N
 :class:`~.slot_endpoint.SlotEndpoint` blocks joined by fibres of run-time delay ``delay[i]``
 cycles (1..64 each way; 0 acts as 1 and anything above 64 as 64), with ``sync_drop[i]`` to
-suppress the sync pulses on a fibre.
+suppress the sync pulses on a fibre and ``echo_drop[i]`` its echoes (a lost echo).
 
 It is the co-simulation top of the two blocks and synthesizes, but the delay lines model
 fibre. ``launch[i]`` is endpoint i's word as it enters its fibre (the endpoint's ``tx``), so a
@@ -25,18 +25,21 @@ class SlotFabric(wiring.Component):
     """Test fabric: a :class:`SlotSwitch` and N :class:`SlotEndpoint` joined by fibres of
     run-time delay (``delay[i]``, 1..64 cycles each way).
 
-    Parameters (keyword-only): ``n`` 2..16, ``d`` 1..64, ``depth`` 2..256, ``hold_bits`` 1..16.
+    Parameters (keyword-only): ``n`` 2..16, ``d`` 1..64, ``depth`` 2..256, ``hold_bits`` 1..16,
+    ``rtt_bits`` 1..16 (the endpoints' round-trip counter, default 16).
     """
 
-    def __init__(self, *, n, d, depth, hold_bits):
+    def __init__(self, *, n, d, depth, hold_bits, rtt_bits=TIME_BITS):
         check_params(self, [("n", n, 2, 16), ("d", d, 1, 64), ("depth", depth, 2, 256),
-                            ("hold_bits", hold_bits, 1, 16)])
+                            ("hold_bits", hold_bits, 1, 16),
+                            ("rtt_bits", rtt_bits, 1, TIME_BITS)])
         self.n, self.d, self.depth, self.hold_bits = n, d, depth, hold_bits
+        self.rtt_bits = rtt_bits
         delay_bits = Shape.cast(range(MAX_DELAY + 1)).width
         super().__init__({
             "period": In(TIME_BITS), "guard": In(TIME_BITS), "enable": In(1),
             "start": In(n), "clear": In(1),
-            "delay": In(data.ArrayLayout(delay_bits, n)), "sync_drop": In(n),
+            "delay": In(data.ArrayLayout(delay_bits, n)), "sync_drop": In(n), "echo_drop": In(n),
             "schedule": In(stream.Signature(step_layout(n, hold_bits))),
             "send_valid": In(n), "send_data": In(data.ArrayLayout(d, n)),
             "window": Out(n), "window_tag": Out(data.ArrayLayout(TAG_BITS, n)),
@@ -61,10 +64,10 @@ class SlotFabric(wiring.Component):
                      self.overflow.eq(sw.overflow), self.stack_error.eq(sw.stack_error),
                      self.tx.eq(sw.tx), self.late.eq(sw.late)]
         for i in range(n):
-            ep = SlotEndpoint(d=self.d)
+            ep = SlotEndpoint(d=self.d, rtt_bits=self.rtt_bits)
             m.submodules[f"ep{i}"] = ep
             delay = self.delay[i]
-            down = Cat(sw.sync & ~self.sync_drop[i], sw.sync_slot, sw.echo[i])
+            down = Cat(sw.sync & ~self.sync_drop[i], sw.sync_slot, sw.echo[i] & ~self.echo_drop[i])
             down_i = _fibre(m, down, delay, f"down{i}")
             sync_i, slot_i, echo_i = down_i[0], down_i[1:1 + TAG_BITS], down_i[1 + TAG_BITS]
             up = _fibre(m, Cat(ep.ping, ep.tx.as_value()), delay, f"up{i}")

@@ -5,7 +5,7 @@ from amaranth.lib import data
 
 __all__ = ["TIME_BITS", "TAG_BITS", "ECHO_LATENCY", "MAX_DELAY", "word_layout", "out_layout"]
 
-TIME_BITS = 16     # period, guard, phase and round-trip counters
+TIME_BITS = 16     # period, guard and phase counters; the widest round-trip counter
 TAG_BITS = 2       # slot tag carried by sync pulses and data words
 ECHO_LATENCY = 1   # the switch answers a ping one cycle after it arrives
 MAX_DELAY = 64     # the test fabric's longest fibre, cycles

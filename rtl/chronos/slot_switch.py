@@ -48,7 +48,7 @@ from .bvn import step_layout
 from .slot_layout import TAG_BITS, TIME_BITS, out_layout, word_layout
 
 __all__ = ["SlotSwitch", "SlotMaster", "PingEcho", "StackLoader", "Sequencer", "Crossbar",
-           "perm_layout", "entry_layout"]
+           "perm_layout", "route_layout", "entry_layout"]
 
 
 def perm_layout(n):
@@ -57,15 +57,24 @@ def perm_layout(n):
     return data.StructLayout({"dest": data.ArrayLayout(range(n), n), "connected": n})
 
 
+def route_layout(n):
+    """A permutation decoded for the crossbar: ``sel[j]`` holds the inputs routed to output j
+    (one-hot or 0: the stack check guarantees distinct outputs), ``connected[i]`` says input i
+    is routed."""
+    return data.StructLayout({"sel": data.ArrayLayout(n, n), "connected": n})
+
+
 def _stack_params(n, depth, hold_bits):
     """The (name, value, low, high) checks of the stack's parameters."""
     return [("n", n, 2, 64), ("depth", depth, 2, 1024), ("hold_bits", hold_bits, 1, 32)]
 
 
 def entry_layout(n, hold_bits):
-    """A stored stack entry: the permutation and its hold count (slots)."""
+    """A stored stack entry: the permutation and ``rest``, the slots it is held after its
+    first (hold count - 1: entries of hold 0 are not stored), so the sequencer loads its slot
+    counter straight from the memory."""
     return data.StructLayout({"dest": data.ArrayLayout(range(n), n), "connected": n,
-                              "hold": hold_bits})
+                              "rest": hold_bits})
 
 
 class SlotMaster(wiring.Component):
@@ -85,14 +94,18 @@ class SlotMaster(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        bad, last_phase, period_m1 = Signal(), Signal(), Signal(TIME_BITS)
+        bad, last_phase = Signal(), Signal()
         slot_p1, phase_p1 = Signal(32), Signal(TIME_BITS)
+        # phase + 1, kept in a register beside the phase (one bit wider: it never wraps), so
+        # "phase >= T - 1" is "phase + 1 >= T" with no subtraction after T arrives (the same
+        # for every T >= 1; T = 0 is a bad configuration and starts nothing)
+        phase_n, phase_n_p1 = Signal(TIME_BITS + 1, init=1), Signal(TIME_BITS + 1)
         m.d.comb += [
             bad.eq((self.guard >= self.period) | ~self.period[1:].any()),
             self.config_error.eq(bad),
             self.stopped.eq(~self.enable | bad | ~self.stack_ready),
-            period_m1.eq(self.period - 1),
-            last_phase.eq(self.phase >= period_m1),
+            phase_n_p1.eq(phase_n + 1),
+            last_phase.eq(phase_n[TIME_BITS] | (phase_n[:TIME_BITS] >= self.period)),
             self.start.eq(~self.stopped & (~self.running | last_phase)),
             slot_p1.eq(self.slot + 1), phase_p1.eq(self.phase + 1),
             self.sync.eq(self.running & ~self.phase.any()),
@@ -100,12 +113,12 @@ class SlotMaster(wiring.Component):
             self.accept.eq(self.running & (self.phase >= self.guard)),
         ]
         with m.If(self.stopped):
-            m.d.sync += [self.running.eq(0), self.phase.eq(0), self.slot.eq(0)]
+            m.d.sync += [self.running.eq(0), self.phase.eq(0), self.slot.eq(0), phase_n.eq(1)]
         with m.Elif(self.start):
-            m.d.sync += [self.running.eq(1), self.phase.eq(0),
+            m.d.sync += [self.running.eq(1), self.phase.eq(0), phase_n.eq(1),
                          self.slot.eq(Mux(self.running, slot_p1, 0))]
         with m.Else():
-            m.d.sync += self.phase.eq(phase_p1)
+            m.d.sync += [self.phase.eq(phase_p1), phase_n.eq(phase_n_p1)]
         return m
 
 
@@ -174,7 +187,9 @@ class StackLoader(wiring.Component):
         rejected = Signal()     # a malformed entry seen earlier in this frame
         fill_now, fill_next = Signal(range(depth + 1)), Signal(range(depth + 1))
         keep, full, bad_frame = Signal(), Signal(), Signal()
+        weight_m1 = Signal(self.hold_bits)
         m.d.comb += [
+            weight_m1.eq(beat.weight - 1),
             keep.eq(beat.weight.any()),
             fill_now.eq(Mux(in_frame, fill, 0)),
             full.eq(eq_const(fill_now, depth)),
@@ -185,7 +200,7 @@ class StackLoader(wiring.Component):
             with m.If(keep & ~full):
                 m.d.comb += [wr.addr.eq(fill_now), wr.en.eq(1),
                              wr.data.dest.eq(beat.dest), wr.data.connected.eq(beat.connected),
-                             wr.data.hold.eq(beat.weight)]
+                             wr.data.rest.eq(weight_m1)]
             m.d.sync += [fill.eq(fill_next), rejected.eq(bad_frame), in_frame.eq(~beat.last)]
             with m.If(~in_frame):
                 m.d.sync += [self.entries.eq(0), self.overflow.eq(0), self.stack_error.eq(0)]
@@ -198,7 +213,8 @@ class StackLoader(wiring.Component):
 
 
 class Sequencer(wiring.Component):
-    """Plays the stack slot by slot: ``perm`` is the current slot's permutation.
+    """Plays the stack slot by slot: ``route`` is the current slot's permutation, decoded
+    into one-hot output selects as it is loaded (so the crossbar compares no fields).
 
     ``start``/``running``/``stopped`` come from :class:`SlotMaster`, ``entries`` from
     :class:`StackLoader`; ``rd_addr``/``rd_data`` go to the stack's read port.
@@ -213,40 +229,47 @@ class Sequencer(wiring.Component):
             "start": In(1), "running": In(1), "stopped": In(1),
             "entries": In(range(depth + 1)),
             "rd_addr": Out(range(depth)), "rd_data": In(entry_layout(n, hold_bits)),
-            "perm": Out(perm_layout(n)),
+            "route": Out(route_layout(n)),
         })
 
     def elaborate(self, platform):
         m = Module()
-        depth, hb = self.depth, self.hold_bits
+        n, depth, hb = self.n, self.depth, self.hold_bits
+        # the next entry's permutation as one-hot selects: dec[j] bit i = input i -> output j
+        dec = [Signal(n, name=f"dec{j}") for j in range(n)]
+        for j in range(n):
+            m.d.comb += dec[j].eq(Cat(*[self.rd_data.connected[i]
+                                        & eq_const(self.rd_data.dest[i], j)
+                                        for i in range(n)]))
         nidx = Signal(range(depth))     # the entry the next new permutation comes from
         left = Signal(hb)               # slots left for the current entry after this one
         # The read address is the index nidx takes at this edge, so rd_data = stack[nidx]
         # in every cycle.
         nidx_next, nxt_idx = Signal(range(depth)), Signal(range(depth))
         nidx_p1 = Signal(range(depth + 1))
-        left_m1, hold_m1 = Signal(hb), Signal(hb)
+        left_m1 = Signal(hb)
         m.d.comb += [self.rd_addr.eq(nidx_next), nidx_next.eq(nidx),
                      nidx_p1.eq(nidx + 1),
                      nxt_idx.eq(Mux(nidx_p1 >= self.entries, 0, nidx_p1)),
-                     left_m1.eq(left - 1), hold_m1.eq(self.rd_data.hold - 1)]
+                     left_m1.eq(left - 1)]
         m.d.sync += nidx.eq(nidx_next)
         with m.If(self.stopped):
             m.d.comb += nidx_next.eq(0)
-            m.d.sync += [left.eq(0), self.perm.eq(0)]
+            m.d.sync += [left.eq(0), self.route.eq(0)]
         with m.Elif(self.start):
             with m.If(self.running & left.any()):
                 m.d.sync += left.eq(left_m1)
             with m.Else():
                 m.d.comb += nidx_next.eq(nxt_idx)
-                m.d.sync += [self.perm.dest.eq(self.rd_data.dest),
-                             self.perm.connected.eq(self.rd_data.connected),
-                             left.eq(hold_m1)]
+                m.d.sync += [self.route.connected.eq(self.rd_data.connected),
+                             left.eq(self.rd_data.rest)]
+                m.d.sync += [self.route.sel[j].eq(dec[j]) for j in range(n)]
         return m
 
 
 class Crossbar(wiring.Component):
-    """N x N crossbar with registered outputs and per-input ``late`` flags. ``accept``: the
+    """N x N crossbar with registered outputs and per-input ``late`` flags. ``route``: the
+    slot's permutation as one-hot output selects (:func:`route_layout`); ``accept``: the
     cycle is in a slot past its guard time; ``tag``: that slot's tag.
 
     Parameters (keyword-only): ``n`` 2..64, ``d`` 1..512.
@@ -256,7 +279,7 @@ class Crossbar(wiring.Component):
         check_params(self, [("n", n, 2, 64), ("d", d, 1, 512)])
         self.n, self.d = n, d
         super().__init__({
-            "perm": In(perm_layout(n)), "accept": In(1), "tag": In(TAG_BITS),
+            "route": In(route_layout(n)), "accept": In(1), "tag": In(TAG_BITS),
             "rx": In(data.ArrayLayout(word_layout(d), n)),
             "tx": Out(data.ArrayLayout(out_layout(d), n)),
             "late": Out(n), "clear": In(1),
@@ -268,7 +291,7 @@ class Crossbar(wiring.Component):
         ok = Signal(n)
         for i in range(n):
             word = self.rx[i]
-            m.d.comb += ok[i].eq(word.valid & self.accept & self.perm.connected[i]
+            m.d.comb += ok[i].eq(word.valid & self.accept & self.route.connected[i]
                                  & (word.tag == self.tag))
             with m.If(self.clear):
                 m.d.sync += self.late[i].eq(0)
@@ -277,7 +300,7 @@ class Crossbar(wiring.Component):
         for j in range(n):
             pick = [Signal(name=f"pick{i}_{j}") for i in range(n)]
             for i in range(n):
-                m.d.comb += pick[i].eq(ok[i] & eq_const(self.perm.dest[i], j))
+                m.d.comb += pick[i].eq(ok[i] & self.route.sel[j][i])
             m.d.sync += [
                 self.tx[j].valid.eq(Cat(*pick).any()),
                 self.tx[j].data.eq(or_tree(m, [Mux(pick[i], self.rx[i].data, 0)
@@ -336,7 +359,7 @@ class SlotSwitch(wiring.Component):
             seq.stopped.eq(master.stopped), seq.entries.eq(stack.entries),
             seq.rd_data.eq(stack.rd_data),
 
-            xbar.perm.eq(seq.perm), xbar.accept.eq(master.accept),
+            xbar.route.eq(seq.route), xbar.accept.eq(master.accept),
             xbar.tag.eq(master.sync_slot), xbar.rx.eq(self.rx), xbar.clear.eq(self.clear),
             self.tx.eq(xbar.tx), self.late.eq(xbar.late),
         ]

@@ -9,11 +9,11 @@ from aifabric.cosim.pysim import run_sync
 from aifabric.rtl.chronos.slot_endpoint import SlotEndpoint
 
 
-def run(period, guard, echo_after, cycles, *, drop=(), bad_from=None):
+def run(period, guard, echo_after, cycles, *, drop=(), bad_from=None, rtt_bits=16):
     """Sync pulses every ``period`` cycles from cycle 10 (slot numbers 0, 1, ...; pulses of
-    slots in ``drop`` suppressed); the echo ``echo_after`` cycles after the ping. Returns a
-    trace of per-cycle dicts."""
-    dut = SlotEndpoint(d=8)
+    slots in ``drop`` suppressed); the echo ``echo_after`` cycles after the ping (None: never).
+    Returns a trace of per-cycle dicts."""
+    dut = SlotEndpoint(d=8, rtt_bits=rtt_bits)
     trace = []
 
     async def bench(ctx):
@@ -28,13 +28,16 @@ def run(period, guard, echo_after, cycles, *, drop=(), bad_from=None):
             slot, phase = divmod(t - 10, period) if t >= 10 else (None, None)
             ctx.set(dut.sync, int(phase == 0 and slot not in drop))
             ctx.set(dut.sync_slot, (slot or 0) % 4)
-            ctx.set(dut.echo, int(ping_at is not None and t == ping_at + echo_after))
+            ctx.set(dut.echo, int(ping_at is not None and echo_after is not None
+                                  and t == ping_at + echo_after))
             ctx.set(dut.send_data, t % 256)
             await ctx.delay(0)
             if ctx.get(dut.ping):
                 ping_at = t
             trace.append({"t": t, "window": ctx.get(dut.window), "tag": ctx.get(dut.window_tag),
                           "rtt": ctx.get(dut.rtt), "missed": ctx.get(dut.missed),
+                          "ping": ping_at, "measured": ctx.get(dut.measured),
+                          "locked": ctx.get(dut.locked), "rtt_error": ctx.get(dut.rtt_error),
                           "tx_valid": ctx.get(dut.tx.valid), "tx_tag": ctx.get(dut.tx.tag),
                           "tx_data": ctx.get(dut.tx.data), "slot": slot, "phase": phase})
             await ctx.tick()
@@ -87,3 +90,32 @@ def test_rtt_beyond_the_period_is_an_error_and_opens_no_window():
     trace = run(8, 2, 11, 80)
     assert trace[-1]["rtt"] == 11
     assert not any(c["window"] for c in trace)
+
+
+@pytest.mark.parametrize("m", [13, 14, 15, 16, 17, 40])
+def test_round_trip_saturates_at_the_counter_top(m):
+    """A 4-bit counter (top 15): echoes at 2**4 - 3, - 2, - 1 (the top itself), 2**4 and past
+    it read min(m, 15) from the cycle after the echo (a wrapped count would read m - 16), and
+    the saturated 15 is measured against T like any round trip (T = 15: no error, 14: error)."""
+    for period in (15, 14):
+        trace = run(period, 2, m, 80, rtt_bits=4)
+        ping = next(c["ping"] for c in trace if c["ping"] is not None)
+        for c in trace:
+            after = c["t"] > ping + m
+            assert c["rtt"] == (min(m, 15) if after else 0), (m, c)
+            assert c["measured"] == after and c["rtt_error"] == (after and min(m, 15) > period)
+
+
+def test_lost_echo_leaves_the_endpoint_unmeasured():
+    """No echo: rtt 0, never measured, never locked, no window and no launch, long after the
+    counter's top (4 bits: 15 cycles), with sync pulses coming."""
+    trace = run(12, 3, None, 120, rtt_bits=4)
+    assert all(c["rtt"] == 0 and not c["measured"] and not c["locked"] and not c["window"]
+               and not c["tx_valid"] and not c["missed"] and not c["rtt_error"] for c in trace)
+
+
+def test_round_trip_counter_width_is_checked():
+    with pytest.raises(ValueError, match="rtt_bits"):
+        SlotEndpoint(d=8, rtt_bits=17)
+    with pytest.raises(ValueError, match="rtt_bits"):
+        SlotEndpoint(d=8, rtt_bits=0)

@@ -53,7 +53,7 @@ def test_stack_loader_agrees_with_the_model(case):
                 await ctx.tick()
                 e = ctx.get(dut.rd_data)
                 got = [int(e.dest[i]) if e.connected >> i & 1 else -1 for i in range(n)]
-                assert (got, int(e.hold)) == (perm, hold)
+                assert (got, int(e.rest) + 1) == (perm, hold)    # stored as hold - 1
 
     run_sync(bench, dut=dut)
 
@@ -121,10 +121,10 @@ def test_crossbar_delivers_only_accepted_tagged_connected_words():
     dut = Crossbar(n=n, d=d)
 
     async def bench(ctx):
-        # perm: 0 -> 2, 1 -> 0, 2 idle
-        ctx.set(dut.perm.dest[0], 2)
-        ctx.set(dut.perm.dest[1], 0)
-        ctx.set(dut.perm.connected, 0b011)
+        # route: 0 -> 2, 1 -> 0, 2 idle (output j's select holds its input's bit)
+        ctx.set(dut.route.sel[2], 0b001)
+        ctx.set(dut.route.sel[0], 0b010)
+        ctx.set(dut.route.connected, 0b011)
         ctx.set(dut.tag, 1)
         cases = [  # accept, (valid, tag) per input, expected outputs, expected late
             (1, [(1, 1), (1, 1), (0, 0)], [0x11, None, 0x10], 0b000),
