@@ -609,7 +609,10 @@ async def late_endpoint(dut):
     flagged, seen = 0, []
     shifts = (1, 3, -2, 9, 100)
     victims = [int(v) for v in rng.permutation(h.n)]
-    for k in range(max(len(shifts), h.n)):      # every input a victim, every shift drawn
+    rounds = max(len(shifts), h.n)              # every input a victim, every shift drawn
+    for k in range(2 * rounds):                 # then more, only until coverage is reached
+        if k >= rounds and flagged >= 3:
+            break
         shift, victim = shifts[k % len(shifts)], victims[k % h.n]
         configure(h, rng)
         h.delay = [max(h.delay[0], 3)] * h.n if shift < 0 else h.delay
@@ -637,10 +640,11 @@ async def late_endpoint(dut):
         h.clear = True
         await h.step(offer_p=0.0)
         h.clear = False
-    # Coverage: a shift of a few cycles always sends words across a slot edge or into the
-    # guard time; a long one (9, 100 -> 64) may not (the endpoint then sees the syncs late
-    # and may stay silent, or the words land whole slots away in a quiet input), which seed
-    # 2005273769 showed: 3 of 5. At least three must have been exercised.
+    # Coverage: a shift may leave every word inside its slot (a one-cycle shift at seed
+    # 1404467800, N = 5: 2 of 5) and a long one (9, 100 -> 64) may send none across a slot
+    # edge (the endpoint then sees the syncs late and may stay silent, or the words land
+    # whole slots away in a quiet input; seed 2005273769: 3 of 5), so the rotation goes on,
+    # at most once more, until three misaligned fibres have produced late words.
     assert flagged >= 3, (f"only {flagged} of {len(seen)} misaligned fibres produced late "
                           f"words (shift, dropped, period, guard, delay): {seen}")
     record_stats("late_endpoint", transactions=h.transactions(), cycles=h.meter.cycles,
