@@ -26,6 +26,7 @@ arbiter) and the load/run/drain states to be exclusive.
 """
 
 from amaranth.hdl import Assume, Cat, Module, Mux, Signal
+from amaranth.lib import data
 
 from . import Harness, Property, any_seq, block_module, elaborate, named
 
@@ -50,8 +51,12 @@ def build(params, mutant_spec=None):
     st = dut.steps
     dest = [st.payload.dest[i] for i in range(n)]
     conn = st.payload.connected
-    clash = Cat(*[conn[a] & conn[b] & (dest[a] == dest[b])
-                  for a in range(n) for b in range(a + 1, n)]).any()
+
+    def clash_of(dest, conn):
+        return Cat(*[conn[a] & conn[b] & (dest[a] == dest[b])
+                     for a in range(n) for b in range(a + 1, n)]).any()
+
+    clash = clash_of(dest, conn)
     checks = {
         "partial_permutation": ~st.valid | ~clash,
         "weight_nonzero": ~st.valid | (st.payload.weight != 0),
@@ -117,15 +122,36 @@ def build(params, mutant_spec=None):
 
     rot = [named(frag, f"rot{i}") for i in range(n)]
     loading, draining, running = (named(frag, x) for x in ("loading", "draining", "running"))
+    row_at, overflow = named(frag, "load_row"), named(frag, "load_overflow")
+    resid = [[named(frag, f"r{i}_{t}") for t in range(n)] for i in range(n)]
+    nz = [[named(frag, f"nz{i}_{t}") for t in range(n)] for i in range(n)]
+    left, skid_valid, skid = (named(frag, x) for x in ("left", "skid_valid", "skid"))
+    skid = data.View(mod.step_layout(n, w), skid)       # the register read as a step
+    skid_dest = [skid.dest[i] for i in range(n)]
+    skid_conn, skid_weight, skid_last = skid.connected, skid.weight, skid.last
     # (at an N that is not a power of two the counter's field also holds N .. 2^b - 1,
     # values no reset reaches)
     invariants = [rot[0] < n] + [rot[i] == (rot[0] + n - i) % n for i in range(1, n)]
     invariants += [~(loading & running), ~(loading & draining), ~(draining & running),
                    ~(draining & st.valid)]
+    # the registered non-zero flags are those of the residual; "anything left" is the OR of
+    # them while running, and of the rows taken so far while a frame loads
+    invariants += [nz[i][t] == resid[i][t].any() for i in range(n) for t in range(n)]
+    row_any = [Cat(*nz[i]).any() for i in range(n)]
+    invariants += [Cat(*[row_at == (1 << k) for k in range(n)]).any(),   # one-hot
+                   ~draining | (row_at == 1), ~running | (row_at == 1)]
+    invariants += [~running | (left == Cat(*row_any).any()),
+                   ~(loading & ~row_at[0]) | (left == Cat(*[
+                       row_any[i] & row_at[i + 1:].any() for i in range(n - 1)]).any())]
+    # the skid register holds a step only behind a waiting one, never behind the final
+    # step, and what it holds is a step as the output register's promises describe it
+    invariants += [~skid_valid | st.valid, ~(skid_valid & st.payload.last),
+                   ~(skid_valid & skid_last & running), ~(st.valid & st.payload.last & running),
+                   ~skid_valid | ~clash_of(skid_dest, skid_conn),
+                   ~skid_valid | (skid_weight != 0), ~skid_valid | skid_conn.any()]
     # the sum under induction: every entry is what the steps took, the step waiting in the
     # output register and the residual (stored in wave order: entry (i, j) at step
     # (j - a_i) mod n of row i)
-    resid = [[named(frag, f"r{i}_{t}") for t in range(n)] for i in range(n)]
     sums = [~final_q | live]
     for i in range(n):
         for j in range(n):
@@ -133,13 +159,14 @@ def build(params, mutant_spec=None):
             for t in range(n):
                 here = here | Mux(((t + rot[i]) % n) == j, resid[i][t], 0)
             waiting = Mux(st.valid & conn[i] & (dest[i] == j), st.payload.weight, 0)
-            sums.append(~live | (acc[i][j] + waiting + here == matrix[i][j]))
+            skidded = Mux(skid_valid & skid_conn[i] & (skid_dest[i] == j), skid_weight, 0)
+            sums.append(~live | (acc[i][j] + waiting + skidded + here == matrix[i][j]))
     zero = Cat(*[r == 0 for row in resid for r in row]).all()
     sums += [~live | running | zero, ~(live & st.valid & st.payload.last) | zero,
+             ~(live & skid_valid & skid_last) | zero,
              ~live | ~loading | ~draining, ~(live & draining)]
     # a frame half loaded: the rows taken are in the residual registers (in load order,
     # a_i = -i), nothing has been summed yet, the beat pointer and the overflow flag agree
-    row_at, overflow = named(frag, "load_row"), named(frag, "load_overflow")
     mid = (beat != 0) & (beat != n)
     sums += [~mid | (loading & ~live & ~st.valid & (row_at == (1 << beat)[:n]) & (overflow == bad)),
              ~(beat == n) | (draining & ~live & (row_at == 1)),
@@ -170,10 +197,11 @@ MUTANTS = {
                             "from_steps(m, grants[i], rot[0], "),
     "weight_nonzero": ("Mux(row_has[i], sel[i], Const((1 << w) - 1, w))",
                        "Mux(row_has[i], sel[i], Const(0, w))"),
-    "connects_some": ("commit.eq(running & any_nz & out_free)", "commit.eq(running & out_free)"),
-    "ready_low_while_final_pending": ("accept.eq(loading & ~self.steps.valid)",
-                                      "accept.eq(loading)"),
-    "steps_sum_to_matrix": ("v.eq(Mux(a < b, a, b))", "v.eq(Mux(a < b, b, a))"),
+    "connects_some": ("commit.eq(running & left & ~skid_valid)",
+                      "commit.eq(running & ~skid_valid)"),
+    "ready_low_while_final_pending": ("accept.eq(loading & ~pending)", "accept.eq(loading)"),
+    "steps_sum_to_matrix": ("below = {(a, b): group[a] < group[b]",
+                            "below = {(a, b): group[a] > group[b]"),
     "error_rises_on_bad_frame": ("lanes[j][w:] for j in range(n * rows)",
                                  "lanes[j][w + 1:] for j in range(n * rows)"),
     "error_only_on_bad_frame": ("frame_overflow.eq(beat_overflow | (overflow & ~first_row))",
@@ -181,19 +209,18 @@ MUTANTS = {
     "rejected_frame_emits_nothing": (
         "m.d.sync += self.error.overflow.eq(1)",
         "m.d.sync += [self.error.overflow.eq(1), loading.eq(0), running.eq(1)]"),
-    "done_means_idle": ("self.done.eq(finished & ~self.steps.valid)",
-                        "self.done.eq(finished)"),
+    "done_means_idle": ("self.done.eq(finished & ~pending)", "self.done.eq(finished)"),
 }
 MUTANT_TEXT = {
     "partial_permutation": "every row's grants rotated back to column order by row 0's amount",
     "weight_nonzero": "unmatched rows count as 0 in the minimum tree",
-    "connects_some": "a step is committed without checking the residual is non-zero",
-    "ready_low_while_final_pending": "a new frame is accepted while the final step waits",
+    "connects_some": "a step is committed without checking that anything is left",
+    "ready_low_while_final_pending": "a new frame is accepted while a step waits",
     "steps_sum_to_matrix": "the minimum tree picks the larger value",
     "error_rises_on_bad_frame": "the overflow check starts one bit high (a lane of 2**W fits)",
     "error_only_on_bad_frame": "the overflow of the previous frame is not cleared at a new one",
     "rejected_frame_emits_nothing": "an overflowed frame is flagged and decomposed anyway",
-    "done_means_idle": "done rises with the final step still in the output register",
+    "done_means_idle": "done rises with the final step still in an output register",
 }
 
 

@@ -59,14 +59,15 @@ def _quant(quick: bool) -> dict:
 
 def reproduce(quick: bool = False) -> list[Record]:
     """Records of §6 (time slots: the paper's formula evaluated, definitions), §8 (BhaVaN's
-    < 1 us for 64 ports, as a bound on slot-quantised MoE matrices) and §8.1 (circuit vs
+    < 1 us for 64 ports, as bounds on the engine's time to result on slot-quantised
+    MoE matrices) and §8.1 (circuit vs
     DCQCN on the packet-level RoCE switch, simulated: HPCC ns-3's preset and tuned as the
     paper tuned it). ``quick``: 1 % of the MoE volume on 3 test matrices and a token tuning
     budget (:data:`models.chronos.sec81.BUDGET`), 50 instead of 1,000 quantised matrices
     per N. Table 2's BvN times are measurements on this machine, not reproductions:
     ``make bench`` compares them with the paper's."""
     from .experiments import moe_records, quantization_records, timeslot_records, tuned_records
-    return (timeslot_records() + quantization_records(_quant(quick))
+    return (timeslot_records() + quantization_records(_quant(quick), quick)
             + moe_records(_moe(quick), _tuned(quick)) + tuned_records(_moe(quick), _tuned(quick)))
 
 

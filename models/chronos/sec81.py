@@ -8,8 +8,9 @@ for 16-expert MoE all-to-all at 800 Gb/s and 1 us RTT.
 * **Circuit**: one model everywhere: the demand quantised to :data:`ENGINE_BUDGET` slots
   (:func:`models.chronos.bvn.quantize`), decomposed by the engine's algorithm ("wavefront"),
   completion = quantised makespan / link rate + permutations x t_x + the engine's
-  decomposition time (:func:`models.chronos.setting.engine_cycles` at
-  :data:`~models.chronos.setting.ENGINE_HZ`: deterministic, machine-independent).
+  decomposition time (:func:`models.chronos.setting.engine_seconds`: its cycles at the engine
+  period measured in the ASIC flow, in FO4, at the 16 nm FO4 of
+  :data:`~models.chronos.setting.FO4_PS`; deterministic, machine-independent).
   Ablation: the exact unquantised BvN (makespan = the lower bound) with no decomposition time.
 * **Packet, untuned**: HPCC ns-3's own DCQCN settings (:func:`models.chronos.roce.hpcc_dcqcn`
   and :func:`~models.chronos.roce.hpcc_dcqcn_paper`).
@@ -88,7 +89,7 @@ def circuit(d: np.ndarray) -> dict:
     s = decompose(q.counts, "wavefront")
     transfer = 8 * q.makespan_bytes(s) / c
     reconfig = len(s) * S.T_X
-    dec = S.engine_cycles(d.shape[0], len(s)) / S.ENGINE_HZ
+    dec = S.engine_seconds(d.shape[0], len(s))
     exact = decompose(d, "exact")
     return {"transfer_s": transfer, "reconfig_s": reconfig, "decompose_s": dec,
             "total_s": transfer + reconfig + dec, "permutations": len(s),
@@ -293,7 +294,9 @@ def _scale_note(u: dict) -> str:
     per_host = np.mean([d.sum() / d.shape[0] for d in u["matrices"]]) / 1e6
     return (f"{len(u['matrices'])} test matrices at {u['volume']:g}x the MoE volume "
             f"({per_host:,.1f} MB sent per host); circuit: {S.ENGINE_BUDGET}-slot quantised "
-            f"wavefront schedule + engine cycles at {S.ENGINE_HZ / 1e9:g} GHz, mean "
+            f"wavefront schedule + engine cycles at the measured period "
+            f"({S.engine_period_s(u['matrices'][0].shape[0]) * 1e12:,.0f} ps at FO4 "
+            f"{S.FO4_PS:g} ps), mean "
             f"{1e3 * u['circuit_s'].mean():.3f} ms")
 
 
@@ -453,7 +456,8 @@ def setting(u: dict, t: dict) -> dict:
     reaction point; the circuit as bytes / rate)."""
     tn = t["tuning"]
     preset = PRESETS[MAIN_PRESET]()
-    return {"hosts": int(u["matrices"][0].shape[0]), "link_gbps": preset.link_bps / 1e9,
+    hosts = int(u["matrices"][0].shape[0])
+    return {"hosts": hosts, "link_gbps": preset.link_bps / 1e9,
             "rtt_us": preset.rtt_s * 1e6, "volume": u["volume"],
             "test_matrices": len(u["matrices"]), "test_seed": TEST_SEED,
             "train_matrices": tn.train, "train_seed": TRAIN_SEED,
@@ -471,7 +475,8 @@ def setting(u: dict, t: dict) -> dict:
             "switch_acks": "ahead of data" if RECORDED_SWITCH_ACK_FIRST else "with data",
             "circuit": {"framing": "bare payload (bytes / rate, as §8.1)",
                         "slots": S.ENGINE_BUDGET, "schedule": "wavefront",
-                        "engine_hz": S.ENGINE_HZ, "t_x_s": S.T_X}}
+                        "engine_period_ps": S.engine_period_s(hosts) * 1e12,
+                        "fo4_ps": S.FO4_PS, "t_x_s": S.T_X}}
 
 
 CHOICES = {

@@ -9,12 +9,22 @@ import numpy as np
 
 from .moe import moe_traffic_matrix
 
-__all__ = ["LINK_BPS", "T_X", "ENGINE_HZ", "ENGINE_BUDGET", "engine_cycles", "moe_matrices"]
+__all__ = ["LINK_BPS", "T_X", "ENGINE_PERIOD_FO4", "FO4_PS", "FO4_PS_RANGE", "ENGINE_BUDGET",
+           "engine_cycles", "engine_period_fo4", "engine_period_s", "engine_seconds",
+           "moe_matrices"]
 
 LINK_BPS = 800e9
 T_X = 10e-9
 
-ENGINE_HZ = 1e9            # an assumed 1 GHz clock for the paper's 16 nm ASIC (not stated)
+# The BvN engine's clock period, measured rather than assumed: rtl/chronos/bvn.py at N ports
+# (W = 10) mapped onto IHP SG13G2 by the ASIC flow (`aifabric asic --block bvn --param n=N
+# --param w=10 --library sg13g2`), its worst path in FO4 of that library's own inverter
+# (docs/figures.md, "ASIC estimate"). A period moves between processes only in FO4.
+ENGINE_PERIOD_FO4 = {8: 102.4, 16: 133.4}
+# The FO4 delay of the paper's 16 nm process, which the paper does not state: the middle of
+# the range assumed for 16 nm (FO4_PS_RANGE), in ps.
+FO4_PS = 12.0
+FO4_PS_RANGE = (10.0, 16.0)
 # The slot budget the engine's design point uses at N = 64: the finest of the quantisation
 # study's budgets (its counts fit W = 10 bits: an entry is at most its line sum, so at most
 # the budget).
@@ -33,3 +43,31 @@ def moe_matrices(n: int, count: int, seed: int = 2025, unit: str = "tokens") -> 
     """``count`` n x n MoE traffic matrices drawn from one generator seeded ``seed``."""
     rng = np.random.default_rng(seed)
     return [moe_traffic_matrix(n, rng, unit=unit) for _ in range(count)]
+
+
+def engine_period_fo4(n: int) -> tuple[float, bool]:
+    """The engine's period in FO4 at ``n`` ports and whether it was measured: the measured
+    period (:data:`ENGINE_PERIOD_FO4`) of the smallest measured size of at least ``n`` ports
+    (the step's path grows with N, so a larger engine's period bounds a smaller one's); above
+    the largest measured size, an estimate: the line through the two largest measured sizes
+    (the wave crosses one more diagonal per port), marked not measured."""
+    sizes = sorted(ENGINE_PERIOD_FO4)
+    if n < 1:
+        raise ValueError(f"n must be at least 1, not {n}")
+    above = [k for k in sizes if k >= n]
+    if above:
+        return ENGINE_PERIOD_FO4[above[0]], True
+    a, b = sizes[-2:]
+    pa, pb = ENGINE_PERIOD_FO4[a], ENGINE_PERIOD_FO4[b]
+    return pb + (n - b) * (pb - pa) / (b - a), False
+
+
+def engine_period_s(n: int, fo4_ps: float | None = None) -> float:
+    """The engine's clock period (s) at ``n`` ports (:func:`engine_period_fo4`) in a process
+    of FO4 ``fo4_ps`` ps (default :data:`FO4_PS`)."""
+    return engine_period_fo4(n)[0] * (FO4_PS if fo4_ps is None else fo4_ps) * 1e-12
+
+
+def engine_seconds(n: int, permutations: int, fo4_ps: float | None = None) -> float:
+    """Time to result of one decomposition: :func:`engine_cycles` x :func:`engine_period_s`."""
+    return engine_cycles(n, permutations) * engine_period_s(n, fo4_ps)

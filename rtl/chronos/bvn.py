@@ -11,8 +11,11 @@ step (permutation, ``w``) is emitted. The weighted sum of the steps equals the l
 Timing
 ------
 One step per clock cycle. The whole step is one combinational path from the residual
-registers back to them: nonzero detect -> arbiter wave (N diagonals) -> per-row selection of
-the matched entry -> ``ceil(log2 N)``-level minimum tree -> subtractors and write-back. A step
+registers back to them: arbiter wave (N diagonals) over registered non-zero flags -> per-row
+selection of the matched entry -> ``ceil(log4 N)``-level minimum tree of 4-input nodes ->
+subtractors and write-back (the flags and "anything left" are written back beside the
+residual: an entry stays non-zero when it was above the weight, and something is left when a
+non-zero entry went unmatched, known before the minimum, or a matched one was above it). A step
 depends on the previous one (the next request matrix is the residual after subtraction), so
 pipeline registers inside this loop would add cycles per step without letting steps overlap;
 the loop is therefore kept to a single stage and the clock period is the loop delay.
@@ -29,14 +32,16 @@ with the same sequence of permutations.
 
 - Load: N / R beats of R rows each (``rows`` = R, 1 by default), one beat per cycle when
   ``load.valid`` is held.
-  ``load.ready`` stays low while the previous matrix's final step waits in the output
+  ``load.ready`` stays low while a step of the previous matrix waits in an output
   register: the next frame is accepted only once that step is taken, so ``done`` rises for
   every matrix, also under back-to-back loads.
 - Latency: the first step is in the output register one cycle after the first ``RUN`` cycle,
   i.e. two cycles after the beat with ``last`` was taken.
-- Throughput: one step per cycle while ``steps.ready`` is high; a cycle with ``steps.valid``
-  and not ``steps.ready`` stalls the engine (no step is lost or repeated).
-- ``done`` is high once the final step has been taken from the output register (or one
+- Throughput: one step per cycle while ``steps.ready`` is high. The output is a register and
+  a skid register behind it: a step computed while the output waits goes to the skid
+  register, and the engine stalls only while that is full (no step is lost or repeated), so
+  ``steps.ready`` reaches the two output registers and none of the residual's enables.
+- ``done`` is high once the final step has been taken from the output registers (or one
   cycle after the load of an all-zero matrix, which emits no step) and stays high until the
   next load starts: a consumer that waits for ``done`` has every step.
 
@@ -187,7 +192,12 @@ class BvnEngine(wiring.Component):
         n, w, rows = self._n, self._w, self._rows
         beats = n // rows
 
-        resid = [[Signal(w, name=f"r{i}_{t}") for t in range(n)] for i in range(n)]
+        # No reset on the N^2 residual registers and their non-zero flags: a frame writes
+        # every one of them before a step reads them (``running`` rises only at a good
+        # frame's last beat), so a reset would only load N^2 flops' reset trees.
+        resid = [[Signal(w, name=f"r{i}_{t}", reset_less=True) for t in range(n)]
+                 for i in range(n)]
+        nz = [[Signal(name=f"nz{i}_{t}", reset_less=True) for t in range(n)] for i in range(n)]
         # One-hot beat pointer: row_at[b] is high while the next beat holds rows b*R .. b*R+R-1.
         row_at = Signal(beats, name="load_row", init=1)
         first_row, last_row = row_at[0], row_at[beats - 1]
@@ -196,7 +206,18 @@ class BvnEngine(wiring.Component):
         draining = Signal()    # state DRAIN: dropping the rest of a too-long frame
         running = Signal()     # state RUN
         finished = Signal()    # the loaded matrix is decomposed (its final step may wait)
+        left = Signal()        # RUN: the residual has a non-zero entry (registered)
         m.d.comb += self.busy.eq(running)
+
+        # ---- output: register and skid register ----------------------------------------------
+        # The engine commits a step whenever the skid register is empty, a registered
+        # condition: ``steps.ready`` reaches only the two output registers, never the enables
+        # of the residual flops. A step committed while the output register waits goes to
+        # the skid register, and the output register takes it first when it frees.
+        skid_valid = Signal(name="skid_valid")
+        skid = Signal(step_layout(n, w), name="skid")
+        pending = Signal()     # a step waits in either register
+        m.d.comb += pending.eq(self.steps.valid | skid_valid)
 
         # ---- load --------------------------------------------------------------------------
         lanes = self.load.payload.row
@@ -204,12 +225,13 @@ class BvnEngine(wiring.Component):
         # A new frame waits until the previous matrix's final step has been taken: accepting
         # it earlier would clear ``finished`` and ``done`` would never rise for that matrix.
         accept = Signal()
-        m.d.comb += [accept.eq(loading & ~self.steps.valid),
+        m.d.comb += [accept.eq(loading & ~pending),
                      self.load.ready.eq(accept | draining),
                      take.eq(self.load.valid & accept)]
         beat_overflow = Signal()
         if w < LANE_BITS:
             m.d.comb += beat_overflow.eq(Cat(*[lanes[j][w:] for j in range(n * rows)]).any())
+        lane_nz = [lanes[j][:w].any() for j in range(n * rows)]
         # An overflow in this frame so far, this beat included. The register holds the earlier
         # beats' only from the second beat on: on the first beat it is the previous frame's
         # (which matters when a frame is one beat, rows = n).
@@ -221,7 +243,8 @@ class BvnEngine(wiring.Component):
         with m.If(take):
             with m.If(first_row):
                 m.d.sync += [self.error.eq(0), finished.eq(0)]
-            m.d.sync += overflow.eq(frame_overflow)
+            m.d.sync += [overflow.eq(frame_overflow),
+                         left.eq((left & ~first_row) | Cat(*lane_nz).any())]
             with m.If(self.load.payload.last):
                 m.d.sync += row_at.eq(1)
                 with m.If(~last_row):
@@ -243,18 +266,11 @@ class BvnEngine(wiring.Component):
         # the rotation counters). The wave then needs no barrel rotators inside the loop;
         # when the priority advances, every row shifts by one position on writeback (wiring),
         # and only the permutation sent out is rotated back to column order, off the loop.
-        # Nonzero flags as plain expressions: the wave's first step grants them unchanged, so
-        # named copies would only be aliases of its grant signals.
-        nz_rows = [[resid[i][t].any() for t in range(n)] for i in range(n)]
-        any_nz = Signal()
-        m.d.comb += any_nz.eq(Cat(*[Cat(*row) for row in nz_rows]).any())
-
-        out_free = Signal()
+        # The wave reads the registered non-zero flags: no W-bit OR in front of it.
         commit = Signal()
-        m.d.comb += [out_free.eq(~self.steps.valid | self.steps.ready),
-                     commit.eq(running & any_nz & out_free)]
+        m.d.comb += commit.eq(running & left & ~skid_valid)
         rot = rotation_counters(m, n, advance=commit, restart=start)
-        grants = wave_steps(m, nz_rows)          # grants[i][s], wave order
+        grants = wave_steps(m, nz)               # grants[i][s], wave order
 
         # Row i's matched entry (the arbiter grants at most one cell per row).
         row_has, sel = [], []
@@ -267,72 +283,90 @@ class BvnEngine(wiring.Component):
             row_has.append(has)
             sel.append(val)
 
-        # Minimum tree over matched rows (unmatched ones count as the largest value).
-        level = []
-        for i in range(n):
-            v = Signal(w, name=f"min0_{i}")
-            m.d.comb += v.eq(Mux(row_has[i], sel[i], Const((1 << w) - 1, w)))
-            level.append(v)
-        depth = 0
-        while len(level) > 1:
-            depth += 1
-            nxt = []
-            for k in range(0, len(level) - 1, 2):
-                a, b = level[k], level[k + 1]
-                v = Signal(w, name=f"min{depth}_{k // 2}")
-                m.d.comb += v.eq(Mux(a < b, a, b))
-                nxt.append(v)
-            if len(level) % 2:
-                nxt.append(level[-1])
-            level = nxt
-        weight = level[0]
+        # Minimum over matched rows (unmatched ones count as the largest value).
+        weight = min_tree(m, [Mux(row_has[i], sel[i], Const((1 << w) - 1, w))
+                              for i in range(n)], w)
 
         diff, emptied = [], []
         for i in range(n):
             d, e = Signal(w, name=f"diff{i}"), Signal(name=f"emptied{i}")
-            m.d.comb += [d.eq(sel[i] - weight), e.eq(row_has[i] & (sel[i] == weight))]
+            m.d.comb += [d.eq(sel[i] - weight), e.eq(sel[i] == weight)]
             diff.append(d)
             emptied.append(e)
+        # "Anything left" after this step: an unmatched non-zero entry (known once the wave
+        # settles, its N^2-input OR in parallel with the selection and the minimum), or a
+        # matched entry above the weight (an N-input OR after the minimum).
+        unmatched = Signal()
+        m.d.comb += unmatched.eq(or_tree(m, [
+            nz[i][t] & ~grants[i][t] for i in range(n) for t in range(n)], 1))
         remaining = Signal()
-        m.d.comb += remaining.eq(Cat(*[
-            nz_rows[i][t] & ~(grants[i][t] & emptied[i]) for i in range(n) for t in range(n)
-        ]).any())
+        m.d.comb += remaining.eq(unmatched | Cat(*[
+            row_has[i] & ~emptied[i] for i in range(n)]).any())
 
         for i in range(n):
             for t in range(n):
                 with m.If(take & row_at[i // rows]):
                     # Loaded under priority 0 (a_i = -i): step t holds entry (i, t - i).
-                    m.d.sync += resid[i][t].eq(lanes[(i % rows) * n + (t - i) % n][:w])
+                    lane = (i % rows) * n + (t - i) % n
+                    m.d.sync += [resid[i][t].eq(lanes[lane][:w]), nz[i][t].eq(lane_nz[lane])]
                 with m.Elif(commit):
                     # The priority advances: the cell at step t + 1 moves to step t.
                     u = (t + 1) % n
-                    m.d.sync += resid[i][t].eq(Mux(grants[i][u], diff[i], resid[i][u]))
+                    m.d.sync += [resid[i][t].eq(Mux(grants[i][u], diff[i], resid[i][u])),
+                                 nz[i][t].eq(Mux(grants[i][u], ~emptied[i], nz[i][u]))]
 
-        # The permutation in column order (off the loop: it only feeds the output register).
+        # The permutation in column order (off the loop: it only feeds the output registers).
         col_grants = [from_steps(m, grants[i], rot[i], name=f"grant_row{i}") for i in range(n)]
+        # This cycle's step as a payload value (fields in the layout's order: dest, connected,
+        # weight, last); dest[i] is the binary encoding of the one-hot grant row i.
+        step = Cat(*[Cat(*[Cat(*[col_grants[i][j] for j in range(n) if j >> b & 1]).any()
+                           for b in range(Shape.cast(range(n)).width)]) for i in range(n)],
+                   *[col_grants[i].any() for i in range(n)], weight, ~remaining)
 
-        # ---- output register ---------------------------------------------------------------
+        # ---- output registers --------------------------------------------------------------
+        with m.If(~self.steps.valid | self.steps.ready):
+            # the output register frees: the skid's step first, else this cycle's
+            m.d.sync += [self.steps.valid.eq(skid_valid | commit),
+                         self.steps.payload.eq(Mux(skid_valid, skid, step)),
+                         skid_valid.eq(0)]
+        with m.Elif(commit):
+            m.d.sync += [skid_valid.eq(1), skid.eq(step)]
         with m.If(commit):
-            m.d.sync += [
-                self.steps.valid.eq(1),
-                self.steps.payload.weight.eq(weight),
-                self.steps.payload.last.eq(~remaining),
-            ]
-            for i in range(n):
-                m.d.sync += [
-                    self.steps.payload.connected[i].eq(col_grants[i].any()),
-                    # binary encoding of the one-hot grant row
-                    self.steps.payload.dest[i].eq(Cat(*[
-                        Cat(*[col_grants[i][j] for j in range(n) if j >> b & 1]).any()
-                        for b in range(Shape.cast(range(n)).width)])),
-                ]
+            m.d.sync += left.eq(remaining)
             with m.If(~remaining):
                 m.d.sync += [running.eq(0), loading.eq(1), finished.eq(1)]
-        with m.Elif(self.steps.ready):
-            m.d.sync += self.steps.valid.eq(0)
-        with m.If(running & ~any_nz):  # an all-zero matrix: nothing to emit
+        with m.If(running & ~left):  # an all-zero matrix: nothing to emit
             m.d.sync += [running.eq(0), loading.eq(1), finished.eq(1)]
-        # The final step may still wait in the output register: done only once it is taken.
-        m.d.comb += self.done.eq(finished & ~self.steps.valid)
+        # The final step may still wait in an output register: done only once it is taken.
+        m.d.comb += self.done.eq(finished & ~pending)
 
         return m
+
+
+def min_tree(m, values, width, radix=4):
+    """The smallest of ``values`` as a tree of ``radix``-input nodes: a node compares every
+    pair of its inputs at once and selects the one below all earlier inputs and not above
+    any later one (exactly one input qualifies), so each level costs one comparator and a
+    one-hot multiplexer; radix 4 halves the comparator levels of a binary tree."""
+    level = list(values)
+    depth = 0
+    while len(level) > 1:
+        depth += 1
+        nxt = []
+        for k in range(0, len(level), radix):
+            group = level[k:k + radix]
+            v = Signal(width, name=f"min{depth}_{k // radix}")
+            if len(group) == 1:
+                m.d.comb += v.eq(group[0])
+            else:
+                below = {(a, b): group[a] < group[b]
+                         for a in range(len(group)) for b in range(len(group)) if a != b}
+                picks = []
+                for a in range(len(group)):
+                    chosen = Cat(*[below[a, b] for b in range(a)],
+                                 *[~below[b, a] for b in range(a + 1, len(group))]).all()
+                    picks.append(Mux(chosen, group[a], 0))
+                m.d.comb += v.eq(or_tree(m, picks, width))
+            nxt.append(v)
+        level = nxt
+    return level[0]

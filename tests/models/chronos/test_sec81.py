@@ -6,7 +6,11 @@ import pytest
 from aifabric.models.chronos.sec81 import circuit
 
 
-def test_circuit_is_quantised_makespan_plus_reconfiguration_plus_engine_time():
+def test_circuit_is_quantised_makespan_plus_reconfiguration_plus_engine_time(monkeypatch):
+    from aifabric.models.chronos import setting
+    # the engine's period: 50 FO4 measured at N = 8 (the smallest size >= 4) x 10 ps
+    monkeypatch.setattr(setting, "ENGINE_PERIOD_FO4", {8: 50.0, 16: 80.0})
+    monkeypatch.setattr(setting, "FO4_PS", 10.0)
     n = 4
     d = np.zeros((n, n), dtype=np.int64)
     for i in range(n):
@@ -17,8 +21,8 @@ def test_circuit_is_quantised_makespan_plus_reconfiguration_plus_engine_time():
     assert c["transfer_s"] == pytest.approx(8 * 512 * 1954 / 800e9, rel=1e-12)
     assert c["permutations"] == 1
     assert c["reconfig_s"] == pytest.approx(10e-9)
-    # the engine: N load beats, one cycle into RUN, one permutation: N + 2 cycles at 1 GHz
-    assert c["decompose_s"] == pytest.approx((n + 2) * 1e-9)
+    # the engine: N load beats, one cycle into RUN, one permutation: N + 2 cycles of 500 ps
+    assert c["decompose_s"] == pytest.approx((n + 2) * 500e-12)
     assert c["total_s"] == pytest.approx(c["transfer_s"] + c["reconfig_s"] + c["decompose_s"])
     # the unquantised ablation: the lower bound over the rate, one reconfiguration
     assert c["exact_s"] == pytest.approx(8e6 / 800e9 + 10e-9, rel=1e-12)
@@ -117,7 +121,7 @@ def test_every_number_in_a_reason_is_computed(monkeypatch, volume):
     monkeypatch.setattr(sec81, "PRESETS", patched)
     monkeypatch.setattr(sec81, "STOP", 0.0037, raising=False)
     monkeypatch.setattr(setting, "ENGINE_BUDGET", 333)
-    monkeypatch.setattr(setting, "ENGINE_HZ", 1.7e9)
+    monkeypatch.setattr(setting, "FO4_PS", 13.7)
     u2, t2 = _fake_run(np.random.default_rng(3), volume * 0.53, (51, 99))
     second = sec81.records(u2, t2)
     typed = {}
