@@ -89,7 +89,11 @@ class RouterMesh(wiring.Component):
                              f"{dst_width} < {(k * k - 1).bit_length()}")
         self.router_params = dict(ports=ports, vcs=vcs, depth=depth, data=data,
                                   dst_width=dst_width, packet=packet, allocator=allocator)
-        not_elaborated(Router(**self.router_params))          # validate them here
+        try:                                                  # validate them here
+            not_elaborated(Router(**self.router_params))
+        except (TypeError, ValueError):
+            not_elaborated(self)          # half-built: not a forgotten design
+            raise
         self.k, self.delay = k, delay
         n = k * k
         self.edges = edge_ports(k, ports)

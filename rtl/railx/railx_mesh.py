@@ -101,7 +101,11 @@ class RailXMesh(wiring.Component):
         self.dst_width = (self.chips - 1).bit_length()
         self.router_params = dict(ports=self.ports, vcs=vcs, depth=depth, data=data,
                                   dst_width=self.dst_width, packet=packet, allocator=allocator)
-        not_elaborated(Router(**self.router_params))          # validate them here
+        try:                                                  # validate them here
+            not_elaborated(Router(**self.router_params))
+        except (TypeError, ValueError):
+            not_elaborated(self)          # half-built: not a forgotten design
+            raise
         self.links = self._links()
         wired = {(a, pa) for a, pa, _, _, _ in self.links} | \
             {(b, pb) for _, _, b, pb, _ in self.links}
