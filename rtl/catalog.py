@@ -292,7 +292,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         name="slot_endpoint",
         component=SlotEndpoint,
         formal=True,
-        ranges={"d": (1, 512)},
+        ranges={"d": (1, 512), "rtt_bits": (1, 16)},
         description="endpoint slot timer: start-up ping, send window, missed-sync flag",
         params=({"d": 32},),
         synth_params=({"d": 32},),
@@ -304,7 +304,8 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         # make test: every scenario, the two long ones (random runs, slots of thousands of
         # cycles) shortened to a fifth of their words (one long slot per configuration)
         ci_transactions=(({}, 20_000),),
-        ranges={"n": (2, 16), "d": (1, 64), "depth": (2, 256), "hold_bits": (1, 16)},
+        ranges={"n": (2, 16), "d": (1, 64), "depth": (2, 256), "hold_bits": (1, 16),
+                "rtt_bits": (1, 16)},
         description="test fabric: slot_switch + N slot_endpoints over run-time fibre delays",
         # N = 3 and 5: destinations that do not fill their field (an output >= N can be sent);
         # depth 7 and 15: stack counters whose field holds values past the last entry; a

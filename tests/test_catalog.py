@@ -144,3 +144,19 @@ def test_one_resolution_of_parameters_for_the_api_the_cli_and_fusesoc(tmp_path):
     header = (tmp_path / "wss5.v").read_text().splitlines()[1]
     assert ", ".join(f"{k}={v}" for k, v in wss.resolve({"ports": 5}).items()) in header
     assert f"wavelengths={wss.params[0]['wavelengths']}" in header
+
+
+@pytest.mark.parametrize("name", list(BLOCKS))
+def test_every_integer_parameter_has_its_range(name):
+    """An integer parameter of a block (as its first default set or its constructor's default
+    gives it) has a range in the block's entry: validation and ``aifabric blocks`` read the
+    ranges from there, so one left out is checked only when the component is built."""
+    import inspect
+    block = BLOCKS[name]
+    defaults = {p.name: p.default for p in
+                inspect.signature(block.component.__init__).parameters.values()
+                if p.default is not inspect.Parameter.empty}
+    given = {**defaults, **block.params[0]}
+    ints = {k for k in block.param_names
+            if isinstance(given.get(k), int) and not isinstance(given.get(k), bool)}
+    assert ints <= set(block.ranges), sorted(ints - set(block.ranges))

@@ -90,6 +90,9 @@ def _count_queued(nxt, sj, seed, q, w0, w1):
     return total
 
 
+VC_MAX = 127      # the largest VC count per port the state's int8 VC numbers hold
+
+
 def vc_layout(net: Network, links: str, source: str) -> tuple[int, int, int]:
     """(Vb, VI, V): the routing's VCs per link, the local VCs a source writes into, and the
     VCs the state holds per port. ``perlink`` links: VC l * Vb + c is class c of link l, so a
@@ -278,6 +281,10 @@ class Simulator:
         if lnk.name == "perlink" and nlinks.max() > 30:
             raise NetworkError(f"{net.name}: per-link VCs take at most 30 links per port, not "
                                f"{nlinks.max()}")
+        if V > VC_MAX:              # in_op / in_ov hold a VC number in int8
+            raise NetworkError(f"{net.name}: {V} VCs per port ({Vb} per link x "
+                               f"{nlinks.max()} links, or the open source's), at most "
+                               f"{VC_MAX}")
         st["link_busy"] = np.zeros((R, P), np.int32)
         self.state = st
         self.cfg = np.zeros(17, np.int64)

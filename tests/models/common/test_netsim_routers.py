@@ -308,3 +308,17 @@ def test_age_allocation_gives_the_output_to_the_oldest_packet():
         ta, tb = crossing(ev, 1, a, 0), crossing(ev, 1, b, 0)
         assert (ta < tb) == (first == a), allocator
         assert abs(ta - tb) >= 4                        # the loser waits for the whole packet
+
+
+def test_per_link_vcs_beyond_the_states_range_are_refused():
+    # a port holds vcs x links VCs with per-link VCs; the state numbers them in int8, so 3
+    # links of 42 VCs (126) build and 3 of 45 (135) are refused, not wrapped
+    def sim(vcs):
+        net = build({"topology": "hyperx", "m": 2, "n": 3, "R": 8, "k": 1, "vcs": vcs,
+                     "side": 3})
+        return Simulator(net, Traffic.make("uniform", net.coords, net.grid), rate=0.1,
+                         links="perlink")
+    assert sim(42).state["in_ov"].shape[-1] == 126
+    with pytest.raises(NetworkError, match=r"135 VCs per port \(45 per link x 3 links, .*at "
+                                           r"most 127$"):
+        sim(45)
