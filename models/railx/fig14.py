@@ -23,8 +23,10 @@ Fig 7 make a chip-to-chip connection the n ports of a chip edge, n links of k la
 held by one packet; CNSim gives each its own input buffer and VCs), the ``age`` allocator
 (CNSim updates packets oldest first, and the first to claim a VC or link gets it) and the
 ``open`` source (CNSim's source keeps no FIFO: every queued packet routes and allocates on its
-own). Two of CNSim's behaviours are not built: credits usable in the cycle a tail leaves
-(ours: the next cycle) and ejection without a port limit (ours: the local port's 4n lanes).
+own). Three of CNSim's behaviours are not built: credits usable in the cycle a tail leaves
+(ours: the next cycle), ejection without a port limit (ours: the local port's 4n lanes) and
+a head that loses a VC to an older one taking another link's VC in the same cycle (ours: it
+asks again the next cycle).
 The paper gives no VC count; every topology runs with its routing's minimum (Algorithm 1's 3
 VC classes on the HyperX and on this Dragonfly, whose groups are joined all-to-all along X like
 a HyperX row; one class per node hop, 9, on the 2D-Torus), one VC per class (per link).
