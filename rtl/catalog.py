@@ -271,7 +271,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         params=({"n": 6, "w": 9}, {"n": 12, "w": 32, "rows": 4}, {"n": 64, "w": 10}),
         # N = 32 at W = 16 needs about 93-96k LUT4 against the LFE5U-85F's 83,640; N = 64 is
         # about four times that and is left out (Yosys alone would run for hours).
-        synth_params=({"n": 8, "w": 16}, {"n": 16, "w": 16}, {"n": 32, "w": 16},
+        synth_params=({"n": 8, "w": 16}, {"n": 16, "w": 16}, {"n": 32, "w": 16}, {"n": 8, "w": 10},
                       {"n": 16, "w": 10}, {"n": 32, "w": 10}),
         # N = 64: the CI-sized co-simulation (ports-only model) in 99 s at -O0 (build 31 s),
         # 104 s at -O1 (build 54 s, the run 18 s shorter)
