@@ -162,6 +162,13 @@ def _lowest(m, bits, name):
                  f"{name}_")
 
 
+def _after(m, onehot, name):
+    """The bits strictly above the set bit of a one-hot (all 0 when it is the top bit or
+    none is set)."""
+    seen = _prefix_or(m, onehot, f"{name}_s")
+    return Cat(Const(0, 1), *seen[:-1])
+
+
 def _encode(m, onehot, width, name):
     """Index of the set bit of a one-hot (0 when none)."""
     exprs = []
@@ -184,25 +191,13 @@ def _pick(m, onehot, values, width):
 def round_robin(m, req, mask, name):
     """Grant (one-hot) the first requester at or after the start, i.e. the x minimising
     (x - start) mod n as the simulator's allocators do. The start is kept as ``mask``, the
-    requesters at or after it; after a grant g the next mask is the requesters after g (all
-    0 when g is the last, which picks as start 0 does).
-
-    Returns the grant and that next mask. The lowest requester at or after the start and
-    the lowest of all are found side by side and one of them taken at the end, and the next
-    mask is read off the same prefix ORs (the bits above the lowest set bit of x are the
-    prefix OR of x shifted up by one), so neither waits for the grant."""
+    requesters at or after it; after a grant g the next mask is :func:`_after` (g), the
+    requesters after g (all 0 when g is the last, which picks as start 0 does)."""
     n = len(req)
     upper = Signal(n, name=f"{name}_up")
-    m.d.comb += upper.eq(req & mask)
-    below_up = _prefix_or(m, upper, f"{name}_bu")
-    below = _prefix_or(m, req, f"{name}_ba")
-    hit = below_up[n - 1]                # a requester at or after the start
-    grant = _bits(m, [upper[0] | (req[0] & ~hit)] +
-                  [(upper[i] & ~below_up[i - 1]) | (req[i] & ~below[i - 1] & ~hit)
-                   for i in range(1, n)], f"{name}_g")
-    after = Cat(Const(0, 1), _bits(m, [Mux(hit, below_up[i], below[i]) for i in range(n - 1)],
-                                   f"{name}_n"))
-    return grant, after
+    use = Signal(n, name=f"{name}_use")
+    m.d.comb += [upper.eq(req & mask), use.eq(Mux(upper.any(), upper, req))]
+    return _lowest(m, use, f"{name}_g")
 
 
 def _at_least(wide, narrow):
@@ -283,32 +278,26 @@ class Router(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         P, V, B = self.ports, self.vcs, self.depth
-        vb, cb, lb = vc_bits(V), ceil_log2(B + 2), len_bits(self.packet)
+        vb, pb, cb, lb = vc_bits(V), port_bits(P), ceil_log2(B + 2), len_bits(self.packet)
         hl = head_layout(self.dst_width, self.packet)
         err = {k: Signal(name=f"err_{k}") for k in ERROR_BITS}
 
         # ---- routing table: one memory, one read port per input ----------------------------
-        # An entry is stored decoded, as the allocators use it (the output port one-hot, the
-        # VC range as a mask of VCs): the block RAM's output, late in the arrival cycle's
-        # successor, then feeds VC allocation without a decoder in between.
         m.submodules.table = tmem = memory.Memory(
-            shape=data.StructLayout({"valid": 1, "port": P, "vcs": V}),
+            shape=data.StructLayout({"valid": 1, "port": pb, "vc_lo": vb, "vc_hi": vb}),
             depth=1 << (vb + self.dst_width), init=[])
         twr = tmem.write_port()
         e = self.table.payload
         good_entry = Signal()
         e_port = _decode(m, e.port, P, "tbl_port")
-        e_lo = _decode(m, e.vc_lo, V, "tbl_lo")
         e_hi = _decode(m, e.vc_hi, V, "tbl_hi")
-        e_vcs = _bits(m, [Cat(*e_lo[:w + 1]).any() & Cat(*e_hi[w:]).any() for w in range(V)],
-                      "tbl_vcs")
         m.d.comb += [
             self.table.ready.eq(1),
             good_entry.eq(e_port.any() & _decode(m, e.row, V, "tbl_row").any() &
                           (e_port[0] | (e_hi.any() & (e.vc_lo <= e.vc_hi)))),
             twr.addr.eq(Cat(e.dst, e.row)),
             twr.en.eq(self.table.valid & good_entry),
-            twr.data.eq(Cat(Const(1, 1), e_port, e_vcs)),
+            twr.data.eq(Cat(Const(1, 1), e.port, e.vc_lo, e.vc_hi)),
             err["table"].eq(self.table.valid & ~good_entry),
         ]
 
@@ -320,9 +309,6 @@ class Router(wiring.Component):
                                         for q in range(1, P)]
         held = [Const(0, V)] + [Signal(V, name=f"held{q}") for q in range(1, P)]
         over = []
-        # has_credit[q][w]: output VC (q, w) can take a flit now, i.e. avail > 0: a count
-        # above 0 or a credit arriving, without the adder (switch allocation starts here)
-        has_credit = [Const((1 << V) - 1, V)] + [Signal(V, name=f"hc{q}") for q in range(1, P)]
         for q in range(1, P):
             back_vc = _decode(m, self.o[q].credit_vc, V, f"crv{q}")
             for w in range(V):
@@ -332,11 +318,14 @@ class Router(wiring.Component):
                 full = Signal(name=f"full{q}_{w}")
                 m.d.comb += [back.eq(self.o[q].credit & back_vc[w]),
                              full.eq(eq_const(credit[q][w], B)),
-                             avail[q][w].eq((credit[q][w] + (back & ~full))[:cb]),
-                             has_credit[q][w].eq(credit[q][w].any() | back)]
+                             avail[q][w].eq((credit[q][w] + (back & ~full))[:cb])]
                 over.append(back & full)
             over.append(self.o[q].credit & ~back_vc.any())
         m.d.comb += err["eject_credit"].eq(self.o[0].credit | self.o[0].credit_vc.any())
+        # has_credit[q][w]: output VC (q, w) can take a flit now
+        has_credit = [Const((1 << V) - 1, V)] + [Signal(V, name=f"hc{q}") for q in range(1, P)]
+        for q in range(1, P):
+            m.d.comb += has_credit[q].eq(Cat(*[avail[q][w].any() for w in range(V)]))
 
         # ---- input units ---------------------------------------------------------------------
         count = [[Signal(range(B + 1), name=f"cnt{p}_{v}") for v in range(V)] for p in range(P)]
@@ -370,7 +359,12 @@ class Router(wiring.Component):
             m.d.sync += [lk_valid.eq(link.valid & f.head), lk_vc.eq(vc_oh),
                          lk_ptr.eq(_pick(m, vc_oh, tptr[p], len(lk_ptr))),
                          lk_len.eq(head.length)]
-            looked = Cat(rd.data.valid, rd.data.port, rd.data.vcs, lk_len)
+            lo = _decode(m, rd.data.vc_lo, V, f"lk{p}_lo")
+            hi = _decode(m, rd.data.vc_hi, V, f"lk{p}_hi")
+            ranged = _bits(m, [Cat(*lo[:w + 1]).any() & Cat(*hi[w:]).any() for w in range(V)],
+                           f"lk{p}_vcs")
+            looked = Cat(rd.data.valid, _decode(m, rd.data.port, P, f"lk{p}_port"), ranged,
+                         lk_len)
             for v in range(V):
                 overflow.append(wr_en[p][v] & eq_const(count[p][v], B))
                 fm = memory.Memory(shape=stored, depth=B, init=[])
@@ -420,11 +414,11 @@ class Router(wiring.Component):
                 mask = Signal(PV, name=f"van{q}_{w}", init=(1 << PV) - 1)
                 m.d.comb += req.eq(Cat(*[rq_valid[i] & route[i // V][i % V].port[q] &
                                          rq_vc[i][w] for i in range(PV)]))
-                g, g_next = round_robin(m, req, mask, f"va{q}_{w}")
+                g = round_robin(m, req, mask, f"va{q}_{w}")
                 for i in range(PV):
                     va_hits[i].append(g[i])
                 with m.If(req.any()):
-                    m.d.sync += [held[q][w].eq(1), mask.eq(g_next)]
+                    m.d.sync += [held[q][w].eq(1), mask.eq(_after(m, g, f"van{q}_{w}_n"))]
         for i in range(PV):
             p, v = divmod(i, V)
             with m.If(Cat(*va_hits[i]).any() | to_local[i]):
@@ -442,8 +436,7 @@ class Router(wiring.Component):
         chosen = [Signal(V, name=f"ch{p}") for p in range(P)]    # VC (one-hot) that crosses
         dest = [Signal(P, name=f"dst{p}") for p in range(P)]     # its output (one-hot)
         if self.allocator == "separable":
-            offer, offer_next = zip(*[round_robin(m, elig[p], sa_in[p], f"sin{p}")
-                                      for p in range(P)])
+            offer = [round_robin(m, elig[p], sa_in[p], f"sin{p}") for p in range(P)]
             off_port = [Signal(P, name=f"ofp{p}") for p in range(P)]
             for p in range(P):
                 m.d.comb += off_port[p].eq(_pick(m, offer[p], oport[p], P))
@@ -451,17 +444,15 @@ class Router(wiring.Component):
                 req = Signal(P, name=f"sar{q}")
                 mask = Signal(P, name=f"sao{q}", init=(1 << P) - 1)
                 m.d.comb += req.eq(Cat(*[off_port[p][q] for p in range(P)]))
-                g, g_next = round_robin(m, req, mask, f"sa{q}")
+                g = round_robin(m, req, mask, f"sa{q}")
                 for p in range(P):
                     m.d.comb += dest[p][q].eq(g[p])
                 with m.If(req.any()):
-                    m.d.sync += mask.eq(g_next)
+                    m.d.sync += mask.eq(_after(m, g, f"sao{q}_n"))
             for p in range(P):
                 m.d.comb += chosen[p].eq(Mux(dest[p].any(), offer[p], 0))
-            chosen_next = offer_next        # the VCs after the one that crosses
         else:
             first = [[None] * P for _ in range(P)]       # first VC of p towards q (one-hot)
-            first_next = [[None] * P for _ in range(P)]  # the VCs after it
             rows = []
             for p in range(P):
                 row = Signal(P, name=f"wfr{p}")
@@ -469,8 +460,7 @@ class Router(wiring.Component):
                     towards = Signal(V, name=f"wft{p}_{q}")
                     m.d.comb += towards.eq(Cat(*[elig[p][v] & oport[p][v][q]
                                                  for v in range(V)]))
-                    first[p][q], first_next[p][q] = round_robin(m, towards, sa_in[p],
-                                                                f"wf{p}_{q}")
+                    first[p][q] = round_robin(m, towards, sa_in[p], f"wf{p}_{q}")
                     m.d.comb += row[q].eq(towards.any())
                 rows.append(row)
             any_elig = Signal()
@@ -479,7 +469,6 @@ class Router(wiring.Component):
             grants = wave_grants(m, rows, rot)
             for p in range(P):
                 m.d.comb += [dest[p].eq(grants[p]), chosen[p].eq(_pick(m, grants[p], first[p], V))]
-            chosen_next = [_pick(m, grants[p], first_next[p], V) for p in range(P)]
 
         # ---- traversal: crossbar, buffers, credits ------------------------------------------
         leaving = [Signal(stored, name=f"lv{p}") for p in range(P)]
@@ -496,7 +485,7 @@ class Router(wiring.Component):
             else:
                 m.d.comb += self.i[p].credit_vc.eq(0)
             with m.If(chosen[p].any()):
-                m.d.sync += sa_in[p].eq(chosen_next[p])
+                m.d.sync += sa_in[p].eq(_after(m, chosen[p], f"sai{p}_n"))
             for v in range(V):
                 with m.If(wr_en[p][v]):
                     m.d.sync += tptr[p][v].eq(_next(tptr[p][v], B))
@@ -513,8 +502,12 @@ class Router(wiring.Component):
             m.d.comb += sel.eq(Cat(*[dest[p][q] for p in range(P)]))
             out = Signal(stored, name=f"xo{q}")
             out_vc = Signal(V, name=f"xv{q}")
+            # the tail, which releases the output VC, on its own: an output nobody reads
+            # (a stub in a mesh) then drops its whole data path
+            out_tail = Signal(name=f"xt{q}")
             m.d.comb += [out.eq(_pick(m, sel, [lv.as_value() for lv in leaving], stored.size)),
-                         out_vc.eq(_pick(m, sel, lv_vc, V))]
+                         out_vc.eq(_pick(m, sel, lv_vc, V)),
+                         out_tail.eq(_pick(m, sel, [lv.tail for lv in leaving], 1))]
             link = self.o[q]
             m.d.sync += [link.valid.eq(sel.any()), link.flit.head.eq(out.head),
                          link.flit.tail.eq(out.tail), link.flit.data.eq(out.data)]
@@ -525,17 +518,10 @@ class Router(wiring.Component):
             if q == 0:
                 continue
             for w in range(V):
-                # straight from the chosen VCs and their held output VC (registers), not
-                # through the crossbar's output: a flit leaves on (q, w), and it is a tail
-                goes = [chosen[p][v] & oport[p][v][q] & ovc[p][v][w]
-                        for p in range(P) for v in range(V)]
                 sent = Signal(name=f"snt{q}_{w}")
-                ends = Signal(name=f"end{q}_{w}")
-                m.d.comb += [sent.eq(Cat(*goes).any()),
-                             ends.eq(Cat(*[g & front[i // V][i % V].tail
-                                           for i, g in enumerate(goes)]).any())]
+                m.d.comb += sent.eq(sel.any() & out_vc[w])
                 m.d.sync += credit[q][w].eq((avail[q][w] - sent)[:cb])
-                with m.If(ends):
+                with m.If(sent & out_tail):
                     m.d.sync += held[q][w].eq(0)
 
         # ---- errors --------------------------------------------------------------------------
