@@ -86,7 +86,7 @@ def _fake_run(rng, volume, ints):
         train=int(rng.integers(*ints)), min_trials=int(rng.integers(*ints)),
         patience=int(rng.integers(*ints)), max_trials=int(rng.integers(*ints)),
         startup=int(rng.integers(*ints)), converged=True)
-    return u, {"tuning": tuning, "packet_s": pk()}
+    return u, {"tuning": tuning, "packet_s": pk(), "ack_first_s": pk()}
 
 
 # numbers a reason may quote as typed: §8.1's printed values (10.13 ms: 13 ms x (1 - 22.04 %)) and
@@ -170,3 +170,44 @@ def test_committed_tuned_packet_switch_is_not_slower_than_untuned():
     # a faster packet switch leaves the circuit less to gain
     assert rs["sec8.1.tuned.improvement.mean"].model_value <= \
         rs["sec8.1.improvement.mean"].model_value
+
+
+def test_tuned_switch_runs_at_ns3_ack_rule_with_acks_ahead_as_ablation(monkeypatch):
+    """The tuned records run the engine's rule, ACKs in their flow's data FIFO at the switch
+    (HPCC's ns-3); the same tuned parameters with ACKs ahead of data are the ablation, and
+    its record carries that run's value and says its rule."""
+    from collections import defaultdict
+    from types import SimpleNamespace
+
+    from aifabric.models.chronos import sec81
+    from aifabric.models.chronos.roce import hpcc_dcqcn
+    seen = []
+
+    def fake_simulate(d, cfg, seed, max_time_s=None):
+        seen.append((cfg.switch_ack_first, cfg.k_min, seed))
+        return SimpleNamespace(completion_s=(2e-3 if cfg.switch_ack_first else 1e-3) + seed * 1e-9)
+
+    params = hpcc_dcqcn(k_min=5e6, k_max=20e6)
+    assert params.switch_ack_first is False           # the engine's default: ns-3's rule
+    monkeypatch.setenv(sec81.JOBS_ENV, "1")
+    monkeypatch.setattr(sec81, "simulate", fake_simulate)
+    monkeypatch.setattr(sec81, "tune", lambda quick, progress=True: SimpleNamespace(params=params))
+    mats = [np.full((2, 2), 1000), np.full((2, 2), 2000)]
+    t = sec81.tuned(True, {"matrices": mats}, progress=False)
+    s0 = sec81.TEST_SEED * 100_003
+    assert seen == [(False, 5e6, s0), (False, 5e6, s0 + 1), (True, 5e6, s0), (True, 5e6, s0 + 1)]
+    assert t["packet_s"].tolist() == pytest.approx([1e-3 + s0 * 1e-9, 1e-3 + (s0 + 1) * 1e-9])
+    assert t["ack_first_s"].tolist() == pytest.approx([2e-3 + s0 * 1e-9, 2e-3 + (s0 + 1) * 1e-9])
+
+    monkeypatch.setattr(sec81, "ranges", lambda quick: defaultdict(lambda: (-100, 100)))
+    u, t = _fake_run(np.random.default_rng(5), 1.0, (11, 50))
+    rs = {r.id: r for r in sec81.records(u, t)}
+    ahead = rs["sec8.1.tuned.ack_first.improvement.mean"]
+    assert ahead.model_value == pytest.approx(
+        100 * np.mean(1 - u["circuit_s"] / t["ack_first_s"]))
+    assert ahead.kind == "ablation" and ahead.setting["switch_acks"].startswith("ahead")
+    assert "switch_acks" in ahead.choices
+    head = rs["sec8.1.tuned.improvement.mean"]
+    assert head.setting["switch_acks"].startswith("with data")
+    assert "switch_acks" not in head.choices          # ns-3's rule, not ours
+    assert f"{ahead.model_value:.2f}%" in head.why
