@@ -54,7 +54,7 @@ BUDGET = {True: {"volume": 0.01, "test": 3, "presets": ("dcqcn", "dcqcn_paper"),
           False: {"volume": 1.0, "test": 6, "presets": ("dcqcn", "dcqcn_paper"),
                   "train": 2, "startup": 10, "min_trials": 30, "patience": 12,
                   "max_trials": 60, "sweep": (0.01, 0.03, 0.1, 0.3, 1.0), "sweep_mats": 1}}
-# The full run: up to 60 trials x 2 training matrices, then 6 test matrices x 6 settings of
+# The full run: up to 60 trials x 2 training matrices, then 6 test matrices x 7 settings of
 # ~4 GB all-to-alls (31 M events, ~7 CPU-s each) on a machine shared by several jobs, so 6
 # test matrices rather than the paper's 1,000; each mean is reported with its 95 %
 # confidence half-width.
