@@ -376,3 +376,17 @@ def test_make_all_warms_the_caches():
     rule = next(ln for ln in (ROOT / "Makefile").read_text().splitlines()
                 if ln.startswith("all:"))
     assert "$(AIFABRIC) warm" in rule
+
+
+# ------------------------------------------------------------------------- make bench ----
+
+def test_an_unknown_baseline_revision_is_one_line_exit_2(capsys):
+    """``--roce-baseline`` names a git revision whose RoCE engine the bench times beside this
+    tree's; one that does not exist stops the bench before it measures anything."""
+    from aifabric.scripts import bench
+    err = one_line_exit_2(capsys, lambda: bench.main(["--only", "roce", "--roce-baseline",
+                                                      "no-such-revision"]))
+    assert err.startswith("error: --roce-baseline 'no-such-revision': no revision of ")
+    assert err.endswith("with models/chronos/_roce_engine.py\n")
+    err = one_line_exit_2(capsys, lambda: bench.main(["--roce-repeat", "0"]))
+    assert err == "error: --roce-repeat must be >= 1\n"

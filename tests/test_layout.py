@@ -173,7 +173,7 @@ LAYOUT = ROOT / "docs" / "layout.md"
 # the folders whose every module docs/layout.md names (a system package's modules are on its
 # page under docs/models/, an area's blocks on docs/blocks/)
 LISTED_MODULES = ("aifabric", "rtl", "rtl/asic", "models/common", "models/common/netsim",
-                  "cosim", "scripts")
+                  "cosim", "scripts", "scripts/bench")
 
 
 def unnamed(layout: str) -> list[str]:
@@ -234,4 +234,31 @@ def test_the_layout_page_names_every_package_and_module():
     # and the check sees a deletion: drop the netsim row or the word batch
     row = next(line for line in layout.splitlines() if line.startswith("| `models/common/netsim/`"))
     assert "package folder models/common/netsim/" in unnamed(layout.replace(row, ""))
-    assert unnamed(layout.replace("`batch`", "batch")) == ["module cosim/batch.py"]
+    assert unnamed(layout.replace("`batch`", "batch")) == ["module cosim/batch.py",
+                                                            "module scripts/bench/batch.py"]
+
+
+def unlisted_system_modules(page_of) -> list[str]:
+    """Modules of a system package (``models/<paper>/*.py``) its page
+    (``page_of(paper)``, the text of ``docs/models/<paper>.md``) does not name in backquotes,
+    by file name (``bvn.py``, or within ``models/<paper>/bvn.py``)."""
+    missing = []
+    for paper in PAPERS:
+        names = {q.rpartition("/")[2] for q in re.findall(r"`([^`\n]+)`", page_of(paper))}
+        for path in sorted((ROOT / "models" / paper).glob("*.py")):
+            if path.name != "__init__.py" and path.name not in names:
+                missing.append(f"models/{paper}/{path.name}")
+    return missing
+
+
+def test_every_system_module_is_named_on_its_page():
+    """docs/layout.md leaves a system package's modules to its page under docs/models/
+    (see LISTED_MODULES): each page names every module of its package."""
+    def page(paper):
+        return (ROOT / "docs" / "models" / f"{paper}.md").read_text()
+    assert unlisted_system_modules(page) == []
+    # and the check sees a deletion: the row of RailX's router model taken out
+    text = page("railx")
+    row = next(line for line in text.splitlines() if line.startswith("| `router.py`"))
+    assert unlisted_system_modules(lambda p: text.replace(row, "") if p == "railx"
+                                   else page(p)) == ["models/railx/router.py"]

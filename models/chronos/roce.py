@@ -643,8 +643,14 @@ def simulate(demand, cfg: RoCE | None = None, *, seed: int = 0, inject_cnp=None,
              max_time_s: float = 10.0) -> RoceResult:
     """The simulator (see the module docstring), compiled with numba: the same events and
     results as :func:`simulate_reference` (same arguments)."""
-    d, cfg, src, dst, size, total, uniform, inj = _setup(demand, cfg, seed, inject_cnp)
     from ._roce_engine import run
+    return _simulate_with(run, demand, cfg, seed, inject_cnp, log, trace_flow, max_time_s)
+
+
+def _simulate_with(run, demand, cfg, seed, inject_cnp, log, trace_flow, max_time_s):
+    """:func:`simulate` on the engine function ``run`` (``make bench`` also times an earlier
+    revision's engine through it)."""
+    d, cfg, src, dst, size, total, uniform, inj = _setup(demand, cfg, seed, inject_cnp)
     inj_t = np.array([t for t, _ in inj], dtype=np.float64)
     inj_f = np.array([f for _, f in inj], dtype=np.int64)
     finish, delivered, counts, peak, lt, lk, la, tr_t, tr_v = run(

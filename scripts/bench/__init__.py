@@ -6,6 +6,7 @@ and returns its section of ``build/bench/summary.md``); this module only parses 
 options and runs the subjects in order.
 
     aifabric bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd|sipac|roce|batch|sta] [--n 64] [--cycles 20000]
+    [--roce-baseline REV [--roce-repeat 3]]
 """
 
 from __future__ import annotations
@@ -54,7 +55,14 @@ def main(argv=None) -> int:
                              "comparison (default 1: the regression's)")
     parser.add_argument("--batch-seed", type=int, default=1,
                         help="co-simulation seed of that comparison (default 1)")
+    parser.add_argument("--roce-baseline", metavar="REV",
+                        help="also time the RoCE engine of git revision REV (e.g. HEAD~1) "
+                             "against this tree's, in turn in one process")
+    parser.add_argument("--roce-repeat", type=int, default=3,
+                        help="runs of each engine in that comparison (default 3)")
     args = parser.parse_args(argv)
+    if args.roce_repeat < 1:
+        parser.error("--roce-repeat must be >= 1")
     if args.batch_bvn_steps < 1 or args.batch_mesh_scale <= 0:
         parser.error("--batch-bvn-steps must be >= 1 and --batch-mesh-scale > 0")
     if args.netsim_cycles < 100 or args.reference_cycles < 10:

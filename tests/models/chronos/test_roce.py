@@ -213,21 +213,24 @@ def test_byte_counter_by_hand(sim):
         assert inc[k][0] - inc[k - 1][0] == pytest.approx(gap, rel=1e-9), k
 
 
-def test_byte_counter_and_timer_reach_hyper_increase():
+@pytest.mark.parametrize("sim", [simulate, simulate_reference])
+def test_byte_counter_and_timer_reach_hyper_increase(sim):
     """With both counters running, hyper increase comes only once the timer too has
-    expired more than F times since the cut (Zhu et al.: both counts above F)."""
+    expired more than F times since the cut (Zhu et al.: both counts above F), and then at
+    once: the byte counter (10 packets, about 0.1 us at line rate) is far above F by the
+    timer's (F + 1)-th expiry, so that expiry is the first hyper increase."""
     F = 1
     cfg = hpcc_dcqcn(ecn=False, g=1 / 16, alpha_timer_s=1e-6, decrease_timer_s=4e-6,
                      increase_timer_s=5e-6, fast_recovery=F, byte_counter_bytes=PKT * 10)
     d = np.zeros((2, 2), dtype=np.int64)
     d[0, 1] = 6_000_000
-    r = simulate(d, cfg, inject_cnp=[(2e-6, 0)], trace_flow=0)
+    r = sim(d, cfg, inject_cnp=[(2e-6, 0)], trace_flow=0)
     cut_t = next(t for t, w, *_ in r.trace if w == "decrease")
     hyper = [t for t, w, *_ in r.trace if w == "hyper"]
     assert hyper, "no hyper increase"
     # the timer restarts at the cut: its (F + 1)-th expiry is (F + 1) periods later
-    assert min(hyper) >= cut_t + (F + 1) * 5e-6 - 1e-12
-    without = simulate(d, hpcc_dcqcn(ecn=False, g=1 / 16, alpha_timer_s=1e-6,
+    assert min(hyper) == pytest.approx(cut_t + (F + 1) * 5e-6, rel=1e-12)
+    without = sim(d, hpcc_dcqcn(ecn=False, g=1 / 16, alpha_timer_s=1e-6,
                                      decrease_timer_s=4e-6, increase_timer_s=5e-6,
                                      fast_recovery=F), inject_cnp=[(2e-6, 0)])
     assert r.completion_s < without.completion_s      # the byte counter recovers faster
