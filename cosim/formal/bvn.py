@@ -19,7 +19,13 @@ Promises, from the block's docstring:
   beats, else ``overflow`` for a lane >= 2**W);
 - ``rejected_frame_emits_nothing``: while a frame's flag stands the engine is idle and no step
   is out (a rejected matrix is never decomposed);
-- ``done_means_idle``: ``done`` implies no step waits and ``busy`` is low.
+- ``done_means_idle``: ``done`` implies no step waits and ``busy`` is low;
+- ``last_step_leaves_nothing`` and ``only_last_step_leaves_something``: the ``last`` flag in
+  both directions, against the residual (read by name): the step committed latest is marked
+  last exactly when every entry is 0 after it;
+- ``done_means_decomposed``: ``done`` implies every entry is 0 and the step taken last
+  since the frame began (if any) was marked last (an engine that stops early, with no
+  final step, breaks no other promise: the sum is compared only at a final step).
 
 Induction needs the rotation counters to stay those of one priority diagonal (as in the
 arbiter) and the load/run/drain states to be exclusive.
@@ -183,10 +189,38 @@ def build(params, mutant_spec=None):
              (beat != 0) | (row_at == 1), beat <= n]
     flags = frame + [error == ref, (beat == 0) | (ref == 0),
                      ~ref.any() | (loading & ~running & ~st.valid)]
+    # the last flag against the residual: the step committed latest (the skid register's
+    # when it holds one, else the output register's) is marked last exactly when it left
+    # every entry 0 (the registered non-zero flags, which equal the residual's)
+    pending = st.valid | skid_valid
+    latest_last = Mux(skid_valid, skid_last, st.payload.last)
+    empty = ~Cat(*[f for row in nz for f in row]).any()
+    checks["last_step_leaves_nothing"] = ~(pending & latest_last) | empty
+    checks["only_last_step_leaves_something"] = ~(pending & ~latest_last) | ~empty
+    # done: the matrix is decomposed, so every entry is 0, and the step taken last since
+    # the frame began (if any) was marked last
+    stepped, taken_last = Signal(name="h_stepped"), Signal(name="h_taken_last")
+    with m.If(taken & (beat == 0)):
+        m.d.sync += stepped.eq(0)
+    with m.Elif(step_taken):
+        m.d.sync += [stepped.eq(1), taken_last.eq(st.payload.last)]
+    checks["done_means_decomposed"] = ~dut.done | (empty & (~stepped | taken_last))
+    # under induction: a step waits while running only behind a non-empty residual, and
+    # once the engine stops, what waits ends with the final step
+    last_flags = [~(running & pending & ~left), running | ~pending | latest_last]
     finished = named(frag, "finished")
     own = {"steps_sum_to_matrix": sums,
            "done_means_idle": [~finished | (loading & (row_at == 1)),
-                               ~running | (row_at == 1)]}
+                               ~running | (row_at == 1)],
+           "last_step_leaves_nothing": last_flags,
+           "only_last_step_leaves_something": last_flags,
+           # the harness's step record: a frame's steps come only while it runs, and once
+           # it has stopped the latest was the final one (a zero matrix has none)
+           "done_means_decomposed": last_flags + frame + [
+               ~finished | (loading & (row_at == 1)), ~finished | empty,
+               ~finished | ~stepped | taken_last | st.valid,
+               ~(stepped & running) | ~taken_last, (beat == 0) | ~stepped,
+               ~pending | running | finished]}
     own.update((name, flags) for name in ("error_rises_on_bad_frame", "error_only_on_bad_frame",
                                           "rejected_frame_emits_nothing"))
     return Harness(m, checks, invariants, own)
@@ -210,6 +244,13 @@ MUTANTS = {
         "m.d.sync += self.error.overflow.eq(1)",
         "m.d.sync += [self.error.overflow.eq(1), loading.eq(0), running.eq(1)]"),
     "done_means_idle": ("self.done.eq(finished & ~pending)", "self.done.eq(finished)"),
+    "last_step_leaves_nothing": ("row_has[i] & ~emptied[i] for i in range(n)]).any())",
+                                 "row_has[i] & ~emptied[i] & 0 for i in range(n)]).any())"),
+    "only_last_step_leaves_something": (
+        "row_has[i] & ~emptied[i] for i in range(n)]).any())",
+        "row_has[i] for i in range(n)]).any())"),
+    "done_means_decomposed": ("m.d.sync += left.eq(remaining)",
+                              "m.d.sync += left.eq(unmatched)"),
 }
 MUTANT_TEXT = {
     "partial_permutation": "every row's grants rotated back to column order by row 0's amount",
@@ -221,6 +262,13 @@ MUTANT_TEXT = {
     "error_only_on_bad_frame": "the overflow of the previous frame is not cleared at a new one",
     "rejected_frame_emits_nothing": "an overflowed frame is flagged and decomposed anyway",
     "done_means_idle": "done rises with the final step still in an output register",
+    "last_step_leaves_nothing": "'anything left' from the unmatched entries only (a matched "
+                                "entry above the weight is forgotten)",
+    "only_last_step_leaves_something": "a matched entry counts as left even when the step "
+                                       "empties it",
+    "done_means_decomposed": "the registered 'anything left' from the unmatched entries "
+                             "only: the engine stops with a matched entry above the weight "
+                             "left and its last step unmarked",
 }
 
 
@@ -259,6 +307,11 @@ PROPERTIES = [
         ("rejected_frame_emits_nothing", "while a frame's error flag stands the engine is "
          "idle and emits no step", False),
         ("done_means_idle", "done implies no step waits and the engine is idle", False),
+        ("last_step_leaves_nothing", "a step marked last leaves every entry 0", False),
+        ("only_last_step_leaves_something", "a step not marked last leaves a non-zero "
+         "entry", False),
+        ("done_means_decomposed", "done implies every entry is 0 and the step taken last "
+         "was marked last", True),
     )
 ] + [
     # the sum deeper: entries 0..3 (an environment bound), 10 cycles = a load and four steps
