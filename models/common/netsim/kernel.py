@@ -80,6 +80,12 @@ def _mark(mask, r, i):
 
 
 @numba.njit(cache=True, inline="always")
+def _mark3(mask, r, s, i):
+    """Set bit i of router r's mask for ring slot s."""
+    mask[r, s, i >> 6] |= _ONE << np.uint64(i & 63)
+
+
+@numba.njit(cache=True, inline="always")
 def _unmark(mask, r, i):
     mask[r, i >> 6] &= ~(_ONE << np.uint64(i & 63))
 
@@ -127,8 +133,8 @@ def _pick_link_vc(out_busy, credits, link_busy, r, op, nl, Vb, lo, hi, B, ln):
 @numba.njit(cache=True, error_model="numpy")
 def run(t0, t1, cfg, fcfg, ctr,
         nbr, nbr_port, width, delay, cdelay, nlinks, link_busy, vrow, rt,
-        buf, vq, occ,
-        in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
+        buf, vq, occ, wake,
+        in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, cmask, pend,
         va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt, vaw, act,
         pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
@@ -188,22 +194,33 @@ def run(t0, t1, cfg, fcfg, ctr,
     for t in range(t0, t1):
         slot = t % D1
         for r in range(R):
-            if occ[r] == 0 and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
+            # a router is visited when credits arrive, its source has a packet due or is
+            # injecting one, or ``wake`` says it may act: the cycle after one it acted in,
+            # else the earliest cycle a buffered front flit becomes ready (a flit written
+            # into it lowers its wake to the flit's ready cycle); every other change to what
+            # it can do (an output VC or link freed, buffer room) comes from its own acting
+            if wake[r] > t and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
                 continue
-            # 1. credits that arrive this cycle
+            acted = False
+            # 1. credits that arrive this cycle (the (port, VC) bits of cmask[r, slot])
             if pend[r, slot] > 0:
                 pend[r, slot] = 0
-                for p in range(1, P):
-                    for v in range(V):
-                        c = cred_ring[r, slot, p, v]
-                        if c:
-                            credits[r, p, v] += c
-                            cred_ring[r, slot, p, v] = 0
-                            if check and credits[r, p, v] > B:
-                                ctr[K_STATUS] = CREDIT
-                                ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
-                                    r, p, v, credits[r, p, v]
-                                return t
+                acted = True
+                for w in range(NW):
+                    m = cmask[r, slot, w]
+                    cmask[r, slot, w] = 0
+                    while m != 0:
+                        low = m & (~m + _ONE)
+                        m ^= low
+                        i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
+                        p, v = pidx[i], vidx[i]
+                        credits[r, p, v] += cred_ring[r, slot, p, v]
+                        cred_ring[r, slot, p, v] = 0
+                        if check and credits[r, p, v] > B:
+                            ctr[K_STATUS] = CREDIT
+                            ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
+                                r, p, v, credits[r, p, v]
+                            return t
             # 2. injection: up to width[r, 0] flits from the source queue
             budget = width[r, 0]
             while budget > 0:
@@ -262,6 +279,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         _mark(vaw, r, v)
                 vq[r, 0, v, 1] += 1
                 occ[r] += 1
+                acted = True
                 ctr[K_INJ] += 1
                 ctr[K_LAST] = t
                 if logging:
@@ -272,7 +290,10 @@ def run(t0, t1, cfg, fcfg, ctr,
                 if inj_done[r] == pk_len[sid]:
                     inj_vc[r] = -1
             if occ[r] == 0:
+                wake[r] = t + 1 if acted else INF
                 continue
+            # the earliest cycle a front flit not ready yet becomes ready
+            soon = INF
             # 3. route computation + VC allocation for heads that arrived in an earlier cycle
             #    (the VCs with a head and no output VC yet are the set bits of vaw[r])
             nreq = 0
@@ -284,6 +305,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
                     p, v = pidx[i], vidx[i]
                     if vq[r, p, v, 2] > t:
+                        soon = min(soon, vq[r, p, v, 2])
                         continue
                     op = hrt[r, p, v, 0]
                     if op == -2:
@@ -300,6 +322,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         _unmark(vaw, r, i)
                         _mark(act, r, i)
                         in_vat[r, p, v] = t
+                        acted = True
                         continue
                     if op < 0:
                         continue
@@ -332,6 +355,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                                 (pri == req_pri[o] and tg < req_tag[o]):
                             req_q[o], req_pri[o], req_tag[o] = qq, pri, tg
             if nreq > 0:
+                acted = True
                 for o in range(PV):
                     qq = req_q[o]
                     if qq < 0:
@@ -369,17 +393,22 @@ def run(t0, t1, cfg, fcfg, ctr,
                     i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
                     p, v = pidx[i], vidx[i]
                     vsent[p, v] = 0
-                    if in_vat[r, p, v] < t + bypass and vq[r, p, v, 1] > 0 and \
-                            vq[r, p, v, 2] <= t and (in_op[r, p, v] == 0 or
-                                                          credits[r, in_op[r, p, v],
-                                                                  in_ov[r, p, v]] > 0):
+                    if vq[r, p, v, 2] > t and vq[r, p, v, 1] > 0:
+                        soon = min(soon, vq[r, p, v, 2])
+                    elif in_vat[r, p, v] < t + bypass and vq[r, p, v, 1] > 0 and \
+                            (in_op[r, p, v] == 0 or credits[r, in_op[r, p, v],
+                                                            in_ov[r, p, v]] > 0):
                         elig[p, v] = True
                         if ne[p] == 0:
                             plist[npl] = p
                             npl += 1
                         ne[p] += 1
             if npl == 0:
+                # nothing moved: it next acts when a front flit becomes ready, a flit or
+                # credits arrive, or its source has a packet due (the visit rule above)
+                wake[r] = t + 1 if acted else soon
                 continue
+            wake[r] = t + 1
             for lane in range(maxw[r]):
                 nc = 0
                 stamp += 1
@@ -487,6 +516,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         u, up = nbr[r, p], nbr_port[r, p]
                         ds = _wrap(slot + cdelay[r, p], D1)
                         cred_ring[u, ds, up, v] += 1
+                        _mark3(cmask, u, ds, up * V + v)
                         pend[u, ds] += 1
                     if w0 <= t < w1:
                         util[r, op] += 1
@@ -531,6 +561,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                             buf[s, sq, ov, j, 3] = _route(rt, s, vrow[ov], pk_dst[sid])
                         if vq[s, sq, ov, 1] == 0:
                             vq[s, sq, ov, 2] = t + delay[r, op] + 1
+                            wake[s] = min(wake[s], t + delay[r, op] + 1)
                             if in_state[s, sq, ov] == 0:
                                 _mark(vaw, s, sq * V + ov)
                         vq[s, sq, ov, 1] += 1

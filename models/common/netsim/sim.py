@@ -9,6 +9,8 @@ RailX Table 5 (warm-up, measurement window, drain of the measured packets) and
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -88,6 +90,12 @@ def _count_queued(nxt, sj, seed, q, w0, w1):
                 j += 1
                 tc += gap(uniform(seed, r, s, j), q)
     return total
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel_params(kernel) -> tuple[str, ...]:
+    """The names of ``kernel.run``'s parameters after (t0, t1)."""
+    return tuple(inspect.signature(kernel.run.py_func).parameters)[2:]
 
 
 VC_MAX = 127      # the largest VC count per port the state's int8 VC numbers hold
@@ -230,11 +238,16 @@ class Simulator:
             # its front flit is ready (b_head, b_cnt, front_ready below are views)
             "vq": np.zeros((R, P, V, 3), np.int32),
             "occ": np.zeros(R, np.int32),
+            # the earliest cycle a router may act without credits arriving or its source
+            # having a packet due (see the kernel's visit rule)
+            "wake": np.zeros(R, np.int64),
             "in_state": np.zeros((R, P, V), np.int8), "in_op": np.zeros((R, P, V), np.int8),
             "in_ov": np.zeros((R, P, V), np.int8), "in_vat": np.zeros((R, P, V), np.int32),
             "out_busy": np.zeros((R, P, V), np.bool_),
             "credits": initial_credits(net, V, Vb, buffer, lnk.name).astype(np.int16),
             "cred_ring": np.zeros((R, D1, P, V), np.int16), "pend": np.zeros((R, D1), np.int32),
+            # the (port, VC) bits of the cred_ring entries that hold credits
+            "cmask": np.zeros((R, D1, (P * V + 63) // 64), np.uint64),
             "va_ptr": np.zeros((R, P, V), np.int16), "sa_in": np.zeros((R, P), np.int32),
             "sa_out": np.zeros((R, P), np.int32),
             "last_pkt": np.full((R, P, V), -1, np.int32),
@@ -301,21 +314,22 @@ class Simulator:
         self.ctr[K.K_FREE] = cap
 
     # -- running --------------------------------------------------------------------------
+    # the compiled kernel this simulator runs (a benchmark may set another revision of
+    # :mod:`.kernel` on an instance; its arguments are passed by name, see _args)
+    kernel = K
+
     def _args(self):
+        """The kernel's arguments after (t0, t1), by the names of its parameters: the
+        configuration, the network's tables and the state arrays of the same name."""
         n, s = self.net, self.state
-        return (self.cfg, self.fcfg, self.ctr, n.nbr, n.nbr_port, n.width, n.delay,
-                s["cdelay"], s["nlinks"], s["link_busy"], s["vrow"], s["rt"],
-                s["buf"], s["vq"], s["occ"],
-                s["in_state"], s["in_op"], s["in_ov"], s["in_vat"], s["out_busy"],
-                s["credits"], s["cred_ring"], s["pend"], s["va_ptr"], s["sa_in"],
-                s["sa_out"], s["last_pkt"], s["last_seq"], s["hrt"], s["vaw"], s["act"], s["pk_src"], s["pk_dst"],
-                s["pk_len"], s["pk_create"], s["pk_tag"], s["free"], s["nxt"], s["sj"],
-                s["sk"], s["srcn"], s["inj_vc"], s["inj_slot"], s["inj_done"], s["inj_ptr"],
-                s["tr"], s["tr_ptr"], s["tr_end"], s["perm"], s["hot"], s["hist"], s["ev"], s["util"], s["wf_prio"])
+        names = _kernel_params(self.kernel)
+        have = {"cfg": self.cfg, "fcfg": self.fcfg, "ctr": self.ctr, "nbr": n.nbr,
+                "nbr_port": n.nbr_port, "width": n.width, "delay": n.delay}
+        return tuple(have[k] if k in have else s[k] for k in names)
 
     def advance(self, cycles: int) -> None:
         """Simulate ``cycles`` more cycles; raise on a failed invariant or a deadlock."""
-        stop = K.run(self.t, self.t + cycles, *self._args())
+        stop = self.kernel.run(self.t, self.t + cycles, *self._args())
         self.t = stop if self.ctr[K.K_STATUS] != K.OK else self.t + cycles
         self._raise()
 
