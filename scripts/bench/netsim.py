@@ -81,7 +81,7 @@ def run(args) -> str:
         "\n\nTargets (16x16 mesh, 2 VCs, DOR, uniform, 15,000 cycles from an empty network; "
         "router-cycles per CPU-second of the simulation, the figure an idle machine gives; "
         "factor = target / measured for rates, measured / target for the run time):\n\n"
-        + md_table(["what", "target", "measured", f"baseline kernel ({str(tg['baseline'])[:10]})",
+        + md_table(["what", "target", "measured", f"baseline ({str(tg['baseline'])[:10]})",
                     "factor", ""], trows)
         + f"\n\nEnd to end, a fresh `python -c` process with warm caches (median of "
           f"{e2e['runs']}): {e2e['total_s']:.2f} s, of which start-up (interpreter, imports, "
@@ -119,40 +119,51 @@ print(t1 - t0, t2 - t1, t3 - t2, res.seconds)
 """
 
 
-# the kernel the targets' speed-up is measured against, in the same run: the revision before
-# the visit rule (routers skipped until a front flit is ready) and the credit bit masks
+# the simulator the targets' speed-up is measured against, in the same run: the revision
+# before the visit rule (routers skipped until a front flit is ready), the credit bit masks
+# and the per-VC records
 NETSIM_BASELINE = "19f53ef110d05223d69ba091581f511751f95372"
 
 
-def _baseline_kernel(rev: str = NETSIM_BASELINE):
-    """The kernel module of git revision ``rev`` (None if the repository does not hold it),
-    written under build/bench/ and imported from there, so numba caches it like ours."""
-    import importlib.util
+def _baseline_simulator(rev: str = NETSIM_BASELINE):
+    """The Simulator class of git revision ``rev`` with the kernel of that revision (None if
+    the repository does not hold it): the two files written as a package under build/bench/
+    and imported from there (so numba caches them like ours), the rest of the simulator
+    (registry, networks, traffic) today's."""
+    import importlib
     import subprocess
+    import sys
 
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.run(["git", "show", f"{rev}:models/common/netsim/kernel.py"], cwd=root,
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        return None
-    text = proc.stdout.replace("from .traffic import",
-                               "from aifabric.models.common.netsim.traffic import")
-    path = BUILD / "bench" / "netsim_baseline" / f"kernel_{rev[:10]}.py"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_text() != text:     # keep the mtime numba's cache keys
-        path.write_text(text)
-    spec = importlib.util.spec_from_file_location(f"netsim_baseline_{rev[:10]}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    name = f"netsim_baseline_{rev[:10]}"
+    pkg = BUILD / "bench" / "netsim_baseline" / name
+    pkg.mkdir(parents=True, exist_ok=True)
+    for file in ("__init__.py", "kernel.py", "sim.py"):
+        text = ""
+        if file != "__init__.py":
+            proc = subprocess.run(["git", "show", f"{rev}:models/common/netsim/{file}"],
+                                  cwd=root, capture_output=True, text=True)
+            if proc.returncode != 0:
+                return None
+            text = proc.stdout
+            for mod in ("registry", "network", "traffic"):
+                text = text.replace(f"from . import {mod}\n",
+                                    f"from aifabric.models.common.netsim import {mod}\n")
+                text = text.replace(f"from .{mod} import",
+                                    f"from aifabric.models.common.netsim.{mod} import")
+        path = pkg / file
+        if not path.exists() or path.read_text() != text:  # keep the mtime numba's cache keys
+            path.write_text(text)
+    if str(pkg.parent) not in sys.path:
+        sys.path.insert(0, str(pkg.parent))
+    return importlib.import_module(f"{name}.sim").Simulator
 
 
-def _measure(net, rate, warmup, window, kernel=None, **kw):
-    """One point, simulated by ``kernel`` (None: the current one)."""
+def _measure(net, rate, warmup, window, simulator=None, **kw):
+    """One point, simulated by ``simulator`` (None: today's Simulator)."""
     from aifabric.models.common.netsim import Simulator, Traffic
-    sim = Simulator(net, Traffic.make("uniform", net.coords, net.grid), rate=rate, **kw)
-    if kernel is not None:
-        sim.kernel = kernel
+    sim = (simulator or Simulator)(net, Traffic.make("uniform", net.coords, net.grid),
+                                   rate=rate, **kw)
     return sim.measure(warmup, window, 0)
 
 
@@ -176,7 +187,7 @@ def _netsim_targets(hx) -> dict:
     # at the same points
     configs = {router: {"router": router} for router in registry.choices("router")}
     configs["paper (" + ", ".join(PAPER_ROUTER.values()) + ")"] = dict(PAPER_ROUTER)
-    base = _baseline_kernel()
+    base = _baseline_simulator()
     points = ((net, 0.06, 0, 15_000), (net, 0.21, 0, 15_000), (hx, 0.6, 2_000, 3_000))
     measured, baseline = {}, {}
     for label, kw in configs.items():

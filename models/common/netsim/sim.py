@@ -92,10 +92,19 @@ def _count_queued(nxt, sj, seed, q, w0, w1):
     return total
 
 
+def _vc_records(R: int, P: int, V: int) -> np.ndarray:
+    """Zeroed per-VC records, each on a 64-byte line of its own."""
+    line = 64 // np.dtype(np.int32).itemsize
+    assert K.V_FIELDS == line
+    raw = np.zeros(R * P * V * line + line, np.int32)
+    skip = (-raw.ctypes.data % 64) // raw.itemsize
+    return raw[skip:skip + R * P * V * line].reshape(R, P, V, line)
+
+
 @functools.lru_cache(maxsize=None)
-def _kernel_params(kernel) -> tuple[str, ...]:
-    """The names of ``kernel.run``'s parameters after (t0, t1)."""
-    return tuple(inspect.signature(kernel.run.py_func).parameters)[2:]
+def _kernel_params(run) -> tuple[str, ...]:
+    """The names of the kernel's parameters after (t0, t1)."""
+    return tuple(inspect.signature(run.py_func).parameters)[2:]
 
 
 VC_MAX = 127      # the largest VC count per port the state's int8 VC numbers hold
@@ -234,25 +243,18 @@ class Simulator:
             # + 1 << 15 on the tail flit + packet length << 16; cycle it is ready at the
             # router; destination chip (so a head routes without touching the packet pool)
             "buf": np.zeros((R, P, V, buffer, 4), np.int32),
-            # per VC, side by side: the buffer's head index, its flit count, and the cycle
-            # its front flit is ready (b_head, b_cnt, front_ready below are views)
-            "vq": np.zeros((R, P, V, 3), np.int32),
+            # per VC, one 64-byte line: its queue, allocation, head route and the output
+            # VC of the same number (kernel.V_*; b_head, credits, ... below are views)
+            "vc": _vc_records(R, P, V),
             "occ": np.zeros(R, np.int32),
             # the earliest cycle a router may act without credits arriving or its source
             # having a packet due (see the kernel's visit rule)
             "wake": np.zeros(R, np.int64),
-            "in_state": np.zeros((R, P, V), np.int8), "in_op": np.zeros((R, P, V), np.int8),
-            "in_ov": np.zeros((R, P, V), np.int8), "in_vat": np.zeros((R, P, V), np.int32),
-            "out_busy": np.zeros((R, P, V), np.bool_),
-            "credits": initial_credits(net, V, Vb, buffer, lnk.name).astype(np.int16),
             "cred_ring": np.zeros((R, D1, P, V), np.int16), "pend": np.zeros((R, D1), np.int32),
             # the (port, VC) bits of the cred_ring entries that hold credits
             "cmask": np.zeros((R, D1, (P * V + 63) // 64), np.uint64),
-            "va_ptr": np.zeros((R, P, V), np.int16), "sa_in": np.zeros((R, P), np.int32),
+            "sa_in": np.zeros((R, P), np.int32),
             "sa_out": np.zeros((R, P), np.int32),
-            "last_pkt": np.full((R, P, V), -1, np.int32),
-            "last_seq": np.full((R, P, V), -1, np.int16),
-            "hrt": np.full((R, P, V, 4), -2, np.int16),     # head route: port, VC lo/hi, length
             # VCs holding a head without an output VC, one bit each (p * V + v)
             "vaw": np.zeros((R, (P * V + 63) // 64), np.uint64),
             "act": np.zeros((R, (P * V + 63) // 64), np.uint64),  # VCs with an output VC
@@ -261,7 +263,18 @@ class Simulator:
             "pk_tag": np.zeros(cap, np.int64),
             "free": np.arange(cap, dtype=np.int32)[::-1].copy(),
         }
-        st["b_head"], st["b_cnt"], st["front_ready"] = (st["vq"][..., i] for i in range(3))
+        vc = st["vc"]
+        for name, field in (("b_head", K.V_HEAD), ("b_cnt", K.V_CNT),
+                            ("front_ready", K.V_READY), ("in_vat", K.V_AT),
+                            ("in_state", K.V_STATE), ("in_op", K.V_OP), ("in_ov", K.V_OV),
+                            ("credits", K.V_CRED), ("out_busy", K.V_BUSY),
+                            ("va_ptr", K.V_VAPTR), ("last_pkt", K.V_LPKT),
+                            ("last_seq", K.V_LSEQ)):
+            st[name] = vc[..., field]
+        st["hrt"] = vc[..., K.V_RPORT:K.V_RLEN + 1]     # head route: port, VC lo/hi, length
+        st["hrt"][...] = -2
+        st["last_pkt"][...] = st["last_seq"][...] = -1
+        st["credits"][...] = initial_credits(net, V, Vb, buffer, lnk.name)
         nxt = np.zeros((R, W), np.int64)
         for r in range(R):
             for s in range(W):
@@ -314,22 +327,18 @@ class Simulator:
         self.ctr[K.K_FREE] = cap
 
     # -- running --------------------------------------------------------------------------
-    # the compiled kernel this simulator runs (a benchmark may set another revision of
-    # :mod:`.kernel` on an instance; its arguments are passed by name, see _args)
-    kernel = K
-
     def _args(self):
         """The kernel's arguments after (t0, t1), by the names of its parameters: the
         configuration, the network's tables and the state arrays of the same name."""
         n, s = self.net, self.state
-        names = _kernel_params(self.kernel)
+        names = _kernel_params(K.run)
         have = {"cfg": self.cfg, "fcfg": self.fcfg, "ctr": self.ctr, "nbr": n.nbr,
                 "nbr_port": n.nbr_port, "width": n.width, "delay": n.delay}
         return tuple(have[k] if k in have else s[k] for k in names)
 
     def advance(self, cycles: int) -> None:
         """Simulate ``cycles`` more cycles; raise on a failed invariant or a deadlock."""
-        stop = self.kernel.run(self.t, self.t + cycles, *self._args())
+        stop = K.run(self.t, self.t + cycles, *self._args())
         self.t = stop if self.ctr[K.K_STATUS] != K.OK else self.t + cycles
         self._raise()
 
