@@ -1,6 +1,8 @@
 """netsim (build/bench/netsim.json): router-cycles/s of the compiled network simulator on 8x8
 and 16x16 meshes (DOR, 2 and 4 VCs, uniform at 0.1 and near saturation) and the 1,296-chip
-RailX 2D-HyperX at 0.6; baseline: the plain-Python reference step, same run."""
+RailX 2D-HyperX at 0.6; baseline: the plain-Python reference step, same run. At the speed
+targets' points every router is also run on the simulator of revision NETSIM_BASELINE (from
+git), just before ours, and the two must give the same results."""
 
 from __future__ import annotations
 
