@@ -2,16 +2,22 @@
 
 Same contract as the reference (see :mod:`models.common.netsim` for the pipeline); the
 tests run both on random small networks and compare every injection and switch traversal.
-Speed comes from skipping idle routers (no buffered flit, no pending credit, no packet due at
-the source), keeping every per-cycle decision in integer arrays, and, for large networks
-whose state outgrows the caches, touching as few memory lines per cycle as possible:
+Speed comes from visiting a router only in the cycles it can act in (credits arrive, its
+source has a packet due, or ``wake``: the cycle after one it acted in, else the cycle its
+earliest front flit becomes ready), keeping every per-cycle decision in integer arrays, and,
+for large networks whose state outgrows the caches, touching as few memory lines per cycle
+as possible:
 
-- a head's route (port, VC range, packet length) is read from the tables once, into
-  ``hrt``, not on every cycle it waits;
-- VC allocation visits only the VCs of ``vaw`` (a head without an output VC) and switch
-  allocation only those of ``act`` (an output VC held), one bit per (port, VC);
+- everything a cycle reads or writes about one VC sits in one 64-byte record (``vc``,
+  fields ``V_*`` below): its queue, allocation and head route, and the output VC of the
+  same number (credits, held, round-robin pointer);
+- a head's route (port, VC range, packet length) is read from the tables once, into its
+  record, not on every cycle it waits;
+- VC allocation visits only the VCs of ``vaw`` (a head without an output VC), switch
+  allocation only those of ``act`` (an output VC held) and a credit arrival only those of
+  ``cmask``, one bit per (port, VC);
 - a flit is 16 bytes (``buf``: packet slot, sequence number | tail << 15 | length << 16,
-  ready cycle, destination) and a VC's queue 12 (``vq``: head, count, front-ready cycle);
+  ready cycle, destination);
 - the route tables are packed, one entry per (router, row, destination), rows shared by
   the VCs that route alike (``vrow``, see :func:`models.common.netsim.sim.route_table`).
 
@@ -37,6 +43,15 @@ from .traffic import MODE_TRACE, destination, gap, uniform
 # ctr indices
 (K_INJ, K_EJ, K_LAST, K_WIN_EJ, K_MEAS_DONE, K_LAT_SUM, K_LOG, K_STATUS, K_E0, K_E1, K_E2,
  K_E3, K_PKT_INJ, K_PKT_DONE, K_FREE, K_MEAS_INJ, K_LAT_MAX) = range(17)
+# per-VC record fields (``vc[router, port, VC, field]``, one 64-byte line per VC): the input
+# VC's queue (buffer head index, flit count, cycle its front flit is ready), its allocation
+# (cycle allocated, state 0 idle / 1 holding an output VC, output port, output VC), its head's
+# route (port, lowest and highest VC, packet length; port -2: not read yet) and its last
+# received flit (packet slot, sequence number; invariant checks), and the *output* VC of the
+# same number: credits, held by a packet, VC-allocation round-robin pointer
+(V_HEAD, V_CNT, V_READY, V_AT, V_STATE, V_OP, V_OV, V_RPORT, V_RLO, V_RHI, V_RLEN, V_CRED,
+ V_BUSY, V_VAPTR, V_LPKT, V_LSEQ) = range(16)
+V_FIELDS = 16
 # status codes
 OK, DEADLOCK, CONSERVATION, CREDIT, CONTIGUITY, CAPACITY, LOGFULL = range(7)
 EV_INJECT, EV_SWITCH = 0, 1
@@ -80,6 +95,12 @@ def _mark(mask, r, i):
 
 
 @numba.njit(cache=True, inline="always")
+def _mark3(mask, r, s, i):
+    """Set bit i of router r's mask for ring slot s."""
+    mask[r, s, i >> 6] |= _ONE << np.uint64(i & 63)
+
+
+@numba.njit(cache=True, inline="always")
 def _unmark(mask, r, i):
     mask[r, i >> 6] &= ~(_ONE << np.uint64(i & 63))
 
@@ -107,7 +128,7 @@ def _source_head(r, mode, nxt, tr, tr_ptr, tr_end):
 
 
 @numba.njit(cache=True, inline="always")
-def _pick_link_vc(out_busy, credits, link_busy, r, op, nl, Vb, lo, hi, B, ln):
+def _pick_link_vc(vc, link_busy, r, op, nl, Vb, lo, hi, B, ln):
     """Per-link VCs: the output VC (l * Vb + class) a head asks for on output ``op``: the
     first free, empty VC (all B credits) of a free link, else the first free one with room
     for the packet, links in order, each link's classes lo..hi in order (CNSim's
@@ -119,7 +140,7 @@ def _pick_link_vc(out_busy, credits, link_busy, r, op, nl, Vb, lo, hi, B, ln):
                 continue
             for c in range(lo, hi + 1):
                 ov = l * Vb + c
-                if not out_busy[r, op, ov] and credits[r, op, ov] >= need:
+                if not vc[r, op, ov, V_BUSY] and vc[r, op, ov, V_CRED] >= need:
                     return ov
     return -1
 
@@ -127,9 +148,8 @@ def _pick_link_vc(out_busy, credits, link_busy, r, op, nl, Vb, lo, hi, B, ln):
 @numba.njit(cache=True, error_model="numpy")
 def run(t0, t1, cfg, fcfg, ctr,
         nbr, nbr_port, width, delay, cdelay, nlinks, link_busy, vrow, rt,
-        buf, vq, occ,
-        in_state, in_op, in_ov, in_vat, out_busy, credits, cred_ring, pend,
-        va_ptr, sa_in, sa_out, last_pkt, last_seq, hrt, vaw, act,
+        buf, vc, occ, wake, cred_ring, cmask, pend,
+        sa_in, sa_out, vaw, act,
         pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
         tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio):
@@ -188,22 +208,33 @@ def run(t0, t1, cfg, fcfg, ctr,
     for t in range(t0, t1):
         slot = t % D1
         for r in range(R):
-            if occ[r] == 0 and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
+            # a router is visited when credits arrive, its source has a packet due or is
+            # injecting one, or ``wake`` says it may act: the cycle after one it acted in,
+            # else the earliest cycle a buffered front flit becomes ready (a flit written
+            # into it lowers its wake to the flit's ready cycle); every other change to what
+            # it can do (an output VC or link freed, buffer room) comes from its own acting
+            if wake[r] > t and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
                 continue
-            # 1. credits that arrive this cycle
+            acted = False
+            # 1. credits that arrive this cycle (the (port, VC) bits of cmask[r, slot])
             if pend[r, slot] > 0:
                 pend[r, slot] = 0
-                for p in range(1, P):
-                    for v in range(V):
-                        c = cred_ring[r, slot, p, v]
-                        if c:
-                            credits[r, p, v] += c
-                            cred_ring[r, slot, p, v] = 0
-                            if check and credits[r, p, v] > B:
-                                ctr[K_STATUS] = CREDIT
-                                ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
-                                    r, p, v, credits[r, p, v]
-                                return t
+                acted = True
+                for w in range(NW):
+                    m = cmask[r, slot, w]
+                    cmask[r, slot, w] = 0
+                    while m != 0:
+                        low = m & (~m + _ONE)
+                        m ^= low
+                        i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
+                        p, v = pidx[i], vidx[i]
+                        vc[r, p, v, V_CRED] += cred_ring[r, slot, p, v]
+                        cred_ring[r, slot, p, v] = 0
+                        if check and vc[r, p, v, V_CRED] > B:
+                            ctr[K_STATUS] = CREDIT
+                            ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
+                                r, p, v, vc[r, p, v, V_CRED]
+                            return t
             # 2. injection: up to width[r, 0] flits from the source queue
             budget = width[r, 0]
             while budget > 0:
@@ -214,7 +245,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     vv = -1
                     for i in range(VI):
                         v = _wrap(inj_ptr[r] + i, VI)
-                        if vq[r, 0, v, 1] == 0 if open_src else B - vq[r, 0, v, 1] >= ln:
+                        if vc[r, 0, v, V_CNT] == 0 if open_src else B - vc[r, 0, v, V_CNT] >= ln:
                             vv = v
                             break
                     if vv < 0:                       # no injection VC has room for it
@@ -249,19 +280,20 @@ def run(t0, t1, cfg, fcfg, ctr,
                     inj_vc[r], inj_slot[r], inj_done[r] = vv, slot_id, 0
                     inj_ptr[r] = _wrap(vv + 1, VI)
                 v, sid = inj_vc[r], inj_slot[r]
-                j = _wrap(vq[r, 0, v, 0] + vq[r, 0, v, 1], B)
+                j = _wrap(vc[r, 0, v, V_HEAD] + vc[r, 0, v, V_CNT], B)
                 ln = pk_len[sid]
                 buf[r, 0, v, j, 0] = sid
                 buf[r, 0, v, j, 1] = inj_done[r] | ((inj_done[r] == ln - 1) << 15) | (ln << 16)
                 buf[r, 0, v, j, 2] = t + 1
                 if inj_done[r] == 0:
                     buf[r, 0, v, j, 3] = _route(rt, r, vrow[0], pk_dst[sid])
-                if vq[r, 0, v, 1] == 0:
-                    vq[r, 0, v, 2] = t + 1
-                    if in_state[r, 0, v] == 0:
+                if vc[r, 0, v, V_CNT] == 0:
+                    vc[r, 0, v, V_READY] = t + 1
+                    if vc[r, 0, v, V_STATE] == 0:
                         _mark(vaw, r, v)
-                vq[r, 0, v, 1] += 1
+                vc[r, 0, v, V_CNT] += 1
                 occ[r] += 1
+                acted = True
                 ctr[K_INJ] += 1
                 ctr[K_LAST] = t
                 if logging:
@@ -272,7 +304,10 @@ def run(t0, t1, cfg, fcfg, ctr,
                 if inj_done[r] == pk_len[sid]:
                     inj_vc[r] = -1
             if occ[r] == 0:
+                wake[r] = t + 1 if acted else INF
                 continue
+            # the earliest cycle a front flit not ready yet becomes ready
+            soon = INF
             # 3. route computation + VC allocation for heads that arrived in an earlier cycle
             #    (the VCs with a head and no output VC yet are the set bits of vaw[r])
             nreq = 0
@@ -283,47 +318,49 @@ def run(t0, t1, cfg, fcfg, ctr,
                     m ^= low
                     i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
                     p, v = pidx[i], vidx[i]
-                    if vq[r, p, v, 2] > t:
+                    if vc[r, p, v, V_READY] > t:
+                        soon = min(soon, vc[r, p, v, V_READY])
                         continue
-                    op = hrt[r, p, v, 0]
+                    op = vc[r, p, v, V_RPORT]
                     if op == -2:
                         # the head's route, read once from the head flit (looked up in the
                         # tables when the head was written, see _route): a blocked head
                         # retries every cycle
-                        h = vq[r, p, v, 0]
+                        h = vc[r, p, v, V_HEAD]
                         rw = buf[r, p, v, h, 3]
                         op = (rw & 0xFF) - 1
-                        hrt[r, p, v, 0], hrt[r, p, v, 1] = op, (rw >> 8) & 0xFF
-                        hrt[r, p, v, 2], hrt[r, p, v, 3] = (rw >> 16) & 0xFF, buf[r, p, v, h, 1] >> 16
+                        vc[r, p, v, V_RPORT], vc[r, p, v, V_RLO] = op, (rw >> 8) & 0xFF
+                        vc[r, p, v, V_RHI], vc[r, p, v, V_RLEN] = (rw >> 16) & 0xFF, buf[r, p, v, h, 1] >> 16
                     if op == 0:
-                        in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, 0, 0
+                        vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, 0, 0
                         _unmark(vaw, r, i)
                         _mark(act, r, i)
-                        in_vat[r, p, v] = t
+                        vc[r, p, v, V_AT] = t
+                        acted = True
                         continue
                     if op < 0:
                         continue
-                    ln = hrt[r, p, v, 3]
+                    ln = vc[r, p, v, V_RLEN]
                     if perlink:
-                        ov = _pick_link_vc(out_busy, credits, link_busy, r, op,
-                                           nlinks[r, op], Vb, hrt[r, p, v, 1],
-                                           hrt[r, p, v, 2], B, ln)
+                        ov = _pick_link_vc(vc, link_busy, r, op,
+                                           nlinks[r, op], Vb, vc[r, p, v, V_RLO],
+                                           vc[r, p, v, V_RHI], B, ln)
                     else:
                         if plinks and link_busy[r, op] >= nlinks[r, op]:
                             continue
                         ov = -1
-                        for c in range(hrt[r, p, v, 1], hrt[r, p, v, 2] + 1):
-                            if not out_busy[r, op, c] and credits[r, op, c] >= ln:
+                        for c in range(vc[r, p, v, V_RLO], vc[r, p, v, V_RHI] + 1):
+                            if not vc[r, op, c, V_BUSY] and vc[r, op, c, V_CRED] >= ln:
                                 ov = c
                                 break
                     if ov >= 0:
                         o = op * V + ov
                         qq = p * V + v
                         if age:
-                            sid = buf[r, p, v, vq[r, p, v, 0], 0]
+                            sid = buf[r, p, v, vc[r, p, v, V_HEAD], 0]
                             pri, tg = pk_create[sid], pk_tag[sid]
                         else:
-                            pri, tg = _unwrap(qq - va_ptr[r, op, ov], PV), 0
+                            pri, tg = _unwrap(qq - vc[r, op, ov, V_VAPTR], PV), 0
                         if nreq == 0:
                             for x in range(PV):
                                 req_q[x] = -1
@@ -332,6 +369,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                                 (pri == req_pri[o] and tg < req_tag[o]):
                             req_q[o], req_pri[o], req_tag[o] = qq, pri, tg
             if nreq > 0:
+                acted = True
                 for o in range(PV):
                     qq = req_q[o]
                     if qq < 0:
@@ -347,12 +385,12 @@ def run(t0, t1, cfg, fcfg, ctr,
                         if link_busy[r, op] >= nlinks[r, op]:
                             continue            # the port's links went to lower output VCs
                         link_busy[r, op] += 1
-                    out_busy[r, op, ov] = True
-                    in_state[r, p, v], in_op[r, p, v], in_ov[r, p, v] = 1, op, ov
+                    vc[r, op, ov, V_BUSY] = 1
+                    vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
                     _unmark(vaw, r, qq)
                     _mark(act, r, qq)
-                    in_vat[r, p, v] = t
-                    va_ptr[r, op, ov] = _wrap(qq + 1, PV)
+                    vc[r, p, v, V_AT] = t
+                    vc[r, op, ov, V_VAPTR] = _wrap(qq + 1, PV)
             # 4. switch allocation in rounds, as many as the router's widest port has lanes:
             #    each round every port with a lane left wins at most one flit (input first,
             #    then output)
@@ -369,17 +407,22 @@ def run(t0, t1, cfg, fcfg, ctr,
                     i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
                     p, v = pidx[i], vidx[i]
                     vsent[p, v] = 0
-                    if in_vat[r, p, v] < t + bypass and vq[r, p, v, 1] > 0 and \
-                            vq[r, p, v, 2] <= t and (in_op[r, p, v] == 0 or
-                                                          credits[r, in_op[r, p, v],
-                                                                  in_ov[r, p, v]] > 0):
+                    if vc[r, p, v, V_READY] > t and vc[r, p, v, V_CNT] > 0:
+                        soon = min(soon, vc[r, p, v, V_READY])
+                    elif vc[r, p, v, V_AT] < t + bypass and vc[r, p, v, V_CNT] > 0 and \
+                            (vc[r, p, v, V_OP] == 0 or
+                             vc[r, vc[r, p, v, V_OP], vc[r, p, v, V_OV], V_CRED] > 0):
                         elig[p, v] = True
                         if ne[p] == 0:
                             plist[npl] = p
                             npl += 1
                         ne[p] += 1
             if npl == 0:
+                # nothing moved: it next acts when a front flit becomes ready, a flit or
+                # credits arrive, or its source has a packet due (the visit rule above)
+                wake[r] = t + 1 if acted else soon
                 continue
+            wake[r] = t + 1
             for lane in range(maxw[r]):
                 nc = 0
                 stamp += 1
@@ -395,7 +438,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         for i in range(V):
                             v = _wrap(sa_in[r, p] + i, V)
                             if elig[p, v]:
-                                op = in_op[r, p, v]
+                                op = vc[r, p, v, V_OP]
                                 if used[op] < width[r, op] and wf_v[p, op] < 0:
                                     wf_v[p, op] = v
                     for oq in range(P):
@@ -433,20 +476,20 @@ def run(t0, t1, cfg, fcfg, ctr,
                             v = _wrap(sa_in[r, p] + i, V)
                             if not elig[p, v]:
                                 continue
-                            op = in_op[r, p, v]
+                            op = vc[r, p, v, V_OP]
                             if used[op] >= width[r, op]:
                                 continue
                             if not age:
                                 bv = v
                                 break
-                            sid = buf[r, p, v, vq[r, p, v, 0], 0]
+                            sid = buf[r, p, v, vc[r, p, v, V_HEAD], 0]
                             if pk_create[sid] < bpri or (pk_create[sid] == bpri and
                                                          pk_tag[sid] < btg):
                                 bv, bpri, btg = v, pk_create[sid], pk_tag[sid]
                         if bv < 0:
                             continue
                         v = bv
-                        op = in_op[r, p, v]
+                        op = vc[r, p, v, V_OP]
                         c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
                         if age:
                             pri, tg = bpri, btg
@@ -471,14 +514,14 @@ def run(t0, t1, cfg, fcfg, ctr,
                     sa_in[r, p] = _wrap(v + 1, V)
                     lanes_in[p] += 1
                     used[op] += 1
-                    ov = in_ov[r, p, v]
-                    h = vq[r, p, v, 0]
+                    ov = vc[r, p, v, V_OV]
+                    h = vc[r, p, v, V_HEAD]
                     sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
                     seq, tail = sq_t & 0x7FFF, ((sq_t >> 15) & 1) == 1
-                    vq[r, p, v, 0] = _wrap(h + 1, B)
-                    vq[r, p, v, 1] -= 1
-                    if vq[r, p, v, 1] > 0:
-                        vq[r, p, v, 2] = buf[r, p, v, _wrap(h + 1, B), 2]
+                    vc[r, p, v, V_HEAD] = _wrap(h + 1, B)
+                    vc[r, p, v, V_CNT] -= 1
+                    if vc[r, p, v, V_CNT] > 0:
+                        vc[r, p, v, V_READY] = buf[r, p, v, _wrap(h + 1, B), 2]
                     occ[r] -= 1
                     ctr[K_LAST] = t
                     if logging:
@@ -487,6 +530,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         u, up = nbr[r, p], nbr_port[r, p]
                         ds = _wrap(slot + cdelay[r, p], D1)
                         cred_ring[u, ds, up, v] += 1
+                        _mark3(cmask, u, ds, up * V + v)
                         pend[u, ds] += 1
                     if w0 <= t < w1:
                         util[r, op] += 1
@@ -509,48 +553,49 @@ def run(t0, t1, cfg, fcfg, ctr,
                             ctr[K_FREE] += 1
                     else:
                         s, sq = nbr[r, op], nbr_port[r, op]
-                        j = _wrap(vq[s, sq, ov, 0] + vq[s, sq, ov, 1], B)
+                        j = _wrap(vc[s, sq, ov, V_HEAD] + vc[s, sq, ov, V_CNT], B)
                         if check:
-                            if vq[s, sq, ov, 1] >= B or credits[r, op, ov] <= 0:
+                            if vc[s, sq, ov, V_CNT] >= B or vc[r, op, ov, V_CRED] <= 0:
                                 ctr[K_STATUS] = CREDIT
                                 ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
-                                    r, op, ov, credits[r, op, ov]
+                                    r, op, ov, vc[r, op, ov, V_CRED]
                                 return t
-                            lp, ls = last_pkt[s, sq, ov], last_seq[s, sq, ov]
+                            lp, ls = vc[s, sq, ov, V_LPKT], vc[s, sq, ov, V_LSEQ]
                             ok = (seq == 0 and ls == -1) or (sid == lp and seq == ls + 1)
                             if not ok:
                                 ctr[K_STATUS] = CONTIGUITY
                                 ctr[K_E0], ctr[K_E1], ctr[K_E2] = s, sq, ov
                                 ctr[K_E3] = pk_tag[sid]
                                 return t
-                            last_pkt[s, sq, ov] = sid
-                            last_seq[s, sq, ov] = -1 if tail else seq
+                            vc[s, sq, ov, V_LPKT] = sid
+                            vc[s, sq, ov, V_LSEQ] = -1 if tail else seq
                         buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
                         buf[s, sq, ov, j, 2] = t + delay[r, op] + 1
                         if seq == 0:
                             buf[s, sq, ov, j, 3] = _route(rt, s, vrow[ov], pk_dst[sid])
-                        if vq[s, sq, ov, 1] == 0:
-                            vq[s, sq, ov, 2] = t + delay[r, op] + 1
-                            if in_state[s, sq, ov] == 0:
+                        if vc[s, sq, ov, V_CNT] == 0:
+                            vc[s, sq, ov, V_READY] = t + delay[r, op] + 1
+                            wake[s] = min(wake[s], t + delay[r, op] + 1)
+                            if vc[s, sq, ov, V_STATE] == 0:
                                 _mark(vaw, s, sq * V + ov)
-                        vq[s, sq, ov, 1] += 1
+                        vc[s, sq, ov, V_CNT] += 1
                         occ[s] += 1
-                        credits[r, op, ov] -= 1
+                        vc[r, op, ov, V_CRED] -= 1
                         if tail:
-                            out_busy[r, op, ov] = False
+                            vc[r, op, ov, V_BUSY] = 0
                             if perlink:
                                 link_busy[r, op] &= ~(np.int32(1) << (ov // Vb))
                             elif plinks:
                                 link_busy[r, op] -= 1
                     if tail:
-                        in_state[r, p, v] = 0
+                        vc[r, p, v, V_STATE] = 0
                         _unmark(act, r, p * V + v)
-                        hrt[r, p, v, 0] = -2
-                        if vq[r, p, v, 1] > 0:
+                        vc[r, p, v, V_RPORT] = -2
+                        if vc[r, p, v, V_CNT] > 0:
                             _mark(vaw, r, p * V + v)
-                    e = not tail and vq[r, p, v, 1] > 0 and \
-                        vq[r, p, v, 2] <= t and \
-                        (op == 0 or credits[r, op, ov] > 0) and \
+                    e = not tail and vc[r, p, v, V_CNT] > 0 and \
+                        vc[r, p, v, V_READY] <= t and \
+                        (op == 0 or vc[r, op, ov, V_CRED] > 0) and \
                         (not plinks or op == 0 or
                          vsent[p, v] * nlinks[r, op] < width[r, op])
                     if elig[p, v] and not e:

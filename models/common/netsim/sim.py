@@ -9,6 +9,8 @@ RailX Table 5 (warm-up, measurement window, drain of the measured packets) and
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -88,6 +90,21 @@ def _count_queued(nxt, sj, seed, q, w0, w1):
                 j += 1
                 tc += gap(uniform(seed, r, s, j), q)
     return total
+
+
+def _vc_records(R: int, P: int, V: int) -> np.ndarray:
+    """Zeroed per-VC records, each on a 64-byte line of its own."""
+    line = 64 // np.dtype(np.int32).itemsize
+    assert K.V_FIELDS == line
+    raw = np.zeros(R * P * V * line + line, np.int32)
+    skip = (-raw.ctypes.data % 64) // raw.itemsize
+    return raw[skip:skip + R * P * V * line].reshape(R, P, V, line)
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel_params(run) -> tuple[str, ...]:
+    """The names of the kernel's parameters after (t0, t1)."""
+    return tuple(inspect.signature(run.py_func).parameters)[2:]
 
 
 VC_MAX = 127      # the largest VC count per port the state's int8 VC numbers hold
@@ -226,20 +243,18 @@ class Simulator:
             # + 1 << 15 on the tail flit + packet length << 16; cycle it is ready at the
             # router; destination chip (so a head routes without touching the packet pool)
             "buf": np.zeros((R, P, V, buffer, 4), np.int32),
-            # per VC, side by side: the buffer's head index, its flit count, and the cycle
-            # its front flit is ready (b_head, b_cnt, front_ready below are views)
-            "vq": np.zeros((R, P, V, 3), np.int32),
+            # per VC, one 64-byte line: its queue, allocation, head route and the output
+            # VC of the same number (kernel.V_*; b_head, credits, ... below are views)
+            "vc": _vc_records(R, P, V),
             "occ": np.zeros(R, np.int32),
-            "in_state": np.zeros((R, P, V), np.int8), "in_op": np.zeros((R, P, V), np.int8),
-            "in_ov": np.zeros((R, P, V), np.int8), "in_vat": np.zeros((R, P, V), np.int32),
-            "out_busy": np.zeros((R, P, V), np.bool_),
-            "credits": initial_credits(net, V, Vb, buffer, lnk.name).astype(np.int16),
+            # the earliest cycle a router may act without credits arriving or its source
+            # having a packet due (see the kernel's visit rule)
+            "wake": np.zeros(R, np.int64),
             "cred_ring": np.zeros((R, D1, P, V), np.int16), "pend": np.zeros((R, D1), np.int32),
-            "va_ptr": np.zeros((R, P, V), np.int16), "sa_in": np.zeros((R, P), np.int32),
+            # the (port, VC) bits of the cred_ring entries that hold credits
+            "cmask": np.zeros((R, D1, (P * V + 63) // 64), np.uint64),
+            "sa_in": np.zeros((R, P), np.int32),
             "sa_out": np.zeros((R, P), np.int32),
-            "last_pkt": np.full((R, P, V), -1, np.int32),
-            "last_seq": np.full((R, P, V), -1, np.int16),
-            "hrt": np.full((R, P, V, 4), -2, np.int16),     # head route: port, VC lo/hi, length
             # VCs holding a head without an output VC, one bit each (p * V + v)
             "vaw": np.zeros((R, (P * V + 63) // 64), np.uint64),
             "act": np.zeros((R, (P * V + 63) // 64), np.uint64),  # VCs with an output VC
@@ -248,7 +263,18 @@ class Simulator:
             "pk_tag": np.zeros(cap, np.int64),
             "free": np.arange(cap, dtype=np.int32)[::-1].copy(),
         }
-        st["b_head"], st["b_cnt"], st["front_ready"] = (st["vq"][..., i] for i in range(3))
+        vc = st["vc"]
+        for name, field in (("b_head", K.V_HEAD), ("b_cnt", K.V_CNT),
+                            ("front_ready", K.V_READY), ("in_vat", K.V_AT),
+                            ("in_state", K.V_STATE), ("in_op", K.V_OP), ("in_ov", K.V_OV),
+                            ("credits", K.V_CRED), ("out_busy", K.V_BUSY),
+                            ("va_ptr", K.V_VAPTR), ("last_pkt", K.V_LPKT),
+                            ("last_seq", K.V_LSEQ)):
+            st[name] = vc[..., field]
+        st["hrt"] = vc[..., K.V_RPORT:K.V_RLEN + 1]     # head route: port, VC lo/hi, length
+        st["hrt"][...] = -2
+        st["last_pkt"][...] = st["last_seq"][...] = -1
+        st["credits"][...] = initial_credits(net, V, Vb, buffer, lnk.name)
         nxt = np.zeros((R, W), np.int64)
         for r in range(R):
             for s in range(W):
@@ -302,16 +328,13 @@ class Simulator:
 
     # -- running --------------------------------------------------------------------------
     def _args(self):
+        """The kernel's arguments after (t0, t1), by the names of its parameters: the
+        configuration, the network's tables and the state arrays of the same name."""
         n, s = self.net, self.state
-        return (self.cfg, self.fcfg, self.ctr, n.nbr, n.nbr_port, n.width, n.delay,
-                s["cdelay"], s["nlinks"], s["link_busy"], s["vrow"], s["rt"],
-                s["buf"], s["vq"], s["occ"],
-                s["in_state"], s["in_op"], s["in_ov"], s["in_vat"], s["out_busy"],
-                s["credits"], s["cred_ring"], s["pend"], s["va_ptr"], s["sa_in"],
-                s["sa_out"], s["last_pkt"], s["last_seq"], s["hrt"], s["vaw"], s["act"], s["pk_src"], s["pk_dst"],
-                s["pk_len"], s["pk_create"], s["pk_tag"], s["free"], s["nxt"], s["sj"],
-                s["sk"], s["srcn"], s["inj_vc"], s["inj_slot"], s["inj_done"], s["inj_ptr"],
-                s["tr"], s["tr_ptr"], s["tr_end"], s["perm"], s["hot"], s["hist"], s["ev"], s["util"], s["wf_prio"])
+        names = _kernel_params(K.run)
+        have = {"cfg": self.cfg, "fcfg": self.fcfg, "ctr": self.ctr, "nbr": n.nbr,
+                "nbr_port": n.nbr_port, "width": n.width, "delay": n.delay}
+        return tuple(have[k] if k in have else s[k] for k in names)
 
     def advance(self, cycles: int) -> None:
         """Simulate ``cycles`` more cycles; raise on a failed invariant or a deadlock."""
