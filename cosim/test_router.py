@@ -462,7 +462,8 @@ async def first_grants_after_reset(dut):
     (the VC allocator's requesters 0 and V: input 0's must win); for every output port
     (with V >= 2), the two heads go to two VCs of that port, are allocated in the same cycle
     and offer the port together (the switch allocator's inputs 0 and 1: input 0's leaves
-    first). Every cycle against the model. ``va_every_pair`` and random traffic reach an
+    first; the wave-front allocator's diagonal decides there, checked against the model).
+    Every cycle against the model. ``va_every_pair`` and random traffic reach an
     arbiter's first contention only after another grant has moved its start."""
     rng = np.random.default_rng(cocotb.RANDOM_SEED + 11)
     b = Bench(dut, rng)
@@ -509,7 +510,10 @@ async def first_grants_after_reset(dut):
         where = (f"output {q} VC {w}" if kind == "va" else f"output port {q}") + \
             " after a reset"
         assert b.received == b.sent == 2, f"{where}: {b.received} of 2 flits out"
-        assert order == pids, f"{where}: input {pids.index(order[0])}'s head left first"
+        # the wave-front switch allocator grants by its priority diagonal, not round robin
+        # (the model comparison checks it)
+        if kind == "va" or b.allocator == "separable":
+            assert order == pids, f"{where}: input {pids.index(order[0])}'s head left first"
     record_stats("first_grants_after_reset", transactions=2 * len(cases),
                  cycles=cycles + b.meter.cycles, cases=len(cases))
 
@@ -628,7 +632,7 @@ async def credit_per_flit(dut):
             b.outputs[q].send_credit(0 if credits else None)
             credits = max(0, credits - 1)
     fill = [(True, True, 0, b.payload.data(k, 0, dst, 1)) for k in range(B - 1)]
-    await run(B + 8, fill)
+    await run(2 * B + 10, fill)     # one-flit packets: an output VC takes one every 2 cycles
     assert len(arrivals) == B - 1, f"filler: {len(arrivals)} of {B - 1} flits"
     liar = B
     body = [(s == 0, s == 2, 0, b.payload.data(liar, s, dst, 1)) for s in range(3)]
