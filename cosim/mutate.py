@@ -91,6 +91,9 @@ class Spec:
     source: str                  # rtl/<area>/<file>.py: the cells mutated
     transactions: int | None = None   # the testbench's budget (None: its CI default)
     formal: str | None = None    # the formal harness module (cosim.formal.<name>)
+    # source mode: the top's submodule instances (cell names, a glob) that come from other
+    # files, one set shared by every copy of the top (see build_source)
+    shared: str | None = None
 
 
 def _ci(block):
@@ -115,14 +118,16 @@ SPECS: dict[str, Spec] = {s.block: s for s in [
     Spec("slot_fabric", "slot_fabric", _ci("slot_fabric"), "rtl/chronos/slot_fabric.py",
          transactions=_ci_budget("slot_fabric")),
     Spec("router", "router", _ci("router"), "rtl/railx/router.py", formal="router"),
-    Spec("mesh", "mesh", _ci("mesh"), "rtl/railx/mesh.py"),
+    Spec("mesh", "mesh", _ci("mesh"), "rtl/railx/mesh.py", shared="router*"),
     # the RailX system's own wiring (rails, delay lines, the table fan-out, error OR)
-    Spec("railx_mesh", "railx_mesh", _ci("railx_mesh"), "rtl/railx/railx_mesh.py"),
+    Spec("railx_mesh", "railx_mesh", _ci("railx_mesh"), "rtl/railx/railx_mesh.py",
+         shared="router*"),
     # N = 8, G = 3, T = 7: the set with every case (see the catalog)
     Spec("ocstrx", "ocstrx", {"lanes": 8, "groups": 3, "code_bits": 6, "timer_bits": 7,
                               "settle": 3}, "rtl/optics/ocstrx.py", formal="ocstrx"),
     # r = 5: port numbers that do not exist fit the port field
-    Spec("wss", "wss", {"ports": 5, "wavelengths": 6, "timer_bits": 5, "settle": 2},
+    Spec("wss", "wss", {"ports": 5, "wavelengths": 6, "timer_bits": 5, "settle": 2,
+                        "counter_bits": 5},
          "rtl/optics/wss.py", formal="wss"),
     Spec("deinterleaver", "deinterleaver", _ci("deinterleaver"), "rtl/optics/deinterleaver.py",
          formal="deinterleaver"),
@@ -809,8 +814,10 @@ def source_mutants(spec: Spec, count: int, seed: int, workdir: Path, *,
     name, il = _rtlil(spec)
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "design.il").write_text(il)
+    _declare_instanced(spec, il, workdir)
     (workdir / "src").mkdir(exist_ok=True)
     original, ports = _normal(il, name, name), rtlil_ports(il, name)
+    shared = _shared_cells(spec, original, name)
     if edits is None:
         path = Path(importlib.import_module(_module_name(spec.source)).__file__)
         edits = draw(edits_of(path.read_text()), seed)
@@ -827,6 +834,8 @@ def source_mutants(spec: Spec, count: int, seed: int, workdir: Path, *,
             dropped.append(Dropped(edit, "interface", "the ports change"))
         elif _normal(text, mname, name) == original:
             dropped.append(Dropped(edit, "identical", "the original's RTLIL"))
+        elif _shared_cells(spec, _normal(text, mname, name), name) != shared:
+            dropped.append(Dropped(edit, "interface", "the shared instances change"))
         else:
             live.append(SourceMutant(k, edit, spec.source, name))
             continue
@@ -836,29 +845,103 @@ def source_mutants(spec: Spec, count: int, seed: int, workdir: Path, *,
     return live, dropped
 
 
+_CELL = re.compile(r"^  cell \\(\S+) \\(\S+)$", re.M)
+
+
+def _shared_kinds(spec: Spec, rtlil_text: str, name: str) -> dict:
+    """{cell: its module's name} of the instances in the top ``name`` of ``rtlil_text`` that
+    ``spec.shared`` names."""
+    if spec.shared is None:
+        return {}
+    import fnmatch
+    top = re.search(rf"^module \\{re.escape(name)}\n(.*?)^end$", rtlil_text, re.M | re.S)
+    return {cell: kind for kind, cell in _CELL.findall(top.group(1))
+            if not kind.startswith("$") and fnmatch.fnmatch(cell, spec.shared)}
+
+
+def _shared_cells(spec: Spec, rtlil_text: str, name: str) -> dict:
+    """{cell: its module's RTLIL (or its name, for a module defined elsewhere)} of the
+    top's instances ``spec.shared`` names (``rtlil_text`` normalised: the top is ``name``)."""
+    modules = {m.group(1): m.group(0) for m in
+               re.finditer(r"^module \\(\S+)\n.*?^end$", rtlil_text, re.M | re.S)}
+    return {cell: modules.get(kind, kind)
+            for cell, kind in _shared_kinds(spec, rtlil_text, name).items()}
+
+
+def _esc(name: str) -> str:
+    """A Verilog identifier for ``name`` (escaped where it holds a dot)."""
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", name) else f"\\{name} "
+
+
 def build_source(spec: Spec, mutants: list[SourceMutant], workdir: Path) -> Path:
     """Every source mutant in one design behind ``mutsel`` (mutsel = k: mutant k's outputs,
     0: the original's; every copy sees the same inputs) and the wrapper with the block's name
-    and ports (``mutants.v``); returns its path."""
+    and ports (``mutants.v``); returns its path.
+
+    Where ``spec.shared`` names submodule instances of the top (a system's routers, whose
+    file is not the one edited), each copy's instances are cut out (Yosys's ``expose
+    -evert``: their connections become the copy's ports) and one set of them, the original's,
+    serves every copy: their inputs come from the copy ``mutsel`` picks, their outputs go to
+    every copy, their clock and reset from the top's. So a system of many routers is built
+    and simulated with its routers once, not once per copy."""
     name = _name(spec)
     width = max(1, max((m.k for m in mutants), default=1).bit_length())
     ports = rtlil_ports((workdir / "design.il").read_text(), name)
     decl = [f"  {'input' if d == 'input' else 'output'} wire [{w - 1}:0] {p}"
             for p, d, w in ports] + [f"  input wire [{width - 1}:0] mutsel"]
+    modules = [name] + [f"{name}_s{m.k}" for m in mutants]
+    reads = "".join(f"read_rtlil src/s{m.k}.il\n" for m in mutants)
+    if (workdir / "instanced.v").exists():
+        reads += "read_verilog -lib instanced.v\n"
+    shared, cut = {}, {}
+    if spec.shared is not None:
+        shared = _shared_kinds(spec, (workdir / "design.il").read_text(), name)
+        evert = "".join(f"expose -evert {mod}/c:{spec.shared}\n" for mod in modules)
+        yosys(f"read_rtlil design.il\n{reads}{evert}write_rtlil everted.il\n", workdir)
+        everted = (workdir / "everted.il").read_text()
+        for mod in modules:
+            cut[mod] = [(p, d, w) for p, d, w in rtlil_ports(everted, mod)
+                        if p.split(".")[0] in shared and "." in p]
+        reads = "read_rtlil everted.il\n"
+    else:
+        reads = "read_rtlil design.il\n" + reads
     body = []
-    for k in range(len(mutants) + 1):
-        module = name if k == 0 else f"{name}_s{mutants[k - 1].k}"
+    for k, module in enumerate(modules):
         outs = [f"  wire [{w - 1}:0] {p}__m{k};" for p, d, w in ports if d != "input"]
         conn = [f"    .{p}({p if d == 'input' else f'{p}__m{k}'})" for p, d, w in ports]
-        body += outs + [f"  {module} m{k} (\n" + ",\n".join(conn) + "\n  );"]
+        for p, d, w in cut.get(module, []):
+            wire = _esc(f"{p}__{'r' if d == 'input' else f'm{k}'}")
+            if d != "input":
+                outs.append(f"  wire [{w - 1}:0] {wire};")
+            conn.append(f"    .{_esc(p)}({wire})")
+        body += outs + [f"  {_esc(module)} m{k} (\n" + ",\n".join(conn) + "\n  );"]
     for p, d, w in ports:
         if d != "input":
             pick = "".join(f"mutsel == {width}'d{m.k} ? {p}__m{m.k} : " for m in mutants)
             body.append(f"  assign {p} = {pick}{p}__m0;")
+    top_ports = {p for p, _, _ in ports}
+    for cell, kind in shared.items():
+        conn = []
+        for p, d, w in cut[name]:
+            cell_of, port = p.split(".", 1)
+            if cell_of != cell:
+                continue
+            if d == "input":                        # the instance's output
+                wire = _esc(f"{p}__r")
+                body.append(f"  wire [{w - 1}:0] {wire};")
+            elif port in ("clk", "rst") and port in top_ports:
+                wire = port
+            else:
+                wire = _esc(f"{p}__r")
+                body.append(f"  wire [{w - 1}:0] {wire};")
+                pick = "".join(f"mutsel == {width}'d{m.k} ? {_esc(f'{p}__m{m.k}')} : "
+                               for m in mutants)
+                body.append(f"  assign {wire} = {pick}{_esc(f'{p}__m0')};")
+            conn.append(f"    .{_esc(port)}({wire})")
+        body.append(f"  {_esc(kind)} {_esc(cell)} (\n" + ",\n".join(conn) + "\n  );")
     (workdir / "mux.v").write_text(f"module {name}_mutants (\n" + ",\n".join(decl) +
                                    "\n);\n" + "\n".join(body) + "\nendmodule\n")
-    reads = "".join(f"read_rtlil src/s{m.k}.il\n" for m in mutants)
-    yosys(f"read_rtlil design.il\n{reads}read_verilog mux.v\nhierarchy -top {name}_mutants\n"
+    yosys(f"{reads}read_verilog mux.v\nhierarchy -top {name}_mutants\n"
           f"proc\nflatten\nhierarchy -top {name}_mutants\nopt_clean\nattrmap -remove init\n"
           "write_verilog -noattr inner.v\nwrite_json inner.json\n", workdir)
     return _wrap(spec, width, workdir)
@@ -871,9 +954,15 @@ def flatten_gate(spec: Spec, mutant: SourceMutant, workdir: Path) -> None:
     gdir.mkdir(parents=True, exist_ok=True)
     (gdir / "mutant.il").write_text((workdir / "src" / f"s{mutant.k}.il").read_text())
     mname = f"{mutant.top}_s{mutant.k}"
-    yosys("read_rtlil mutant.il\n"
+    lib = ""
+    if (workdir / "instanced.v").exists():        # modules the block instances, undefined
+        (gdir / "instanced.v").write_text((workdir / "instanced.v").read_text())
+        lib = "read_verilog -lib instanced.v\n"
+    yosys(f"read_rtlil mutant.il\n{lib}"
           f"hierarchy -top {mname}\nproc\nflatten\nhierarchy -top {mname}\nopt_clean\n"
-          f"rename {mname} {mutant.top}\nwrite_rtlil gate.il\n", gdir)
+          f"rename {mname} {mutant.top}\n"
+          # the top alone: the original's design defines (or declares) the rest
+          f"select {mutant.top}\nwrite_rtlil -selected gate.il\n", gdir)
     mutant.gate = str((gdir / "gate.il").resolve())
 
 

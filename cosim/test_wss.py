@@ -31,7 +31,9 @@ random wavelengths), partial reloads of random columns, budgets, settle times dr
 log-uniformly up to the timer's full width, malformed commands issued while the controller is
 busy (back-pressure), and resets at random moments, also mid-commit. Disabled cells carry
 random port fields (out of range too), which must change nothing. ``commit_counter`` applies
-4,099 commits in a row, so every bit of ``configs`` up to bit 12 carries.
+2^b + 3 commits in a row for a ``configs`` of b = ``counter_bits`` bits up to 12 (so every
+bit carries and the count wraps to 3: a counter a bit short, or one that stops at its top,
+shows), 4,099 for a wider one (every bit up to bit 12 carries).
 """
 
 from __future__ import annotations
@@ -57,8 +59,9 @@ IDLE, SCAN, APPLY, SETTLE = State
 class Scoreboard:
     """What the controller must do, from the commands taken (the testbench's own reading)."""
 
-    def __init__(self, r, w, T, settle0) -> None:
+    def __init__(self, r, w, T, settle0, counter_bits=16) -> None:
         self.r, self.w, self.T, self.settle0 = r, w, T, settle0
+        self.counter_bits = counter_bits
         self.staging = [[None] * r for _ in range(w)]   # a memory: survives resets
         self.seen: dict = {}
         self.commits = 0
@@ -136,7 +139,7 @@ class Scoreboard:
             if bad is None and d == 2 * w + 6 + S:          # applied and settled
                 self.last = self.where(t) + ": done"
                 self.active, self.job = new, None
-                self.configs = (self.configs + 1) % (1 << 16)
+                self.configs = (self.configs + 1) % (1 << self.counter_bits)
                 self.commits += 1
                 self.note("commit applied")
                 kept = sum(a == b and a is not None for ca, cb in zip(old, new)
@@ -206,8 +209,9 @@ class Harness(ControlBench):
         p = block_params()
         self.r, self.w = p.get("ports", 16), p.get("wavelengths", 60)
         self.T, self.settle0 = p.get("timer_bits", 20), p.get("settle", 100_000)
+        self.counter_bits = p.get("counter_bits", 16)
         super().__init__(dut, rng, None)
-        self.board = Scoreboard(self.r, self.w, self.T, self.settle0)
+        self.board = Scoreboard(self.r, self.w, self.T, self.settle0, self.counter_bits)
         self.drawn: list[int] = []
 
     @property
@@ -435,13 +439,14 @@ async def allocation_configs(dut):
     record_stats("allocation_configs", transactions=h.taken, cycles=h.meter.cycles)
 
 
-COUNTER_COMMITS = (1 << 12) + 3      # ``configs`` bit 12 set, and three commits past it
+COUNTER_TOP = 12      # commits up to 2^12 + 3: bit 12 set (or the wrap), three past it
 
 
 @cocotb.test()
 async def commit_counter(dut):
-    """``configs`` counts every applied commit, bit by bit: 4,099 valid commits in a row
-    with no reset (each carry from bit 0 to bit 12 happens), one column reloaded before each
+    """``configs`` counts every applied commit, bit by bit: 2^b + 3 valid commits in a row
+    with no reset for a b-bit counter, b <= 12 (each carry, then the wrap to 3), 4,099 for a
+    wider one (each carry from bit 0 to bit 12 happens), one column reloaded before each
     from one of two valid tables (any mix of their columns is valid at full budgets: each
     output gets at most one wavelength per column), settle 1. The scoreboard checks the
     count, the drive and the timing in every cycle."""
@@ -451,12 +456,14 @@ async def commit_counter(dut):
     # the staging memory keeps what the test before loaded: load every column first
     h.send([WSSCommand.load(lam, tables[0][lam]) for lam in range(h.w)] +
            [WSSCommand.settle(1)])
-    for k in range(COUNTER_COMMITS):
+    bits = min(h.counter_bits, COUNTER_TOP)
+    commits = (1 << bits) + 3
+    for k in range(commits):
         lam = k % h.w
         h.send([WSSCommand.load(lam, tables[int(rng.integers(2))][lam]), WSSCommand.commit()])
         before = h.commits
         while h.commits == before:
             await h.step()
     got = await h.step()
-    assert got["configs"] == COUNTER_COMMITS and got["error"] == 0
+    assert got["configs"] == commits % (1 << h.counter_bits) and got["error"] == 0
     record_stats("commit_counter", transactions=h.taken, cycles=h.meter.cycles)

@@ -321,6 +321,9 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         name="router",
         component=Router,
         formal=True,
+        # make test: random traffic 200 cycles short of its 15,000, which pays for the
+        # directed first grants after a reset and the per-flit credit case
+        ci_transactions=(({}, 14_800),),
         ranges=_ROUTER_RANGES,
         description="RailX chip router: P ports, V VCs, credits, virtual cut-through, "
                     "run-time routing table",
@@ -400,12 +403,15 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         component=WSSController,
         formal=True,
         ranges={"ports": (2, 32), "wavelengths": (1, 128), "timer_bits": (2, 32),
-                "settle": (1, _timer_max)},
+                "settle": (1, _timer_max), "counter_bits": (1, 32)},
         description="Flex-SiPAC wavelength-selective switch controller: staged columns, "
                     "checked commit (crosstalk, own port, budgets), ring drive, settle",
-        # r = 5: port numbers that do not exist fit the port field (RANGE errors)
+        # r = 5: port numbers that do not exist fit the port field (RANGE errors); its
+        # 5-bit commit counter wraps within the co-simulation (the other set's 16 bits
+        # carry up to bit 12)
         params=({"ports": 4, "wavelengths": 8, "timer_bits": 6, "settle": 3},
-                {"ports": 5, "wavelengths": 6, "timer_bits": 5, "settle": 2}),
+                {"ports": 5, "wavelengths": 6, "timer_bits": 5, "settle": 2,
+                 "counter_bits": 5}),
         # §6: r = 16, w = 60; 1 ms of settle at 100 MHz
         synth_params=({"ports": 16, "wavelengths": 60, "timer_bits": 20, "settle": 100_000},),
         model="aifabric.models.flexsipac.wss",

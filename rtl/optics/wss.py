@@ -26,7 +26,7 @@ Status
 ``state`` (:class:`State`: 0 IDLE, 1 SCAN, 2 APPLY, 3 SETTLE); ``error`` (sticky, the bits of
 :class:`Error`: 0 OPCODE, 1 RANGE, 2 SELF, 3 DUPLICATE, 4 BUDGET,
 5 TIMING); ``err_port``, ``err_lambda`` (the last conflict a commit found); ``configs``
-(16 bits, wraps).
+(``counter_bits`` bits, 16 by default, wraps: a narrow counter lets a test reach the wrap).
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -101,13 +101,17 @@ def cmd_width(ports, wavelengths, timer_bits):
 
 class WSSController(wiring.Component):
     """Parameters (keyword-only): ``ports`` r (2..32), ``wavelengths`` w (1..128),
-    ``timer_bits`` T (2..32), ``settle`` (the settle time at reset, 1..2^T - 1 cycles)."""
+    ``timer_bits`` T (2..32), ``settle`` (the settle time at reset, 1..2^T - 1 cycles),
+    ``counter_bits`` (the width of ``configs``, 1..32)."""
 
-    def __init__(self, *, ports=16, wavelengths=60, timer_bits=20, settle=100_000):
+    def __init__(self, *, ports=16, wavelengths=60, timer_bits=20, settle=100_000,
+                 counter_bits=16):
         check_params(self, [("ports", ports, 2, 32), ("wavelengths", wavelengths, 1, 128),
-                            ("timer_bits", timer_bits, 2, 32)])
+                            ("timer_bits", timer_bits, 2, 32),
+                            ("counter_bits", counter_bits, 1, 32)])
         check_params(self, [("settle", settle, 1, (1 << timer_bits) - 1)])
         self.r, self.w, self.T, self.settle = ports, wavelengths, timer_bits, settle
+        self.counter_bits = counter_bits
         self.p = _bits(ports)
         self.cell = 1 + self.p
         super().__init__({
@@ -115,7 +119,7 @@ class WSSController(wiring.Component):
             "drive": Out(drive_layout(ports, wavelengths)),
             "state": Out(State), "error": Out(len(Error)),
             "err_port": Out(self.p), "err_lambda": Out(_bits(wavelengths)),
-            "configs": Out(16),
+            "configs": Out(counter_bits),
         })
 
     def elaborate(self, platform):
@@ -138,7 +142,7 @@ class WSSController(wiring.Component):
         timer = Signal(T)               # settle cycles left
         errors = Signal(len(Error))
         err_port, err_lambda = Signal(p), Signal(kb)
-        configs = Signal(16)
+        configs = Signal(self.counter_bits)
         m.d.comb += [self.drive.eq(Cat(*active)), self.state.eq(state),
                      self.error.eq(errors), self.err_port.eq(err_port),
                      self.err_lambda.eq(err_lambda), self.configs.eq(configs)]

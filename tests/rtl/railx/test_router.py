@@ -69,3 +69,40 @@ def test_round_robin_picks_the_first_requester_after_the_last_grant():
 
     run_sync(bench, top=m)
     assert len(set(seen)) == n
+
+
+@pytest.mark.parametrize("out", [0, 2])
+def test_one_vc_router_delivers_to_the_local_and_a_mesh_port(out):
+    """V = 1, where a VC number is one bit of nothing to choose: a one-flit packet entering
+    on port 1 leaves on port ``out`` (0: ejection, 2: a mesh port) three cycles after it is
+    written, the documented zero-load timing. The co-simulated sets all have V >= 2, where a
+    wrong constant in the ejection port's one-hot output VC lands in a bit nobody reads; at
+    V = 1 it is cut off and the packet would never leave."""
+    dut = Router(ports=5, vcs=1, depth=2, data=16, dst_width=2, packet=2)
+    dst = 1
+
+    async def bench(ctx):
+        await ctx.tick().repeat(2)
+        e = dut.table.payload
+        ctx.set(dut.table.valid, 1)
+        for field, value in (("row", 0), ("dst", dst), ("port", out), ("vc_lo", 0),
+                             ("vc_hi", 0)):
+            ctx.set(getattr(e, field), value)
+        await ctx.tick()
+        ctx.set(dut.table.valid, 0)
+        f = dut.i[1].flit
+        ctx.set(dut.i[1].valid, 1)
+        ctx.set(f.head, 1)
+        ctx.set(f.tail, 1)
+        ctx.set(f.data, dst | 1 << 2)          # destination, then length 1
+        await ctx.tick()                       # the edge that ends cycle t: written
+        ctx.set(dut.i[1].valid, 0)
+        seen = []
+        for t in range(2, 8):                  # the cycle after each further edge
+            await ctx.tick()
+            if ctx.get(dut.o[out].valid):
+                seen.append(t)
+        assert seen == [3], f"on output {out} in cycles t + {seen}, not t + 3"
+        assert ctx.get(dut.error) == 0
+
+    run_sync(bench, dut=dut)
