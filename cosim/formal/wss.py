@@ -128,6 +128,14 @@ def build(params, mutant_spec=None):
         m.d.sync += want.eq(0)
     with m.Elif(found):
         m.d.sync += want.eq(want | (pend_kind << 2))
+    # configs counts the commits applied, modulo 2^counter_bits: it steps by one exactly as
+    # a commit's settle time ends, and holds otherwise
+    b_cfg = len(dut.configs)
+    last_cfg = Signal(b_cfg, name="h_configs")
+    was_settling = Signal(name="h_was_settling")
+    m.d.sync += [last_cfg.eq(dut.configs), was_settling.eq(settling)]
+    step = (last_cfg + 1)[:b_cfg]
+    checks["configs_counts"] = dut.configs == Mux(was_settling & ~settling, step, last_cfg)
     for b, bit in enumerate(ERR_BITS):
         checks[f"{bit}_rises"] = ~want[b] | dut.error[b]
         checks[f"{bit}_only"] = ~dut.error[b] | want[b]
@@ -155,6 +163,8 @@ MUTANTS = {
                      "f_settle = self.cmd.payload.as_value()[3:4 + T]"),
     "timing_only": ("f_settle = arg.set_settle.value",
                     "f_settle = self.cmd.payload.as_value()[3:2 + T]"),
+    "configs_counts": ("configs = Signal(self.counter_bits)",
+                       "configs = Signal(self.counter_bits - 1)"),
 }
 MUTANT_TEXT = {
     "no_duplicate": "the scan does not flag two inputs on one output",
@@ -173,6 +183,7 @@ MUTANT_TEXT = {
     "timing_rises": "the settle field one bit too wide (a zero settle with a bit past the "
                     "field taken)",
     "timing_only": "the settle field one bit short (2^(T-1) refused as zero)",
+    "configs_counts": "configs one bit short (a 2-bit count wraps after 2 commits)",
 }
 
 
@@ -202,4 +213,12 @@ PROPERTIES = [
         ("rises", "{bit} is set from its documented cycle after the command or conflict "
          "that causes it, until a CLEAR or reset"),
         ("only", "{bit} is set only by its cause"))
+] + [
+    # the commit counter at a width whose wrap the proof reaches (4 commits take under 64
+    # cycles at this size: a counter that saturates at 3 instead of wrapping fails at 64)
+    Property("wss", "configs_counts", "configs counts the commits applied, modulo "
+             "2^counter_bits, and steps exactly as a commit's settle time ends",
+             {"ports": 3, "wavelengths": 2, "timer_bits": 2, "settle": 1, "counter_bits": 2},
+             "bmc", 64, _builder("configs_counts"), MUTANT_TEXT["configs_counts"],
+             mutant_depth=24)
 ]

@@ -147,9 +147,11 @@ class WSS:
     ``configs`` are the status it leaves."""
 
     def __init__(self, ports: int = 16, wavelengths: int = 60, timer_bits: int = 20,
-                 settle: int = 100_000) -> None:
+                 settle: int = 100_000, counter_bits: int = COUNTER_BITS) -> None:
         check_params(ports, wavelengths, timer_bits, settle)
+        check_ranges(("counter_bits", counter_bits, 1, 32))
         self.r, self.w, self.T, self.settle0 = ports, wavelengths, timer_bits, settle
+        self.counter_bits = counter_bits
         self.staging = [[None] * ports for _ in range(wavelengths)]
         self.reset()
 
@@ -195,7 +197,7 @@ class WSS:
                 self.errors |= 1 << ERRORS.index(kind)
                 return kind
             self.active = [list(col) for col in self.staging]
-            self.configs = (self.configs + 1) % (1 << COUNTER_BITS)
+            self.configs = (self.configs + 1) % (1 << self.counter_bits)
         elif c.op == Op.SET_BUDGET:
             self.budget[c.port] = c.value
         elif c.op == Op.SET_SETTLE:

@@ -85,8 +85,16 @@ def test_wss_malformed(cmd, err):
     assert m.active == [[N] * 3] * 3 and m.budget == [3] * 3 and m.settle == 1
 
 
+def test_wss_configs_wraps_at_its_width():
+    m = WSS(ports=3, wavelengths=2, timer_bits=4, settle=1, counter_bits=2)
+    commands(m, [WSSCommand.load(0, [1, 2, 0])])
+    seen = [m.configs] + [(m.command(WSSCommand.commit()), m.configs)[1] for _ in range(5)]
+    assert seen == [0, 1, 2, 3, 0, 1]
+    assert WSS(ports=3, wavelengths=2).counter_bits == 16
+
+
 @pytest.mark.parametrize("kw", [{"ports": 1}, {"wavelengths": 0}, {"settle": 0},
-                                {"ports": 40}])
+                                {"ports": 40}, {"counter_bits": 0}, {"counter_bits": 33}])
 def test_wss_bad_parameters(kw):
     with pytest.raises(ValueError):
         WSS(**kw)
