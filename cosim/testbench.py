@@ -19,7 +19,10 @@ One shape for every block (the shape of cocotbext-axi's testbenches):
   rising edge takes) and drives the inputs of that rising edge; a monitor added after a
   driver sees what the driver drove. :meth:`Testbench.run` runs many cycles that way;
   :meth:`Testbench.tick` steps a few at a time from a scripted test (the same components
-  at the same point of the clock, through a cocotb trigger).
+  at the same point of the clock, through a cocotb trigger). A DUT with outputs that follow
+  its inputs combinationally (a flag of this cycle's configuration) is sampled after the
+  drive, in the read-only phase of the same time step: :meth:`Testbench.run_sampled` (the
+  same falling-edge callback, and one read-only callback a cycle).
 - Streams (``amaranth.lib.stream``: ``valid``, ``ready``, ``payload``): :class:`StreamSource`
   (queued payloads, random idle cycles), :class:`StreamSink` (random back-pressure, the
   beats taken) and :class:`StreamMonitor` (the stream rules of ``cosim.stream``, checked in
@@ -40,7 +43,7 @@ from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_te
 from aifabric.cosim.stream import sink_ready
 
 __all__ = ["Testbench", "Bus", "Coverage", "Scoreboard", "StreamSource", "StreamSink",
-           "StreamMonitor"]
+           "StreamMonitor", "each_sampled_cycle"]
 
 
 class Bus:
@@ -295,6 +298,43 @@ class Testbench:
         self.cycle = base + calls - 1
         return calls
 
+    async def run_sampled(self, drive, sample, cycles: int, *, gc_off: bool = True) -> int:
+        """The per-cycle mechanism with a read-only phase, for a DUT with outputs that depend
+        combinationally on its inputs (a comparison of such an output needs the inputs of
+        the same cycle applied). At each falling edge (t = 0 the next): ``drive(t)``, then
+        every component; in the read-only phase of that time step, once the DUT has
+        settled on those inputs, ``sample(t)``, which returns True to stop. Both run in
+        simulator callbacks (no cocotb trigger per cycle), up to ``cycles`` cycles; returns
+        the number sampled. The test resumes in the read-only phase of the last cycle: it
+        may read there; it drives at the next :meth:`tick` or run. Wall and CPU time and the
+        garbage collector as :meth:`run`."""
+        comps = tuple(self.components)
+        base = self.cycle + 1
+
+        def on_edge(t: int) -> None:
+            if self._release:             # a reset() before: it falls at the first edge
+                self._release = False
+                self.set_reset(0)
+            self.cycle = n = base + t
+            drive(n)
+            for c in comps:
+                c.edge(n)
+
+        def on_sample(t: int) -> bool:
+            return sample(base + t)
+
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            if gc_off:
+                with gc_paused():
+                    calls = await each_sampled_cycle(self.clk, on_edge, on_sample, cycles)
+            else:
+                calls = await each_sampled_cycle(self.clk, on_edge, on_sample, cycles)
+        finally:
+            self.seconds += time.perf_counter() - wall
+            self.cpu_seconds += time.process_time() - cpu
+        return calls
+
     def set_reset(self, value: int) -> None:
         self._put_rst(value)
         self.in_reset = value
@@ -426,3 +466,66 @@ class StreamMonitor:
 
     def check(self) -> None:
         self.log.check()
+
+
+async def each_sampled_cycle(clk, drive, sample, cycles: int) -> int:
+    """``drive(t)`` at the falling edges of ``clk`` and ``sample(t)`` in the read-only phase
+    of the same time step (the inputs ``drive`` wrote have settled through the DUT), t = 0,
+    1, ... up to ``cycles - 1``, until ``sample`` returns True; returns the number of cycles
+    sampled and re-raises what either raised. As ``cosim.batch.each_falling_edge``: both run
+    in the simulator's own callbacks, each arming the next, and the task resumes when the
+    last one ends, here in its read-only phase (it may read; what drives next waits for a
+    falling edge)."""
+    from cocotb import _event_loop, _gpi_triggers, simulator
+    from cocotb.triggers import Event, FallingEdge, ReadOnly
+    handle, falling = clk._handle, simulator.FALLING
+    calls, alive, error = 0, True, None
+    done = Event()
+
+    def wake(trigger) -> None:
+        # as a cocotb trigger firing in this phase would: run the event loop
+        done.set()
+        _gpi_triggers._current_gpi_trigger = trigger
+        _event_loop._inst.run()
+
+    def arm() -> None:
+        if simulator.register_value_change_callback(handle, on_edge, falling) is None:
+            raise RuntimeError(f"cannot set a falling-edge callback on {clk!r}")
+
+    def on_edge() -> None:
+        nonlocal error
+        if not alive:
+            return
+        try:
+            drive(calls)
+            if simulator.register_readonly_callback(on_sample) is None:
+                raise RuntimeError("cannot set a read-only callback")
+            return
+        except BaseException as e:       # noqa: BLE001 -- re-raised in the test's task
+            error = e
+        wake(FallingEdge(clk))
+
+    def on_sample() -> None:
+        nonlocal calls, error
+        if not alive:
+            return
+        t = calls
+        calls += 1
+        try:
+            if not sample(t) and calls < cycles:
+                arm()
+                return
+        except BaseException as e:       # noqa: BLE001 -- re-raised in the test's task
+            error = e
+        wake(ReadOnly())
+
+    if cycles <= 0:
+        return 0
+    arm()
+    try:
+        await done.wait()
+    finally:
+        alive = False
+    if error is not None:
+        raise error
+    return calls
