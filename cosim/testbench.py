@@ -43,7 +43,7 @@ from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_te
 from aifabric.cosim.stream import sink_ready
 
 __all__ = ["Testbench", "Bus", "Coverage", "Scoreboard", "StreamSource", "StreamSink",
-           "StreamMonitor", "each_sampled_cycle"]
+           "StreamMonitor"]
 
 
 class Bus:
@@ -305,8 +305,8 @@ class Testbench:
         the same cycle applied). At each falling edge (t = 0 the next): ``drive(t)``, then
         every component; in the read-only phase of that time step, once the DUT has
         settled on those inputs, ``sample(t)``, which returns True to stop. Both run in
-        simulator callbacks (no cocotb trigger per cycle), up to ``cycles`` cycles; returns
-        the number sampled. The test resumes in the read-only phase of the last cycle: it
+        simulator callbacks (``cosim.batch.each_falling_edge`` with its ``sample``: no cocotb
+        trigger per cycle), up to ``cycles`` cycles; returns the number sampled. The test resumes in the read-only phase of the last cycle: it
         may read there; it drives at the next :meth:`tick` or run. Wall and CPU time and the
         garbage collector as :meth:`run`."""
         comps = tuple(self.components)
@@ -328,9 +328,10 @@ class Testbench:
         try:
             if gc_off:
                 with gc_paused():
-                    calls = await each_sampled_cycle(self.clk, on_edge, on_sample, cycles)
+                    calls = await each_falling_edge(self.clk, on_edge, cycles,
+                                                    sample=on_sample)
             else:
-                calls = await each_sampled_cycle(self.clk, on_edge, on_sample, cycles)
+                calls = await each_falling_edge(self.clk, on_edge, cycles, sample=on_sample)
         finally:
             self.seconds += time.perf_counter() - wall
             self.cpu_seconds += time.process_time() - cpu
@@ -469,65 +470,3 @@ class StreamMonitor:
     def check(self) -> None:
         self.log.check()
 
-
-async def each_sampled_cycle(clk, drive, sample, cycles: int) -> int:
-    """``drive(t)`` at the falling edges of ``clk`` and ``sample(t)`` in the read-only phase
-    of the same time step (the inputs ``drive`` wrote have settled through the DUT), t = 0,
-    1, ... up to ``cycles - 1``, until ``sample`` returns True; returns the number of cycles
-    sampled and re-raises what either raised. As ``cosim.batch.each_falling_edge``: both run
-    in the simulator's own callbacks, each arming the next, and the task resumes when the
-    last one ends, here in its read-only phase (it may read; what drives next waits for a
-    falling edge)."""
-    from cocotb import _event_loop, _gpi_triggers, simulator
-    from cocotb.triggers import Event, FallingEdge, ReadOnly
-    handle, falling = clk._handle, simulator.FALLING
-    calls, alive, error = 0, True, None
-    done = Event()
-
-    def wake(trigger) -> None:
-        # as a cocotb trigger firing in this phase would: run the event loop
-        done.set()
-        _gpi_triggers._current_gpi_trigger = trigger
-        _event_loop._inst.run()
-
-    def arm() -> None:
-        if simulator.register_value_change_callback(handle, on_edge, falling) is None:
-            raise RuntimeError(f"cannot set a falling-edge callback on {clk!r}")
-
-    def on_edge() -> None:
-        nonlocal error
-        if not alive:
-            return
-        try:
-            drive(calls)
-            if simulator.register_readonly_callback(on_sample) is None:
-                raise RuntimeError("cannot set a read-only callback")
-            return
-        except BaseException as e:       # noqa: BLE001 -- re-raised in the test's task
-            error = e
-        wake(FallingEdge(clk))
-
-    def on_sample() -> None:
-        nonlocal calls, error
-        if not alive:
-            return
-        t = calls
-        calls += 1
-        try:
-            if not sample(t) and calls < cycles:
-                arm()
-                return
-        except BaseException as e:       # noqa: BLE001 -- re-raised in the test's task
-            error = e
-        wake(ReadOnly())
-
-    if cycles <= 0:
-        return 0
-    arm()
-    try:
-        await done.wait()
-    finally:
-        alive = False
-    if error is not None:
-        raise error
-    return calls
