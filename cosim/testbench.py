@@ -19,7 +19,10 @@ One shape for every block (the shape of cocotbext-axi's testbenches):
   rising edge takes) and drives the inputs of that rising edge; a monitor added after a
   driver sees what the driver drove. :meth:`Testbench.run` runs many cycles that way;
   :meth:`Testbench.tick` steps a few at a time from a scripted test (the same components
-  at the same point of the clock, through a cocotb trigger).
+  at the same point of the clock, through a cocotb trigger). A DUT with outputs that follow
+  its inputs combinationally (a flag of this cycle's configuration) is sampled after the
+  drive, in the read-only phase of the same time step: :meth:`Testbench.run_sampled` (the
+  same falling-edge callback, and one read-only callback a cycle).
 - Streams (``amaranth.lib.stream``: ``valid``, ``ready``, ``payload``): :class:`StreamSource`
   (queued payloads, random idle cycles), :class:`StreamSink` (random back-pressure, the
   beats taken) and :class:`StreamMonitor` (the stream rules of ``cosim.stream``, checked in
@@ -310,6 +313,45 @@ class Testbench:
         self.cycle = base + calls - 1
         return calls
 
+    async def run_sampled(self, drive, sample, cycles: int, *, gc_off: bool = True) -> int:
+        """The per-cycle mechanism with a read-only phase, for a DUT with outputs that depend
+        combinationally on its inputs (a comparison of such an output needs the inputs of
+        the same cycle applied). At each falling edge (t = 0 the next): ``drive(t)``, then
+        every component; in the read-only phase of that time step, once the DUT has
+        settled on those inputs, ``sample(t)``, which returns True to stop. Both run in
+        simulator callbacks (``cosim.batch.each_falling_edge`` with its ``sample``: no cocotb
+        trigger per cycle), up to ``cycles`` cycles; returns the number sampled. The test
+        resumes in the read-only phase of the last cycle: it may read there; it drives at
+        the next :meth:`tick` or run. Wall and CPU time and the
+        garbage collector as :meth:`run`."""
+        comps = tuple(self.components)
+        base = self.cycle + 1
+
+        def on_edge(t: int) -> None:
+            if self._release:             # a reset() before: it falls at the first edge
+                self._release = False
+                self.set_reset(0)
+            self.cycle = n = base + t
+            drive(n)
+            for c in comps:
+                c.edge(n)
+
+        def on_sample(t: int) -> bool:
+            return sample(base + t)
+
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            if gc_off:
+                with gc_paused():
+                    calls = await each_falling_edge(self.clk, on_edge, cycles,
+                                                    sample=on_sample)
+            else:
+                calls = await each_falling_edge(self.clk, on_edge, cycles, sample=on_sample)
+        finally:
+            self.seconds += time.perf_counter() - wall
+            self.cpu_seconds += time.process_time() - cpu
+        return calls
+
     def set_reset(self, value: int) -> None:
         self._put_rst(value)
         self.in_reset = value
@@ -439,6 +481,10 @@ class StreamMonitor:
 
     def edge(self, t: int) -> None:
         self.log.record(t, self.tb.in_reset, self._valid(), self._ready(), self._payload)
+
+    def gap(self, cycles: int) -> None:
+        """``cycles`` cycles not seen (``cosim.batch.StreamLog.gap``)."""
+        self.log.gap(cycles)
 
     def check(self) -> None:
         self.log.check()
