@@ -124,22 +124,24 @@ async def each_falling_edge(clk, body, cycles: int, period_ns: int = 10) -> int:
 
     ``body`` runs in the simulator's own value-change callback, re-armed from inside it:
     no cocotb trigger, task switch or event-loop pass per cycle (about 4 % of the mesh bench's
-    loop). t = 0 is the next falling edge. The task sleeps on one timer of ``cycles`` periods
-    of ``period_ns`` (from a falling edge, that is just past the last call), then on falling
-    edges while calls still run (a clock slower than ``period_ns``). A body that stops or
-    fails early leaves the clock running, with no Python, until the timer. If the task is
-    cancelled, the chain is not re-armed: nothing drives the DUT after it."""
-    from cocotb import simulator
-    from cocotb.triggers import FallingEdge, Timer
+    loop). t = 0 is the next falling edge. The task waits on an event the last call sets
+    (the call that stops, fails or is the ``cycles``-th): it resumes in that falling edge's
+    time step, as after ``await FallingEdge(clk)``, so what follows continues from the edge
+    the loop ended at, with no idle cycle after an early stop. If the task is cancelled,
+    the chain is not re-armed: nothing drives the DUT after it. ``period_ns`` is unused
+    (kept for callers that pass it)."""
+    from cocotb import _event_loop, _gpi_triggers, simulator
+    from cocotb.triggers import Event, FallingEdge
     handle, falling = clk._handle, simulator.FALLING
-    calls, running, alive, error = 0, True, True, None
+    calls, alive, error = 0, True, None
+    done, edge = Event(), FallingEdge(clk)
 
     def arm():
         if simulator.register_value_change_callback(handle, callback, falling) is None:
             raise RuntimeError(f"cannot set a falling-edge callback on {clk!r}")
 
     def callback():
-        nonlocal calls, running, error
+        nonlocal calls, error
         if not alive:
             return
         t = calls
@@ -151,15 +153,17 @@ async def each_falling_edge(clk, body, cycles: int, period_ns: int = 10) -> int:
                 return
         except BaseException as e:       # noqa: BLE001 -- re-raised in the test's task
             error = e
-        running = False
+        # wake the task now, as a cocotb trigger firing at this edge would (the one thing
+        # cocotb's GPI triggers do after their callbacks: run the event loop)
+        done.set()
+        _gpi_triggers._current_gpi_trigger = edge
+        _event_loop._inst.run()
 
     if cycles <= 0:
         return 0
     arm()
     try:
-        await Timer(cycles * period_ns + 1, "ns")
-        while running:
-            await FallingEdge(clk)
+        await done.wait()
     finally:
         alive = False
     if error is not None:
