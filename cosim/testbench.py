@@ -255,16 +255,17 @@ class Testbench:
             for c in comps:
                 c.edge(t)
 
-    async def run(self, body, cycles: int, *, gc_off: bool = True) -> int:
+    async def run(self, body, cycles: int, *, until=None, gc_off: bool = True) -> int:
         """Call ``body(t)`` (t = 0 at the next falling edge) and then every component at up
         to ``cycles`` falling edges, until ``body`` returns True (that edge's components are
-        not run); returns the number of edges ``body`` saw. The run ends at that edge: what
-        follows (a tick, another run) continues from there. ``body`` may be None. The
-        cycle loop's wall and CPU time add to :attr:`seconds` and :attr:`cpu_seconds`; the
-        garbage collector is paused in it (``gc_off``, ``cosim.batch.gc_paused``)."""
+        not run) or ``until(t)``, called after the components, does; returns the number of
+        edges ``body`` saw. The run ends at that edge: what follows (a tick, another run)
+        continues from the next. ``body`` and ``until`` may be None. The cycle loop's wall
+        and CPU time add to :attr:`seconds` and :attr:`cpu_seconds`; the garbage collector
+        is paused in it (``gc_off``, ``cosim.batch.gc_paused``)."""
         comps = tuple(self.components)
         base = self.cycle + 1
-        if not comps and body is not None:
+        if not comps and until is None and body is not None:
             step = body
         else:
             def step(t):
@@ -273,7 +274,7 @@ class Testbench:
                 self.cycle = n = base + t
                 for c in comps:
                     c.edge(n)
-                return False
+                return until is not None and until(t)
         if self._release:                 # the reset falls first, at t = 0 (reset())
             self._release = False
             inner = step
@@ -300,13 +301,14 @@ class Testbench:
         self.in_reset = value
 
     async def reset(self, cycles: int = 2) -> None:
-        """Reset: high from the next falling edge for ``cycles`` rising edges. It returns at
-        the edge before the last of them, where the inputs the reset's last rising edge
-        takes are still driven; the reset falls at the next edge (the first of the next
-        :meth:`tick` or :meth:`run`, before anything else runs there), so what runs next
-        starts in the first cycle out of reset."""
-        await self.tick()
+        """Reset: high at once (before the first falling edge, in a new bench) for
+        ``cycles`` rising edges. It returns at the edge before the last of them, where the
+        inputs the reset's last rising edge takes are still driven; the reset falls at the
+        next edge (the first of the next :meth:`tick` or :meth:`run`, before anything else
+        runs there), so what runs next starts in the first cycle out of reset."""
         self.set_reset(1)
+        if self.cycle < 0:                # no edge yet: the first falls before any rising
+            await self.tick()
         await self.tick(cycles - 1)
         self._release = True
 
