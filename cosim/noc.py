@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from aifabric.cosim.codec import decode_flit, decode_head, encode_flit, encode_head
 
-__all__ = ["PacketIds", "Payload", "Link", "OutputChecker", "read_int", "expect_flags"]
+__all__ = ["PacketIds", "Payload", "Link", "OutputChecker", "read_int", "expect_flags",
+           "reset_idle"]
 
 ID_BITS, SEQ_BITS = 24, 8
 
@@ -31,6 +32,22 @@ async def expect_flags(tb, expect: int, what: str) -> None:
     dut.clear.value = 1
     await tb.tick()
     dut.clear.value = 0
+
+
+async def reset_idle(tb, inject, edges) -> None:
+    """Reset a network of routers (a :class:`~cosim.testbench.Testbench` with a ``table``
+    bus; its routing tables, memories, survive it) with its ``inject`` links and the
+    ``edges`` stubs, (in, out) link pairs, idle; then one idle cycle out of reset."""
+    from aifabric.cosim.testbench import Testbench
+    for link in inject:
+        link.send(None)
+    for i, o in edges:
+        i.send(None)
+        o.send_credit(None)
+    tb.table.valid.value = 0
+    tb.dut.clear.value = 0
+    await Testbench.reset(tb)
+    await tb.tick()
 
 
 # the packet-number field holds pid * _PID_MUL mod 2**ID_BITS (a bijection: packet numbers
