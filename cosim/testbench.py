@@ -72,13 +72,16 @@ class Bus:
         return cls(dut, prefix, names)
 
     @classmethod
-    def from_signature(cls, dut, component, *path) -> "Bus":
+    def from_signature(cls, dut, component, *path, ports=None) -> "Bus":
         """The ports of the member at ``path`` of ``component``'s signature (``("inject",
-        3)``: the fourth of the ``inject`` array; no path: every port)."""
+        3)``: the fourth of the ``inject`` array; no path: every port). ``ports``: the
+        signature's port paths, flattened once by the caller (a large system's signature
+        takes tens of milliseconds to flatten)."""
         path = tuple(path)
+        if ports is None:
+            ports = [p for p, _, _ in component.signature.flatten(component)]
         names = ["__".join(map(str, p[len(path):]))
-                 for p, _, _ in component.signature.flatten(component)
-                 if p[:len(path)] == path and len(p) > len(path)]
+                 for p in ports if p[:len(path)] == path and len(p) > len(path)]
         if not names:
             raise AttributeError(f"{type(component).__name__} has no interface "
                                  f"{'.'.join(map(str, path))!r}")
@@ -195,6 +198,7 @@ class Testbench:
             from aifabric.rtl._util import not_elaborated
             component = not_elaborated(component(**self.params))
         self.component = component
+        self._ports = None
         self.clk = getattr(dut, clock)
         self.rst = getattr(dut, reset) if reset else None
         self._put_rst = writer(self.rst) if reset else None
@@ -216,14 +220,21 @@ class Testbench:
         """The interface at ``path`` (``"load"``, ``("inject", 3)``; none: the top level's
         ports), from the component's signature, else from the prefix."""
         if self.component is not None:
-            return Bus.from_signature(self.dut, self.component, *path)
+            return Bus.from_signature(self.dut, self.component, *path, ports=self.ports)
         return Bus.from_prefix(self.dut, "__".join(map(str, path)))
+
+    @property
+    def ports(self) -> list[tuple]:
+        """The component's port paths (``("inject", 3, "valid")``), flattened once."""
+        if self._ports is None:
+            c = self.component
+            self._ports = [p for p, _, _ in c.signature.flatten(c)]
+        return self._ports
 
     def buses(self, name: str) -> list[Bus]:
         """Every interface of the array ``name`` (``inject__0``, ``inject__1``, ...)."""
         if self.component is not None:
-            count = 1 + max((p[1] for p, _, _ in
-                             self.component.signature.flatten(self.component)
+            count = 1 + max((p[1] for p in self.ports
                              if p[0] == name and len(p) > 1 and isinstance(p[1], int)),
                             default=-1)
         else:
