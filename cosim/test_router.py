@@ -61,15 +61,15 @@ COVER_MIN = {
 
 class Bench(Testbench):
     """The DUT's links, a routing table, the model, the senders and the receivers, on the
-    testbench layer (``seed``: added to the test's seed; ``clock_running``: a later bench
-    of the same test, as :class:`Testbench`). ``t`` counts the cycles the
+    testbench layer (``seed``: added to the test's seed). ``t`` counts the cycles the
     traffic loops stepped; the coverage bins are :data:`COVER_MIN`'s (their minimums
     required where ``coverage`` gives them)."""
 
-    def __init__(self, dut, *, seed: int = 0, allocator: str | None = None,
-                 coverage: dict | None = None, clock_running: bool = False):
-        super().__init__(dut, Router, seed=seed, coverage=coverage,
-                         clock_running=clock_running)
+    def __init__(self, dut, *, seed: int = 0, rng=None, start: bool = True,
+                 allocator: str | None = None, coverage: dict | None = None):
+        super().__init__(dut, Router, seed=seed, coverage=coverage, start=start)
+        if rng is not None:
+            self.rng = rng
         prm = self.params
         self.P, self.V, self.B = prm["ports"], prm["vcs"], prm["depth"]
         self.D, self.DW, self.L = prm["data"], prm["dst_width"], prm["packet"]
@@ -481,15 +481,16 @@ async def first_grants_after_reset(dut):
     Every cycle against the model. ``va_every_pair`` and random traffic reach an
     arbiter's first contention only after another grant has moved its start."""
     b = Bench(dut, seed=11)
+    rng = b.rng
+    await b.reset()
     P, V = b.P, b.V
     fresh = iter([d for d in range(1, 1 << b.DW) if d not in LOADED])
     cases = [("va", q, w) for q in range(1, P) for w in range(V)]
     cases += [("sa", q, None) for q in (range(P) if V >= 2 else (0,))]
     cycles = 0
-    for n, (kind, q, w) in enumerate(cases):
-        if n:
-            cycles += b.meter.cycles
-            b = Bench(dut, seed=11, clock_running=True)
+    for kind, q, w in cases:
+        cycles += b.meter.cycles
+        b = Bench(dut, rng=rng, start=False)
         await b.reset()
         d0, d1 = next(fresh), next(fresh)
         if kind == "va":
@@ -501,7 +502,6 @@ async def first_grants_after_reset(dut):
             heads = [(0, d0), (1, d1)]
         b.start_model()
         pids, order = [], []
-
         def step(k: int) -> bool:
             b.t += 1
             b.check_outputs()                  # against the model
@@ -620,6 +620,7 @@ async def credit_per_flit(dut):
     come back and then leave. (With honest lengths the allocation's check makes the
     per-flit one redundant, so neither random traffic nor the model comparison shows it.)"""
     b = Bench(dut, seed=13)
+    rng = b.rng
     await b.reset()
     B = b.B
     q, src = 1, 2

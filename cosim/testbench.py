@@ -184,14 +184,14 @@ class Testbench:
     ``params``: the block's parameters (default: ``$AIFABRIC_PARAMS``, read once).
     ``seed``: added to the test's seed (``cocotb.RANDOM_SEED``) for :attr:`rng`.
     ``coverage``: the coverage bins' minimums (:class:`Coverage`), scaled by
-    ``coverage_scale``. ``clock_running``: the clock was started by an earlier bench of
-    the same test (a fresh bench after a reset), so it is not started again.
+    ``coverage_scale``. ``start``: False where an earlier bench of the same test started
+    the clock already.
     """
 
     def __init__(self, dut, component=None, *, params: dict | None = None, seed: int = 0,
                  clock: str = "clk", reset: str | None = "rst", period_ns: int = 10,
                  coverage: dict | None = None, coverage_scale: float = 1.0,
-                 clock_running: bool = False) -> None:
+                 start: bool = True) -> None:
         import cocotb
         self.dut, self.log = dut, dut._log
         self.params = dict(block_params() if params is None else params)
@@ -207,7 +207,7 @@ class Testbench:
         self._put_rst = writer(self.rst) if reset else None
         self.in_reset = 0
         self.period_ns = period_ns
-        if not clock_running:
+        if start:
             start_clock(self.clk, period_ns)
         self.meter = CycleMeter(period_ns)
         self.coverage = Coverage(coverage, coverage_scale)
