@@ -193,7 +193,3 @@ class ControlBench(Testbench):
         self.monitor.check()
         return resets
 
-    def finish(self, test: str, **kw) -> None:
-        """The stream rules checked to the last cycle, then the layer's end of a test."""
-        self.monitor.check()
-        super().finish(test, **kw)

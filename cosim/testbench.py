@@ -213,6 +213,7 @@ class Testbench:
         self.coverage = Coverage(coverage, coverage_scale)
         self.scoreboard = Scoreboard()
         self.components: list = []
+        self.stream_monitors: list = []   # every StreamMonitor on this bench (finish checks)
         self.cycle = -1                   # falling edges seen by this bench (the last one's)
         self.seconds = self.cpu_seconds = 0.0    # in run(): the cycle loops' wall and CPU
         self._edge = None
@@ -371,10 +372,13 @@ class Testbench:
     # -- the end of a test ------------------------------------------------------------------
     def finish(self, test: str, *, transactions: int, cycles: int | None = None,
                seconds: float | None = None, **extra) -> None:
-        """Check the scoreboard is empty and the coverage minimums are reached, then record
+        """Check the stream rules to the last cycle on every :class:`StreamMonitor` of this
+        bench, that the scoreboard is empty and the coverage minimums are reached, then record
         the test's statistics (``cosim.stats.record_stats``): cycles from simulation time
         (``cycles`` overrides), the cycle loops' time (``seconds`` overrides), the coverage
         counts when there are bins."""
+        for monitor in self.stream_monitors:
+            monitor.check()
         self.scoreboard.check_empty()
         self.coverage.check()
         if self.coverage.counts:
@@ -465,13 +469,15 @@ class StreamMonitor:
     """The stream rules on one stream, whoever drives it (``cosim.batch.StreamLog``: valid
     low in reset, held until ready, the payload unchanged while waiting), checked every
     ``every`` cycles and by :meth:`check`; a violation raises ``ProtocolError`` naming the
-    stream, the cycle and the signal. Add it after the stream's driver. ``beats``: the
+    stream, the cycle and the signal; :meth:`Testbench.finish` checks the cycles left. Add
+    it after the stream's driver. ``beats``: the
     handshakes seen."""
 
     def __init__(self, bus: Bus, tb: Testbench, *, name: str | None = None,
                  every: int = 512) -> None:
         self.tb = tb
         self.log = StreamLog(name or bus.prefix, every)
+        tb.stream_monitors.append(self)
         self._valid, self._ready = bus.reader("valid"), bus.reader("ready")
         self._payload = bus.bits_reader("payload")
 
