@@ -113,8 +113,9 @@ class RequestDriver:
 class GrantMonitor:
     """Reads ``grants`` at every falling edge from the run's first: those read at the first
     ``latency`` edges come before the first answer (kept in ``early``: they must be zero);
-    from then on each answers the oldest matrix driven, checked by ``checker`` and compared
-    on the scoreboard."""
+    from then on the grants of edge ``latency + k`` answer the matrix of the monitor's own
+    step k: checked by ``checker`` against the oldest matrix driven, and compared on the
+    scoreboard as step k's (an answer a cycle early or late names the wrong cycle)."""
 
     def __init__(self, tb: WwfaBench, driver: RequestDriver, checker) -> None:
         self.tb, self.driver, self.checker = tb, driver, checker
@@ -130,8 +131,11 @@ class GrantMonitor:
             return
         if not self.driver.driven:
             return                    # no driven request is answered here (the run is over)
+        step = self.seen - self.tb.lat - 1
         cycle, req = self.driver.driven.popleft()
-        txn = GrantTxn(cycle, bits, self.tb.n)
+        assert cycle == step, (f"edge {t}: grants of step {step} read, the oldest request "
+                               f"unanswered is of cycle {cycle}")
+        txn = GrantTxn(step, bits, self.tb.n)
         self.checker.check_matching(cycle, req, unpack(bits, self.tb.n))
         self.tb.scoreboard.compare(txn, f"requests of cycle {cycle}: ")
         self.received += 1
