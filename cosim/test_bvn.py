@@ -235,6 +235,7 @@ class Harness(Testbench):
         self.every = every
         self.io, self.load_bus, self.steps_bus = self.bus(), self.bus("load"), self.bus("steps")
         self.outputs = Outputs(self)
+        self.check_readers()
         self.source = StreamSource(self.load_bus, self.rng)
         self.sink = StreamSink(self.steps_bus, self.rng, bits=True, tb=self,
                                on_beat=self._beat)
@@ -247,6 +248,20 @@ class Harness(Testbench):
         self.beats: list[tuple[int, str]] = []            # (cycle taken, payload bits)
         self.batch: StepBatch | None = None               # the frame's step checks
         self._steps_bits = self.steps_bus.bits_reader("payload")
+
+    def check_readers(self) -> None:
+        """The fast readers the components use agree with cocotb's value of the same handle
+        (at the start, and in :meth:`finish`, where the engine has left its reset state)."""
+        out = self.outputs
+        for bus, name, fast in ((self.load_bus, "ready", out._load_ready),
+                                (self.steps_bus, "valid", out._steps_valid),
+                                (self.io, "done", out._done), (self.io, "error", out._error)):
+            assert fast() == bus.read(name), \
+                f"raw read of {bus.prefix or 'top'}.{name} differs from its value"
+
+    def finish(self, test: str, **kw) -> None:
+        self.check_readers()
+        super().finish(test, **kw)
 
     def _beat(self, t: int, bits: str) -> None:
         self.beats.append((t, bits))
