@@ -87,5 +87,5 @@ async def quantised_moe_cycles(dut):
                             / lower_bound(d) - 1)
         per_budget[budget] = {"cycles": cycles, "steps": steps, "overhead": overhead}
     h.finish("quantised_moe_cycles",
-             transactions=sum(sum(v["steps"]) for v in per_budget.values()), seconds=time.perf_counter() - start, n=n, w=w,
-                 per_budget=per_budget)
+             transactions=sum(sum(v["steps"]) for v in per_budget.values()),
+             seconds=time.perf_counter() - start, n=n, w=w, per_budget=per_budget)

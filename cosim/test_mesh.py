@@ -15,9 +15,9 @@ below and above saturation, then a drain. ``errors_at_every_chip``: each router'
 the top's ``error``.
 
 On ``cosim.testbench``: the clock runs in the simulator and the cycle loop
-(``Testbench.run``) wakes once a cycle, at the falling edge, where it reads the registered outputs (each chip's
-ejection, each injection port's credit, the error flags) straight from the simulator handles
-and records them, then drives the injections of the next rising edge. Those injections are
+(``Testbench.run``) wakes once a cycle, at the falling edge, where it reads the registered
+outputs (each chip's ejection, each injection port's credit, the error flags) straight from
+the simulator handles and records them, then drives the injections of the next rising edge. Those injections are
 the simulator's, formatted before the loop; the source rule is replayed in the batch check on
 the credits the RTL returned, and until the first cycle in which the rule's choice differs
 from the simulator's (a failure, reported with that cycle) the two are the same stimulus.

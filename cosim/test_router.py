@@ -354,8 +354,9 @@ async def random_traffic(dut):
     await b.run(body, cycles)
     # Coverage closure: the phases' loads and drains are drawn, and a seed that drew mostly
     # light ones reaches a corner too seldom (seed 281172997, before the table's share of
-    # multi-VC ranges: range_held 83 of the 140 then asked at P = 6, V = 2). Then more phases at full load, every cycle still checked against the
-    # model, up to half the budget again; the minimums themselves do not move.
+    # multi-VC ranges: range_held 83 of the 140 then asked at P = 6, V = 2). Then more
+    # phases at full load, every cycle still checked against the model, up to half the
+    # budget again; the minimums themselves do not move.
     extra = 0
 
     def closure(k: int) -> bool:
