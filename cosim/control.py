@@ -46,7 +46,7 @@ class ControlBench(Testbench):
         cmd = self.bus("cmd")
         self.source = StreamSource(cmd, self.rng, gap_p=gap_p)
         self.monitor = StreamMonitor(cmd, self)
-        self.ports = self.bus()                 # every port, for the benches' readers
+        self.io = self.bus()                    # every port, for the benches' readers
         self.sent: dict = {}         # payload word -> command (the last one sent)
         self.taken = self.rejected = 0
         self.after_reset = False     # the cycle before was a reset cycle

@@ -71,7 +71,7 @@ class Harness(ControlBench):
         self.U = self.P - 1
         self.form = p.get("form", "chain")
         self.model = Deinterleaver(self.P, self.w, self.T, self.settle0, form=self.form)
-        self._outputs = [self.ports.reader(n) for n in ("cmd__ready", "modes", "mzi", "split",
+        self._outputs = [self.io.reader(n) for n in ("cmd__ready", "modes", "mzi", "split",
                                                         "state", "error", "configs")]
         self.uniform = self.form.endswith("_uniform")
         self.codes = [range(4 if k == 0 and self.uniform else 3) for k in range(self.U)]

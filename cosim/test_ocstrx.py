@@ -355,8 +355,8 @@ class Harness(ControlBench):
         self.lights = [[Light(rng, 4 * top) for _ in range(3)] for _ in range(self.G)]
         self.fibres = [Light(rng, 4 * top) for _ in range(3)]     # shared by the groups
         self.drawn: list[int] = []
-        self._put_pd = self.ports.writer("pd")
-        self._outputs = [self.ports.bits_reader(n) for n in self.OUTPUTS]
+        self._put_pd = self.io.writer("pd")
+        self._outputs = [self.io.bits_reader(n) for n in self.OUTPUTS]
 
     def on_reset(self) -> None:
         self.board.reset()

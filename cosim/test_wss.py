@@ -230,7 +230,7 @@ class Harness(ControlBench):
         self.board = Scoreboard(self.r, self.w, self.T, self.settle0, self.coverage,
                                 self.counter_bits)
         self.drawn: list[int] = []
-        self._outputs = [self.ports.reader(n) for n in ("cmd__ready", "drive", "state",
+        self._outputs = [self.io.reader(n) for n in ("cmd__ready", "drive", "state",
                                                         "error", "err_port", "err_lambda",
                                                         "configs")]
 
