@@ -118,48 +118,81 @@ def gc_paused():
             gc.enable()
 
 
-async def each_falling_edge(clk, body, cycles: int, period_ns: int = 10) -> int:
+async def each_falling_edge(clk, body, cycles: int, period_ns: int = 10, *,
+                            sample=None) -> int:
     """Call ``body(t)`` at the falling edges of ``clk``, t = 0, 1, ... up to ``cycles - 1``,
     until it returns True; returns the number of calls, re-raises what ``body`` raised.
 
+    With ``sample``, ``body(t)`` only drives, and ``sample(t)`` runs in the read-only phase
+    of the same time step (the DUT settled on what ``body`` wrote: outputs that follow the
+    inputs combinationally are this cycle's) and returns True to stop; the count is of the
+    samples, and the task resumes in that read-only phase (it may read; what drives next
+    waits for a falling edge).
+
     ``body`` runs in the simulator's own value-change callback, re-armed from inside it:
     no cocotb trigger, task switch or event-loop pass per cycle (about 4 % of the mesh bench's
-    loop). t = 0 is the next falling edge. The task sleeps on one timer of ``cycles`` periods
-    of ``period_ns`` (from a falling edge, that is just past the last call), then on falling
-    edges while calls still run (a clock slower than ``period_ns``). A body that stops or
-    fails early leaves the clock running, with no Python, until the timer. If the task is
-    cancelled, the chain is not re-armed: nothing drives the DUT after it."""
-    from cocotb import simulator
-    from cocotb.triggers import FallingEdge, Timer
+    loop). t = 0 is the next falling edge. The task waits on an event the last call sets
+    (the call that stops, fails or is the ``cycles``-th): it resumes in that falling edge's
+    time step, as after ``await FallingEdge(clk)``, so what follows continues from the edge
+    the loop ended at, with no idle cycle after an early stop. If the task is cancelled,
+    the chain is not re-armed: nothing drives the DUT after it. ``period_ns`` is unused
+    (kept for callers that pass it)."""
+    from cocotb import _event_loop, _gpi_triggers, simulator
+    from cocotb.triggers import Event, FallingEdge, ReadOnly
     handle, falling = clk._handle, simulator.FALLING
-    calls, running, alive, error = 0, True, True, None
+    calls, alive, error = 0, True, None
+    done, edge = Event(), FallingEdge(clk)
 
     def arm():
         if simulator.register_value_change_callback(handle, callback, falling) is None:
             raise RuntimeError(f"cannot set a falling-edge callback on {clk!r}")
 
     def callback():
-        nonlocal calls, running, error
+        nonlocal calls, error
         if not alive:
             return
         t = calls
-        calls += 1
         try:
+            if sample is not None:
+                body(t)
+                if simulator.register_readonly_callback(sampled) is None:
+                    raise RuntimeError("cannot set a read-only callback")
+                return
+            calls += 1
             stop = body(t)
             if not stop and calls < cycles:
                 arm()
                 return
         except BaseException as e:       # noqa: BLE001 -- re-raised in the test's task
             error = e
-        running = False
+        wake(edge)
+
+    def sampled():
+        nonlocal calls, error
+        if not alive:
+            return
+        t = calls
+        calls += 1
+        try:
+            if not sample(t) and calls < cycles:
+                arm()
+                return
+        except BaseException as e:       # noqa: BLE001 -- re-raised in the test's task
+            error = e
+        wake(ReadOnly())
+
+    def wake(trigger):
+        # wake the task now, as a cocotb trigger firing in this phase would (the one thing
+        # cocotb's GPI triggers do after their callbacks: run the event loop)
+        done.set()
+        _gpi_triggers._current_gpi_trigger = trigger
+        _event_loop._inst.run()
 
     if cycles <= 0:
         return 0
     arm()
     try:
-        await Timer(cycles * period_ns + 1, "ns")
-        while running:
-            await FallingEdge(clk)
+        await done.wait()
     finally:
         alive = False
     if error is not None:
@@ -230,6 +263,14 @@ class StreamLog:
         self._wait = wait
         if len(self.codes) >= self.every:
             self.check()
+
+    def gap(self, cycles: int) -> None:
+        """The next ``cycles`` cycles go unrecorded (the simulator runs alone, the stream's
+        ``valid`` held low by its caller): what was recorded is checked now, and the next
+        record is the cycle after the gap (the rules across it taken as kept)."""
+        self.check()
+        if self.first is not None:
+            self.first += cycles
 
     def _fail(self, cycle, signal, what):
         raise ProtocolError(f"stream {self.name!r}, cycle {cycle}: {self.name}__{signal} "

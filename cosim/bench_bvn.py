@@ -19,8 +19,6 @@ import time
 import cocotb
 import numpy as np
 
-from aifabric.cosim.batch import start_clock
-from aifabric.cosim.stats import record_stats
 from aifabric.cosim.test_bvn import Harness, beats_of, dims, moe_matrix
 from aifabric.models.chronos.bvn import decompose, lower_bound, quantize
 from aifabric.models.chronos.experiments import QUANT_BUDGETS
@@ -44,11 +42,9 @@ async def timed_frame(h: Harness, mat: np.ndarray):
 async def start_bench(dut):
     """Clock, harness and reset; returns (harness, matrices to run, rng)."""
     count = int(os.environ.get("AIFABRIC_TRANSACTIONS", 20))
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
-    start_clock(dut.clk)
-    h = Harness(dut, rng)
+    h = Harness(dut)
     await h.reset()
-    return h, count, rng
+    return h, count, h.rng
 
 
 @cocotb.test()
@@ -68,8 +64,8 @@ async def moe_cycles(dut):
         c, k = await timed_frame(h, mat)
         cycles.append(c)
         steps.append(k)
-    record_stats("moe_cycles", transactions=sum(steps), cycles=h.meter.cycles,
-                 seconds=time.perf_counter() - start, n=n, w=w, per_matrix_cycles=cycles,
+    h.finish("moe_cycles", transactions=sum(steps),
+             seconds=time.perf_counter() - start, n=n, w=w, per_matrix_cycles=cycles,
                  per_matrix_steps=steps, model_wavefront_s=software)
 
 
@@ -90,7 +86,6 @@ async def quantised_moe_cycles(dut):
             overhead.append(q.makespan_bytes(decompose(q.counts, "wavefront"))
                             / lower_bound(d) - 1)
         per_budget[budget] = {"cycles": cycles, "steps": steps, "overhead": overhead}
-    record_stats("quantised_moe_cycles",
-                 transactions=sum(sum(v["steps"]) for v in per_budget.values()),
-                 cycles=h.meter.cycles, seconds=time.perf_counter() - start, n=n, w=w,
-                 per_budget=per_budget)
+    h.finish("quantised_moe_cycles",
+             transactions=sum(sum(v["steps"]) for v in per_budget.values()),
+             seconds=time.perf_counter() - start, n=n, w=w, per_budget=per_budget)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from aifabric.cosim.codec import decode_flit, decode_head, encode_flit, encode_head
 
-__all__ = ["PacketIds", "Payload", "Link", "OutputChecker", "read_int", "expect_flags"]
+__all__ = ["PacketIds", "Payload", "Link", "OutputChecker", "read_int", "expect_flags",
+           "reset_idle"]
 
 ID_BITS, SEQ_BITS = 24, 8
 
@@ -21,15 +22,32 @@ def read_int(handle) -> int:
     return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
 
 
-async def expect_flags(dut, expect: int, what: str) -> None:
+async def expect_flags(tb, expect: int, what: str) -> None:
     """The system's sticky ``error`` flags are ``expect`` now (``what`` names the case in the
-    failure); then one cycle of ``clear``, which the next case starts from."""
-    from cocotb.triggers import FallingEdge
+    failure); then one cycle of ``clear`` (``tb``: a :class:`~cosim.testbench.Testbench`),
+    which the next case starts from."""
+    dut = tb.dut
     got = read_int(dut.error)
     assert got == expect, f"{what}: error flags {got:05b}, expected {expect:05b}"
     dut.clear.value = 1
-    await FallingEdge(dut.clk)
+    await tb.tick()
     dut.clear.value = 0
+
+
+async def reset_idle(tb, inject, edges) -> None:
+    """Reset a network of routers (a :class:`~cosim.testbench.Testbench` with a ``table``
+    bus; its routing tables, memories, survive it) with its ``inject`` links and the
+    ``edges`` stubs, (in, out) link pairs, idle; then one idle cycle out of reset."""
+    from aifabric.cosim.testbench import Testbench
+    for link in inject:
+        link.send(None)
+    for i, o in edges:
+        i.send(None)
+        o.send_credit(None)
+    tb.table.valid.value = 0
+    tb.dut.clear.value = 0
+    await Testbench.reset(tb)
+    await tb.tick()
 
 
 # the packet-number field holds pid * _PID_MUL mod 2**ID_BITS (a bijection: packet numbers
@@ -118,42 +136,53 @@ class PacketIds:
 
 
 class Link:
-    """The handles of one link port (``<side>__<index>__valid`` and the rest)."""
+    """One link port: a :class:`~cosim.testbench.Bus` with ``valid`` and ``flit`` (and
+    ``credit``, ``credit_vc`` where the port has them), read and driven through the fast
+    accessors of ``cosim.batch`` (a write takes effect at once: drive at a falling edge)."""
 
-    def __init__(self, dut, side: str, index: int, vcs: int) -> None:
-        pre = f"{side}__{index}__"
-        self.valid = getattr(dut, pre + "valid")
-        self.flit = getattr(dut, pre + "flit")
-        self.credit = getattr(dut, pre + "credit", None)
-        self.credit_vc = getattr(dut, pre + "credit_vc", None)
-        self.vcs = vcs
+    def __init__(self, bus, vcs: int) -> None:
+        self.bus, self.vcs = bus, vcs
+        self.valid, self.flit = bus.valid, bus.flit
+        self.credit = getattr(bus, "credit", None)
+        self.credit_vc = getattr(bus, "credit_vc", None)
+        self._valid, self._put_valid = bus.reader("valid"), bus.writer("valid")
+        self._flit, self._put_flit = bus.reader("flit"), bus.writer("flit")
+        if self.credit is not None:
+            self._credit, self._put_credit = bus.reader("credit"), bus.writer("credit")
+            self._credit_vc = bus.reader("credit_vc")
+            self._put_credit_vc = bus.writer("credit_vc")
+
+    @classmethod
+    def ports(cls, tb, side: str, vcs: int) -> list["Link"]:
+        """Every link of the array ``side`` of a :class:`~cosim.testbench.Testbench`'s DUT."""
+        return [cls(bus, vcs) for bus in tb.buses(side)]
 
     def read(self):
         """(head, tail, vc, data) of the flit on the link, or None."""
-        if not int(self.valid.value):
+        if not self._valid():
             return None
-        return decode_flit(read_int(self.flit), self.vcs)
+        return decode_flit(self._flit(), self.vcs)
 
     def send(self, flit) -> None:
         """Drive (head, tail, vc, data) or nothing (None)."""
         if flit is None:
-            self.valid.value = 0
+            self._put_valid(0)
             return
-        self.flit.value = encode_flit(*flit, self.vcs)
-        self.valid.value = 1
+        self._put_flit(encode_flit(*flit, self.vcs))
+        self._put_valid(1)
 
     def read_credit(self):
         """The VC of the credit on the link, or None."""
-        if not int(self.credit.value):
+        if not self._credit():
             return None
-        return read_int(self.credit_vc)
+        return self._credit_vc()
 
     def send_credit(self, vc) -> None:
         if vc is None:
-            self.credit.value = 0
+            self._put_credit(0)
             return
-        self.credit_vc.value = vc
-        self.credit.value = 1
+        self._put_credit_vc(vc)
+        self._put_credit(1)
 
 
 @dataclass

@@ -21,14 +21,13 @@ bits when needed) and 100 slot-quantised MoE byte matrices (``quantize`` to a bu
 all-maximum matrix and bad frames. The CI step budget (``AIFABRIC_TRANSACTIONS``) thins the
 random and MoE matrices only; every quantised matrix is always checked.
 
-One trigger per clock (``cosim.batch``): at each falling edge the harness reads the engine's
-registered outputs, drives the next beat, ``ready`` and ``rst`` (the same random draws in the
-same order as the per-cycle stream components, so the same stimulus cycle for cycle), and
-records the step payload taken as its bit string. The step checks run in numpy every 256
-steps and at the end of each frame (``cosim.batch_bvn.StepBatch``), the stream rules every
-512 cycles (``cosim.batch.StreamLog``); a failure names the cycle it happened in. The
-per-cycle version of this testbench is ``cosim.bench_bvn_legacy`` (timed against this one by
-``make bench``).
+On ``cosim.testbench`` (one simulator callback a clock, at the falling edge): the engine's
+registered outputs are read, then a ``StreamSource`` drives the next beat, a ``StreamSink``
+the ``ready`` (the random draws of ``cosim.stream``'s components, in the same order) and
+takes each step payload as its bit string, and a ``StreamMonitor`` after each records its
+stream. The step checks run in numpy every 256 steps and at the end of each frame
+(``cosim.batch_bvn.StepBatch``), the stream rules every 512 cycles (``cosim.batch.StreamLog``);
+a failure names the cycle it happened in.
 """
 
 from __future__ import annotations
@@ -39,16 +38,12 @@ import time
 import cocotb
 import numpy as np
 
-from collections import deque
-
-from cocotb.triggers import FallingEdge
-
-from aifabric.cosim.batch import (BatchFailure, ProtocolError, StreamLog, bits_reader, reader,
-                         start_clock, writer)
+from aifabric.cosim.batch import BatchFailure, ProtocolError, bits_to_array
 from aifabric.cosim.batch_bvn import StepBatch, decode_steps
-from aifabric.cosim.codec import LANE_BITS, dest_bits, encode_row
-from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
-from aifabric.cosim.stream import sink_ready
+from aifabric.cosim.codec import LANE_BITS, dest_bits, encode_row, step_bits
+from aifabric.cosim.stats import block_params
+from aifabric.cosim.testbench import StreamMonitor, StreamSink, StreamSource, Testbench
+from aifabric.rtl.chronos.bvn import BvnEngine
 from aifabric.models.chronos.bvn import decompose, quantize
 from aifabric.models.chronos.experiments import QUANT_BUDGETS
 from aifabric.models.chronos.moe import moe_traffic_matrix
@@ -196,125 +191,134 @@ class StepChecker:
 StepFailure = BatchFailure     # a step check failed: the message names the cycle first
 
 
-class Harness:
-    """The engine's two streams driven and sampled at one falling edge per clock: a source on
-    ``load`` (random idle cycles), a sink on ``steps`` (random back-pressure) and the stream
-    rules on both (:class:`~cosim.batch.StreamLog`). The draws of the source and the sink are
-    those of ``cosim.stream.StreamSource``/``StreamSink``, in the same order. Payloads are
-    encoded and decoded with ``cosim.codec``'s documented layout, not with the RTL's helpers.
-    """
+class Outputs:
+    """The engine's registered outputs read at each falling edge (the bench's first
+    component): ``load_ready``, ``steps_valid``; ``done`` must be low while a step waits;
+    with ``flags`` a list, (cycle, error flags) of each cycle is appended to it."""
 
-    def __init__(self, dut, rng: np.random.Generator, *, every: int = 256) -> None:
-        self.dut, self.rng = dut, rng
-        self.n, self.w = dims(dut)
-        self.rows = load_rows()
-        self.every = every
-        self.count = -1                                   # the cycle being sampled
-        self._edge = FallingEdge(dut.clk)
-        self._load_ready = reader(dut.load__ready)
-        self._steps_valid = reader(dut.steps__valid)
-        self._done = reader(dut.done)
-        self._error = reader(dut.error)
-        self._steps_bits = bits_reader(dut.steps__payload)
-        self._put_load_valid = writer(dut.load__valid)
-        self._put_load_payload = writer(dut.load__payload)
-        self._put_steps_ready = writer(dut.steps__ready)
-        self._put_rst = writer(dut.rst)
-        for pin, r in ((dut.load__ready, self._load_ready), (dut.steps__valid, self._steps_valid)):
-            assert r() == int(pin.value), f"raw read of {pin._name} differs from its value"
-        # the source
-        self.queue: deque[int] = deque()
-        self.sent: list[tuple[int, int]] = []             # (cycle taken, payload)
-        self.current: int | None = None
-        self.gap_p = 0.0
-        self._load_valid = 0
-        self._put_load_valid(0)
-        # the sink
-        self.ready_p, self.burst, self.enabled = 1.0, True, True
-        self._ready = None
-        self._put_steps_ready(0)
-        self.beats: list[tuple[int, str]] = []            # (cycle taken, payload bits)
-        self.batch: StepBatch | None = None               # the frame's step checks
-        self.rst = 0
-        self.flags: list | None = None                    # (cycle, error) while a list
-        self.steps_valid = self.load_valid = self.load_ready = 0
-        self.logs = [StreamLog("load"), StreamLog("steps")]
-        self.meter = CycleMeter(10)
+    def __init__(self, tb: "Harness") -> None:
+        self.tb = tb
+        self._load_ready = tb.load_bus.reader("ready")
+        self._steps_valid = tb.steps_bus.reader("valid")
+        self._done = tb.io.reader("done")
+        self._error = tb.io.reader("error")
+        self.load_ready = self.steps_valid = 0
+        self.flags: list | None = None
 
-    @property
-    def idle(self) -> bool:
-        return self.current is None and not self.queue
-
-    def done(self) -> int:
-        return self._done()
-
-    def error(self) -> int:
-        return self._error()
-
-    async def step(self, rst: int | None = None) -> None:
-        """One clock: read the registered outputs, drive the inputs the next rising edge
-        takes, record both."""
-        await self._edge
-        self.count = c = self.count + 1
-        self.load_ready = load_ready = self._load_ready()
+    def edge(self, t: int) -> None:
+        self.load_ready = self._load_ready()
         self.steps_valid = steps_valid = self._steps_valid()
         # done promises every step of the matrix taken: never while one still waits
         if steps_valid and self._done():
-            raise AssertionError(f"cycle {c}: done is high while a step waits")
+            raise AssertionError(f"cycle {t}: done is high while a step waits")
         if self.flags is not None:
-            self.flags.append((c, self._error()))
-        # the source (StreamSource.drive)
-        if self.current is None and self.queue and not (self.gap_p and
-                                                        self.rng.random() < self.gap_p):
-            self.current = self.queue.popleft()
-            self._put_load_payload(self.current)
-        self.load_valid = load_valid = int(self.current is not None)
-        if load_valid != self._load_valid:
-            self._put_load_valid(load_valid)
-            self._load_valid = load_valid
-        # the sink: StreamSink's rule (the same draws in the same order)
-        ready = sink_ready(self)
-        if ready != self._ready:
-            self._put_steps_ready(ready)
-            self._ready = ready
-        if rst is not None and rst != self.rst:
-            self._put_rst(rst)
-            self.rst = rst
-        # what the rising edge takes
-        rst = self.rst
-        self.logs[0].record(c, rst, load_valid, load_ready, self.current)
-        if load_valid and load_ready:
-            self.sent.append((c, self.current))
-            self.current = None
-        log = self.logs[1]
-        if steps_valid and (ready or log._wait):
-            bits = self._steps_bits()
-            log.record(c, rst, 1, ready, bits)
-            if ready and not rst:                       # a handshake in reset is no beat
-                self.beats.append((c, bits))
-                if self.batch is not None:
-                    self.batch.add(c, bits)
-        else:
-            log.record(c, rst, steps_valid, ready, self._steps_bits)
+            self.flags.append((t, self._error()))
 
-    async def reset(self) -> None:
-        for rst in (1, 1, 0):
-            await self.step(rst)
+
+class Harness(Testbench):
+    """The engine on the testbench layer: a source on ``load`` (random idle cycles), a sink
+    on ``steps`` (random back-pressure; each step taken, as its payload's bit string, goes
+    to the frame's :class:`~cosim.batch_bvn.StepBatch`) and the stream rules on both
+    (``logs``: ``load``, ``steps``). The draws of the source and the sink are those of
+    ``cosim.stream.StreamSource``/``StreamSink``, in the same order. Payloads are encoded
+    and decoded with ``cosim.codec``'s documented layout, not with the RTL's helpers.
+    ``count``: the cycle last sampled (:attr:`Testbench.cycle`)."""
+
+    def __init__(self, dut, rng: np.random.Generator | None = None, *, seed: int = 0,
+                 every: int = 256) -> None:
+        super().__init__(dut, BvnEngine, seed=seed)
+        if rng is not None:
+            self.rng = rng
+        self.n, self.w = self.params["n"], self.params["w"]
+        self.rows = int(self.params.get("rows", 1))
+        assert (self.n, self.w) == dims(dut), "the ports' widths differ from the parameters"
+        self.every = every
+        self.io, self.load_bus, self.steps_bus = self.bus(), self.bus("load"), self.bus("steps")
+        self.outputs = Outputs(self)
+        self.check_readers()
+        self.source = StreamSource(self.load_bus, self.rng)
+        self.sink = StreamSink(self.steps_bus, self.rng, bits=True, tb=self,
+                               on_beat=self._beat)
+        self.monitors = [StreamMonitor(self.load_bus, self),
+                         StreamMonitor(self.steps_bus, self)]
+        # outputs first; each monitor after the driver of its stream; the source draws
+        # before the sink (the order of the per-cycle components)
+        self.add(self.outputs, self.source, self.monitors[0], self.sink, self.monitors[1])
+        self.logs = [m.log for m in self.monitors]
+        self.beats: list[tuple[int, str]] = []            # (cycle taken, payload bits)
+        self.batch: StepBatch | None = None               # the frame's step checks
+        self._steps_bits = self.steps_bus.bits_reader("payload")
+
+    def check_readers(self) -> None:
+        """The fast readers the components use agree with cocotb's value of the same handle
+        (at the start, and in :meth:`finish`, where the engine has left its reset state)."""
+        out = self.outputs
+        for bus, name, fast in ((self.load_bus, "ready", out._load_ready),
+                                (self.steps_bus, "valid", out._steps_valid),
+                                (self.io, "done", out._done), (self.io, "error", out._error)):
+            assert fast() == bus.read(name), \
+                f"raw read of {bus.prefix or 'top'}.{name} differs from its value"
+
+    def finish(self, test: str, **kw) -> None:
+        self.check_readers()
+        super().finish(test, **kw)
+
+    def _beat(self, t: int, bits: str) -> None:
+        self.beats.append((t, bits))
+        if self.batch is not None:
+            self.batch.add(t, bits)
+
+    # the stimulus knobs and what the components saw, by their old names
+    count = property(lambda self: self.cycle)
+    idle = property(lambda self: self.source.idle)
+    sent = property(lambda self: self.source.sent)
+    load_valid = property(lambda self: self.source.valid)
+    load_ready = property(lambda self: self.outputs.load_ready)
+    steps_valid = property(lambda self: self.outputs.steps_valid)
+
+    @property
+    def current(self):
+        return self.source.current
+
+    @current.setter
+    def current(self, value) -> None:
+        self.source.current = value
+
+    @property
+    def flags(self):
+        return self.outputs.flags
+
+    @flags.setter
+    def flags(self, value) -> None:
+        self.outputs.flags = value
+
+    def set_stimulus(self, *, gap_p: float | None = None, ready_p: float | None = None,
+                     enabled: bool | None = None) -> None:
+        if gap_p is not None:
+            self.source.gap_p = gap_p
+        if ready_p is not None:
+            self.sink.ready_p = ready_p
+        if enabled is not None:
+            self.sink.enabled = enabled
+
+    def done(self) -> int:
+        return self.outputs._done()
+
+    def error(self) -> int:
+        return self.outputs._error()
 
     def check_streams(self) -> None:
-        for log in self.logs:
-            log.check()
+        for m in self.monitors:
+            m.check()
 
     def send(self, beats) -> None:
-        self.queue.extend(encode_row(values, last) for values, last in beats)
+        self.source.send(encode_row(values, last) for values, last in beats)
 
     def steps(self, since: int = 0):
         """The steps taken since beat ``since``: (perm, weight, last) each."""
         words = [bits for _, bits in self.beats[since:]]
         if not words:
             return []
-        from aifabric.cosim.batch import bits_to_array
-        from aifabric.cosim.codec import step_bits
         perm, weight, last = decode_steps(bits_to_array(words, step_bits(self.n, self.w)),
                                           self.n, self.w)
         return [(p.tolist(), int(wt), bool(lst)) for p, wt, lst in zip(perm, weight, last)]
@@ -328,39 +332,46 @@ class Harness:
         """Send one frame, take its steps until ``done`` (or an error flag when no step is
         expected); with ``batch`` each step goes to its checks as it is taken. Returns (steps
         taken, cycle the first beat was taken, cycle of the last step)."""
-        since, sent = len(self.beats), len(self.sent)
-        self.gap_p, self.ready_p = gap_p, ready_p
+        since, sent = len(self.beats), len(self.source.sent)
+        self.set_stimulus(gap_p=gap_p, ready_p=ready_p)
         self.batch = batch
         self.send(beats)
+        source, out = self.source, self.outputs
         settled = False
+        finished = False
+
+        def until(t: int) -> bool:
+            nonlocal settled, finished
+            if not source.idle:
+                assert not out.steps_valid, f"cycle {self.cycle}: a step appeared during a load"
+                return False
+            if not settled:
+                # The last beat's handshake was sampled this cycle; the engine registers it
+                # at the next rising edge. Until then done/error still show the previous
+                # frame (a one-beat frame would otherwise be judged by its predecessor's
+                # flags).
+                settled = True
+                return False
+            finished = not out.steps_valid and bool(
+                out._done() or (not expect_steps and out._error()))
+            return finished
+
         try:
-            for _ in range(limit):
-                await self.step()
-                if not self.idle:
-                    assert not self.steps_valid, "a step appeared during a load"
-                    continue
-                if not settled:
-                    # The last beat's handshake was sampled this cycle; the engine registers
-                    # it at the next rising edge. Until then done/error still show the
-                    # previous frame (a one-beat frame would otherwise be judged by its
-                    # predecessor's flags).
-                    settled = True
-                    continue
-                if not self.steps_valid and (self._done() or
-                                             (not expect_steps and self._error())):
-                    first = self.sent[sent][0]
-                    last = self.beats[-1][0] if len(self.beats) > since else None
-                    return len(self.beats) - since, first, last
+            await self.run(None, limit, until=until)
         finally:
             self.batch = None
-        raise AssertionError(f"no done after {limit} cycles "
-                             f"({len(self.beats) - since} steps received)")
+        if not finished:
+            raise AssertionError(f"no done after {limit} cycles "
+                                 f"({len(self.beats) - since} steps received)")
+        first = self.source.sent[sent][0]
+        last = self.beats[-1][0] if len(self.beats) > since else None
+        return len(self.beats) - since, first, last
 
 
-async def started(dut, rng) -> Harness:
-    """The clock running and a :class:`Harness` (drawing from ``rng``) after reset."""
-    start_clock(dut.clk)
-    h = Harness(dut, rng)
+async def started(dut, rng=None, *, seed: int = 0) -> Harness:
+    """A :class:`Harness` (drawing from ``rng``, else from the test's seed + ``seed``), out
+    of reset."""
+    h = Harness(dut, rng, seed=seed)
     await h.reset()
     return h
 
@@ -369,10 +380,10 @@ async def started(dut, rng) -> Harness:
 async def decompositions(dut):
     """Random and MoE matrices step for step against the golden model, with back-pressure."""
     n, w = dims(dut)
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
     budget = int(os.environ.get("AIFABRIC_TRANSACTIONS", 0)) or None
-    dut._log.info("n=%d w=%d; %s", n, w, seed_text())
-    h = await started(dut, rng)
+    h = await started(dut)
+    rng = h.rng
+    h.log.info("n=%d w=%d; %s", n, w, h.seed_text())
 
     steps_total, beats_total = 0, 0
     checked, start = {"random": 0, "moe": 0, "quantised": 0}, time.perf_counter()
@@ -425,7 +436,7 @@ async def decompositions(dut):
         steps_total += count
         done_count = sum(checked.values())
         if done_count % 50 == 0 and kind in checked:
-            dut._log.info("%d of %d matrices, %d steps, %.0f s", done_count,
+            h.log.info("%d of %d matrices, %d steps, %.0f s", done_count,
                           randoms + MOE_MATRICES + QUANTISED_MATRICES, steps_total,
                           time.perf_counter() - start)
     h.check_streams()
@@ -435,13 +446,12 @@ async def decompositions(dut):
         assert checked == {"random": randoms, "moe": MOE_MATRICES,
                            "quantised": QUANTISED_MATRICES}, checked
     assert h.logs[0].beats == beats_total and h.logs[1].beats == steps_total
-    dut._log.info("%d steps of %s matrices checked in %.1f s (%d cycles)",
+    h.log.info("%d steps of %s matrices checked in %.1f s (%d cycles)",
                   steps_total, checked, elapsed, h.meter.cycles)
     # transactions: handshakes on both streams (load beats and steps), as the monitors saw them
-    record_stats("decompositions", transactions=h.logs[0].beats + h.logs[1].beats,
-                 cycles=h.meter.cycles, seconds=elapsed,
-                 cpu_seconds=time.process_time() - start_cpu, steps=steps_total, matrices=checked,
-                 moe_cycles=moe_cycles, quantised_cycles=quantised_cycles)
+    h.finish("decompositions", transactions=h.logs[0].beats + h.logs[1].beats,
+             seconds=elapsed, cpu_seconds=time.process_time() - start_cpu, steps=steps_total,
+             matrices=checked, moe_cycles=moe_cycles, quantised_cycles=quantised_cycles)
 
 
 @cocotb.test()
@@ -450,20 +460,22 @@ async def back_to_back_frames(dut):
     step still waits under back-pressure): every matrix is decomposed step for step and
     ``done`` rises once per matrix."""
     n, w = dims(dut)
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + 2)
-    h = await started(dut, rng)
+    h = await started(dut, seed=2)
+    rng = h.rng
     mats = [random_matrix(rng, n, min(w, 6)) for _ in range(BACK_TO_BACK)]
     mats[len(mats) // 2] = np.zeros((n, n), dtype=np.int64)     # no step, still a done
     for mat in mats:
         h.send(beats_of(mat, h.rows))
-    h.gap_p, h.ready_p = 0.1, 0.6
+    h.set_stimulus(gap_p=0.1, ready_p=0.6)
     expects = [decompose(mat, "wavefront") for mat in mats]
     dones, was_done = 0, False    # done is low after reset (no matrix loaded yet)
     idle_before = False
     overlaps = 0                  # cycles a new frame waits behind an untaken final step
+    finished = False
     limit = sum(4 * (len(e) + n + 10) for e in expects) + 1000
-    for _ in range(limit):
-        await h.step()
+
+    def until(t: int) -> bool:
+        nonlocal dones, was_done, idle_before, overlaps, finished
         done = bool(h.done())
         dones += done and not was_done
         if h.load_valid and not h.load_ready and h.steps_valid \
@@ -471,10 +483,11 @@ async def back_to_back_frames(dut):
             overlaps += 1
         was_done = done
         # idle at the previous sample too: the last beat's handshake has been registered
-        if idle_before and done and not h.steps_valid:
-            break
+        finished = idle_before and done and not h.steps_valid
         idle_before = h.idle
-    else:
+        return finished
+    await h.run(None, limit, until=until)
+    if not finished:
         raise AssertionError(f"not finished after {limit} cycles")
     h.check_streams()
     got, current = [], []
@@ -490,8 +503,7 @@ async def back_to_back_frames(dut):
             [(list(map(int, p)), int(wt)) for p, wt in expect], f"matrix {k}"
     assert dones == len(mats), f"done rose {dones} times for {len(mats)} matrices"
     assert overlaps >= 5, f"only {overlaps} cycles with a frame waiting behind a final step"
-    record_stats("back_to_back_frames",
-                 transactions=h.logs[0].beats + h.logs[1].beats, cycles=h.meter.cycles)
+    h.finish("back_to_back_frames", transactions=h.logs[0].beats + h.logs[1].beats)
 
 
 @cocotb.test()
@@ -499,21 +511,24 @@ async def stall_keeps_every_step(dut):
     """A long stall in the middle of a decomposition loses and repeats nothing, and the engine
     emits one step per cycle when the output is always ready."""
     n, w = dims(dut)
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + 1)
-    h = await started(dut, rng)
+    h = await started(dut, seed=1)
+    rng = h.rng
     mat = rng.integers(1, 1 << min(w, 12), (n, n))
     expect = decompose(mat, "wavefront")
     h.send(beats_of(mat, h.rows))
     stalled_from = None
-    while True:  # accept every cycle except a 3n-cycle stall after the third step
+
+    def body(t: int) -> None:   # accept every cycle except a 3n-cycle stall after step 3
+        nonlocal stalled_from
         taken = len(h.beats)
         stall = taken == 3 and (stalled_from is None or h.count - stalled_from < 3 * n)
         if taken == 3 and stalled_from is None:
             stalled_from = h.count
-        h.enabled = not stall
-        await h.step()
-        if h.done() and not h.steps_valid:
-            break
+        h.set_stimulus(enabled=not stall)
+
+    limit = 4 * (len(expect) + 3 * n) + 1000
+    calls = await h.run(body, limit, until=lambda t: h.done() and not h.steps_valid)
+    assert calls < limit, f"no done after {limit} cycles"
     h.check_streams()
     got = h.steps()
     assert [s[0] for s in got] == expect.perms.tolist()
@@ -521,7 +536,7 @@ async def stall_keeps_every_step(dut):
     gaps = np.diff([c for c, _ in h.beats])
     assert (gaps[:2] == 1).all() and (gaps[3:] == 1).all(), f"not one step per cycle: {gaps}"
     assert gaps[2] >= 3 * n, f"the stall did not hold the output: {gaps[2]}"
-    record_stats("stall_keeps_every_step", transactions=len(got), cycles=h.meter.cycles)
+    h.finish("stall_keeps_every_step", transactions=len(got))
 
 
 @cocotb.test()
@@ -531,20 +546,19 @@ async def monitor_catches_a_dropped_beat(dut):
     the rules are checked in a batch many cycles later."""
     n, _ = dims(dut)
     h = await started(dut, np.random.default_rng(0))
-    h.ready_p = 0.0
+    h.set_stimulus(ready_p=0.0)
     # a full frame of an all-ones matrix: the final step waits, so load.ready stays low after
     mat = np.ones((n, n), dtype=np.int64)
     h.send(beats_of(mat, h.rows))
-    while not (h.idle and h.steps_valid):
-        await h.step()
+    await h.run(None, 4 * n + 100, until=lambda t: h.idle and h.steps_valid)
+    assert h.idle and h.steps_valid, "the final step does not wait"
     h.send([([1] * n * h.rows, False)])
-    await h.step()
+    await h.tick()
     assert h.current is not None and not h.sent[-1][0] == h.count, "the beat was taken"
     h.current = None                   # withdraw the beat: a protocol violation
-    await h.step()
+    await h.tick()
     withdrawn = h.count
-    for _ in range(5):                 # the batch is checked later, not in this cycle
-        await h.step()
+    await h.tick(5)                    # the batch is checked later, not in this cycle
     try:
         h.check_streams()
     except ProtocolError as e:
@@ -554,8 +568,8 @@ async def monitor_catches_a_dropped_beat(dut):
     assert "stream 'load'" in message and "load__valid" in message and \
         f"cycle {withdrawn}:" in message, message
     assert h.logs[0].beats == n // h.rows
-    record_stats("monitor_catches_a_dropped_beat", transactions=h.logs[0].beats,
-                 cycles=h.meter.cycles)
+    h.stream_monitors.remove(h.monitors[0])     # its violation is the one planted above
+    h.finish("monitor_catches_a_dropped_beat", transactions=h.logs[0].beats)
 
 
 @cocotb.test()
@@ -564,8 +578,8 @@ async def batch_check_names_the_cycle(dut):
     batched step check with the per-step message and the cycle step k was taken in, found
     many cycles after it (k is in the second batch of 256 steps where the matrix has them)."""
     n, w = dims(dut)
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + 3)
-    h = await started(dut, rng)
+    h = await started(dut, seed=3)
+    rng = h.rng
     mat = rng.integers(1, 1 << min(w, 6), (n, n))
     expect = decompose(mat, "wavefront")
     k = min(len(expect) - 1, 300)
@@ -587,9 +601,8 @@ async def batch_check_names_the_cycle(dut):
     assert message == (f"cycle {cycle}: planted matrix, step {k}: RTL {perm} x{weight}, "
                        f"model {perm} x{weight + 1}"), message
     assert h.count >= cycle, (h.count, cycle)
-    record_stats("batch_check_names_the_cycle", transactions=len(h.beats),
-                 cycles=h.meter.cycles, planted_step=k, planted_cycle=cycle,
-                 found_at=h.count)
+    h.finish("batch_check_names_the_cycle", transactions=len(h.beats), planted_step=k,
+             planted_cycle=cycle, found_at=h.count)
 
 
 class _Expect:

@@ -1,12 +1,13 @@
 """cocotb testbench: the de-interleaver cascade controller RTL (``rtl/optics/deinterleaver.py``)
 against its behaviour ``models.flexsipac.transceiver.Deinterleaver``, cycle for cycle.
 
-Commands go in through ``cosim.stream`` (random gaps, protocol monitor), encoded from the
-documented layout (``cosim.codec.dix_command``); outputs are decoded from the documented
-layout and compared with the model every cycle. Stimulus: realisable and unrealisable
-splits, raw modes (including mode 3: the front interleaver at unit 0 of a "_uniform" form,
-undefined elsewhere), settle times, unknown ops, commands
-while the cascade settles (back-pressure), resets at random moments.
+The bench is built on the controllers' cycle (``cosim.control``, on the testbench layer
+``cosim.testbench``). Commands go in through the layer's stream source (random gaps) and
+monitor (the stream rules), encoded from the documented layout (``cosim.codec.dix_command``);
+outputs are decoded from the documented layout and compared with the model every cycle.
+Stimulus: realisable and unrealisable splits, raw modes (including mode 3: the front
+interleaver at unit 0 of a "_uniform" form, undefined elsewhere), settle times, unknown ops,
+commands while the cascade settles (back-pressure), resets at random moments.
 
 Invariants on the RTL alone, from what the testbench drove and its own reading of Fig 4
 (unit k drops everything, nothing, or the wavelengths whose index has bit k clear):
@@ -27,11 +28,11 @@ import time
 import cocotb
 
 from aifabric.cosim.codec import dix_command, field
-from aifabric.cosim.control import ControlBench, start_clock, value
-from aifabric.cosim.stats import block_params, record_stats
+from aifabric.cosim.control import ControlBench
 from aifabric.models.flexsipac import allocation, traffic
 from aifabric.models.flexsipac.topology import SiPAC
 from aifabric.models.flexsipac.transceiver import Deinterleaver, DIXCommand, cu_splits
+from aifabric.rtl.optics.deinterleaver import DeinterleaverController
 
 DEFAULT_TRANSACTIONS = 10_000
 MZI = {0: (0, 0), 1: (0, 1), 2: (1, 0), 3: (1, 1)}   # mode -> (in, sel), as documented
@@ -62,14 +63,16 @@ def tb_counts(modes, w, form="chain"):
 
 
 class Harness(ControlBench):
-    def __init__(self, dut, rng) -> None:
-        p = block_params()
+    def __init__(self, dut) -> None:
+        super().__init__(dut, DeinterleaverController)
+        p = self.params
         self.P, self.w = p.get("ports", 3), p.get("wavelengths", 60)
         self.T, self.settle0 = p.get("timer_bits", 20), p.get("settle", 100_000)
         self.U = self.P - 1
         self.form = p.get("form", "chain")
-        super().__init__(dut, rng, Deinterleaver(self.P, self.w, self.T, self.settle0,
-                                                 form=self.form))
+        self.model = Deinterleaver(self.P, self.w, self.T, self.settle0, form=self.form)
+        self._outputs = [self.io.reader(n) for n in ("cmd__ready", "modes", "mzi", "split",
+                                                        "state", "error", "configs")]
         self.uniform = self.form.endswith("_uniform")
         self.codes = [range(4 if k == 0 and self.uniform else 3) for k in range(self.U)]
         self.splits = sorted({tuple(tb_counts(ms, self.w, self.form))
@@ -85,12 +88,13 @@ class Harness(ControlBench):
                            value=c.value)
 
     def read(self) -> dict:
-        dut, U, c, v = self.dut, self.U, self.w.bit_length(), value
-        return {"ready": bool(v(dut.cmd__ready)),
-                "modes": [field(v(dut.modes), k, 2) for k in range(U)],
-                "mzi": [v(dut.mzi) >> b & 1 for b in range(2 * U)],
-                "split": [field(v(dut.split), p, c) for p in range(self.P)],
-                "state": v(dut.state), "error": v(dut.error), "configs": v(dut.configs)}
+        U, c = self.U, self.w.bit_length()
+        ready, modes, mzi, split, state, error, configs = [read() for read in self._outputs]
+        return {"ready": bool(ready),
+                "modes": [field(modes, k, 2) for k in range(U)],
+                "mzi": [mzi >> b & 1 for b in range(2 * U)],
+                "split": [field(split, p, c) for p in range(self.P)],
+                "state": state, "error": error, "configs": configs}
 
     def tb_valid(self, c: DIXCommand) -> bool:
         if c.op == 1:
@@ -158,15 +162,10 @@ class Harness(ControlBench):
         return DIXCommand(4)
 
 
-def start(dut):
-    rng = start_clock(dut)
-    return Harness(dut, rng), rng
-
-
 @cocotb.test()
 async def reset_state(dut):
     """After reset every unit passes: the whole comb at the last port, idle, no errors."""
-    h, _ = start(dut)
+    h = Harness(dut)
     await h.reset()
     got = await h.step()
     assert got["modes"] == [1] * h.U and got["split"] == [0] * (h.P - 1) + [h.w]
@@ -176,13 +175,14 @@ async def reset_state(dut):
     assert got["ready"], "ready did not rise in the second cycle after reset"
     for _ in range(50):
         await h.step()
-    record_stats("reset_state", transactions=1, cycles=h.meter.cycles)
+    h.finish("reset_state", transactions=1)
 
 
 @cocotb.test()
 async def random_commands(dut):
     """Random splits and modes, valid and malformed, under random resets."""
-    h, rng = start(dut)
+    h = Harness(dut)
+    rng = h.rng
     count = int(os.environ.get("AIFABRIC_TRANSACTIONS", DEFAULT_TRANSACTIONS))
     await h.reset()
     t0 = time.perf_counter()
@@ -194,8 +194,8 @@ async def random_commands(dut):
     dut._log.info("%d commands (%d rejected), %d applied, %d resets in %d cycles, %.1f s",
                   h.taken, h.rejected, h.applied, resets, h.meter.cycles, elapsed)
     assert h.rejected > count // 10 and h.applied > count // 10
-    record_stats("random_commands", transactions=h.taken, cycles=h.meter.cycles,
-                 seconds=elapsed, rejected=h.rejected, applied=h.applied)
+    h.finish("random_commands", transactions=h.taken, seconds=elapsed, rejected=h.rejected,
+             applied=h.applied)
 
 
 @cocotb.test()
@@ -207,7 +207,7 @@ async def allocation_splits(dut):
     allocation's demands give both; where they give only one (the odd 13-line comb: no
     demand is a cascade split), a split from the testbench's own table of realisable splits,
     or one outside it, is added."""
-    h, _ = start(dut)
+    h = Harness(dut)
     await h.reset()
     topo = SiPAC(4, h.P)
     seen = {True: 0, False: 0}
@@ -249,7 +249,7 @@ async def allocation_splits(dut):
     assert seen[True] > 0 and seen[False] > 0, seen
     if h.w == 60:          # the paper's comb: the allocation's demands alone give both
         assert from_allocation[True] > 0 and from_allocation[False] > 0, from_allocation
-    record_stats("allocation_splits", transactions=sum(seen.values()), cycles=h.meter.cycles)
+    h.finish("allocation_splits", transactions=sum(seen.values()))
 
 
 @cocotb.test()
@@ -261,7 +261,7 @@ async def error_flags(dut):
     no mode (P = 2 in a "_uniform" form has none), a zero settle (also with every bit above
     its field set). Then a command offered in
     the first cycle after a reset waits (ready low) and is taken in the next."""
-    h, rng = start(dut)
+    h = Harness(dut)
     await h.reset()
     await h.step()
     bad_split = next(s for s in itertools.product(range(h.w + 1), repeat=h.P)
@@ -307,4 +307,4 @@ async def error_flags(dut):
     assert got["ready"] and h.source.idle
     got = await h.step()
     assert got["error"] == 1 << 3
-    record_stats("error_flags", transactions=h.taken, cycles=h.meter.cycles)
+    h.finish("error_flags", transactions=h.taken)

@@ -14,10 +14,10 @@ lost or duplicated, and the error flags stay low. Scenarios: uniform and transpo
 below and above saturation, then a drain. ``errors_at_every_chip``: each router's flags reach
 the top's ``error``.
 
-One trigger per clock (``cosim.batch``): the clock runs in the simulator and the cycle loop
-wakes once a cycle, at the falling edge, where it reads the registered outputs (each chip's
-ejection, each injection port's credit, the error flags) straight from the simulator handles
-and records them, then drives the injections of the next rising edge. Those injections are
+On ``cosim.testbench``: the clock runs in the simulator and the cycle loop
+(``Testbench.run``) wakes once a cycle, at the falling edge, where it reads the registered
+outputs (each chip's ejection, each injection port's credit, the error flags) straight from
+the simulator handles and records them, then drives the injections of the next rising edge. Those injections are
 the simulator's, formatted before the loop; the source rule is replayed in the batch check on
 the credits the RTL returned, and until the first cycle in which the rule's choice differs
 from the simulator's (a failure, reported with that cycle) the two are the same stimulus.
@@ -25,8 +25,6 @@ The records are checked every ``CHECK_EVERY`` cycles and at the end of a scenari
 cycle in the order of the per-cycle testbench (a cycle's ejections chip by chip, then its
 credits, its error flags, its injections), so the first failure raises the per-cycle
 message, which names the cycle, although it is found up to ``CHECK_EVERY`` cycles later.
-The per-cycle version of this testbench is ``cosim.bench_mesh_legacy`` (timed against this
-one by ``make bench``).
 """
 
 from __future__ import annotations
@@ -40,16 +38,16 @@ from operator import call
 
 import cocotb
 import numpy as np
-from cocotb.triggers import FallingEdge
 
-from aifabric.cosim.batch import (bits_reader, bits_writer, each_falling_edge, gc_paused, reader,
-                                  start_clock, writer)
+from aifabric.cosim.batch import gc_paused
 from aifabric.cosim.codec import decode_flit, encode_entry, width_of
-from aifabric.cosim.noc import ID_BITS, Link, OutputChecker, Payload, expect_flags, read_int
-from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
+from aifabric.cosim.noc import (ID_BITS, Link, OutputChecker, Payload, expect_flags, read_int,
+                                reset_idle)
+from aifabric.cosim.testbench import Testbench
 from aifabric.models.common.netsim import Traffic
 from aifabric.models.common.netsim.traffic import synthesize
 from aifabric.models.railx.mesh import mesh_network, replay, table_entries
+from aifabric.rtl.railx.mesh import RouterMesh
 
 # (pattern, rate in flits/cycle/chip, cycles of packet creation): below and above saturation
 SCENARIOS = (("uniform", 0.15, 1500), ("uniform", 0.8, 1200), ("transpose", 0.1, 1500),
@@ -59,10 +57,13 @@ CHECK_EVERY = 256      # cycles recorded between two batch checks
 _NEVER = (1 << 62, 0)
 
 
-class MeshBench:
-    def __init__(self, dut, rng) -> None:
-        prm = block_params()
-        self.dut, self.rng = dut, rng
+class MeshBench(Testbench):
+    """The mesh on the testbench layer: its links (``inject``, ``eject``, the edge stubs),
+    the ``table`` stream, the simulator's network of the same parameters."""
+
+    def __init__(self, dut, *, seed: int = 0) -> None:
+        super().__init__(dut, RouterMesh, seed=seed)
+        prm = self.params
         self.k, self.P, self.V = prm["k"], prm["ports"], prm["vcs"]
         self.B, self.L, self.DW = prm["depth"], prm["packet"], prm["dst_width"]
         self.allocator = prm.get("allocator", "separable")
@@ -70,49 +71,31 @@ class MeshBench:
         self.payload = Payload(self.DW, self.L, prm["data"])
         self.payload.check_width(prm["data"])
         self.net = mesh_network(self.k, vcs=self.V, delay=prm.get("delay", 1), ports=self.P)
-        self.inject = [Link(dut, "inject", c, self.V) for c in range(self.n)]
-        self.eject = [Link(dut, "eject", c, self.V) for c in range(self.n)]
-        self.edges = []
-        e = 0
-        while hasattr(dut, f"edge_i__{e}__valid"):
-            self.edges.append((Link(dut, "edge_i", e, self.V), Link(dut, "edge_o", e, self.V)))
-            e += 1
+        self.inject = Link.ports(self, "inject", self.V)
+        self.eject = Link.ports(self, "eject", self.V)
+        self.edges = list(zip(Link.ports(self, "edge_i", self.V),
+                              Link.ports(self, "edge_o", self.V)))
+        self.table = self.bus("table")
         self.per_src = 1 << (ID_BITS - width_of(self.n))   # packet numbers per chip
-        self.flit_width = len(self.inject[0].flit)
-        self.meter = None
+        self.flit_width = self.inject[0].bus.width("flit")
         self.iteration = -1           # the cycle loop's last iteration (scenario())
 
     async def reset(self) -> None:
-        """Reset (the routing tables, memories, survive it)."""
-        dut = self.dut
-        if self.meter is None:
-            start_clock(dut.clk)
-        for link in self.inject:
-            link.send(None)
-        for i, o in self.edges:                          # the stubs at the mesh's edge
-            i.send(None)
-            o.send_credit(None)
-        dut.table__valid.value = 0
-        dut.clear.value = 0
-        dut.rst.value = 1
-        for _ in range(2):
-            await FallingEdge(dut.clk)
-        dut.rst.value = 0
-        if self.meter is None:
-            self.meter = CycleMeter(10)
+        """Reset (the routing tables, memories, survive it), the links and the stubs at the
+        mesh's edge idle; then one idle cycle out of reset."""
+        await reset_idle(self, self.inject, self.edges)
 
     async def load_tables(self) -> None:
-        dut = self.dut
         rb = width_of(self.n)
         for r in range(self.n):
             for row, dst, port, lo, hi in table_entries(self.net, r):
-                await FallingEdge(dut.clk)
+                await self.tick()
                 entry = encode_entry(row, dst, port, lo, hi, ports=self.P, vcs=self.V,
                                      dst_width=self.DW)
-                dut.table__payload.value = r | entry << rb
-                dut.table__valid.value = 1
-        await FallingEdge(dut.clk)
-        dut.table__valid.value = 0
+                self.table.payload.value = r | entry << rb
+                self.table.valid.value = 1
+        await self.tick()
+        self.table.valid.value = 0
 
     def pid(self, tag: int) -> int:
         src, k = tag >> 32, tag & 0xFFFFFFFF
@@ -145,12 +128,12 @@ class MeshBench:
             last = cycles + DRAIN
             stop = check.stop(cycles, last)
             # per chip: ejection valid and flit, credit and its VC (read where valid)
-            ej_valid = [reader(link.valid) for link in self.eject]
-            ej_bits = [bits_reader(link.flit) for link in self.eject]
-            cr_valid = [reader(link.credit) for link in self.inject]
-            cr_vc = [reader(link.credit_vc) for link in self.inject]
+            ej_valid = [link.bus.reader("valid") for link in self.eject]
+            ej_bits = [link.bus.bits_reader("flit") for link in self.eject]
+            cr_valid = [link.bus.reader("credit") for link in self.inject]
+            cr_vc = [link.bus.reader("credit_vc") for link in self.inject]
             chips = range(n)
-            error = reader(self.dut.error)
+            error = self.bus().reader("error")
             ejected, returned, errors = [], [], []     # (t, chip, bits), (t, chip, VC), (t, flags)
             put_ejected, put_returned = ejected.append, returned.append
             first = 0                                  # the first cycle not yet checked
@@ -181,7 +164,7 @@ class MeshBench:
                     first = t + 1
                 return False
 
-            t = await each_falling_edge(self.dut.clk, cycle, min(stop, last) + 1) - 1
+            t = await self.run(cycle, min(stop, last) + 1, gc_off=False) - 1
         assert check.delivered == total, f"{total - check.delivered} of {total} packets not " \
                                          f"delivered"
         for c, chk in enumerate(check.checkers):
@@ -204,8 +187,8 @@ class MeshBench:
         words = check.words
         shift, fmt = 2 + width_of(self.V), f"0{self.flit_width}b"   # encode_flit, inlined
         for c, injections in enumerate(check.model_inject):
-            put_valid = writer(self.inject[c].valid)
-            put_flit = bits_writer(self.inject[c].flit)
+            put_valid = self.inject[c].bus.writer("valid")
+            put_flit = self.inject[c].bus.bits_writer("flit")
             before = None
             for t, (v, tag, seq) in injections:
                 _, dst, flits = check.packets[tag]
@@ -457,11 +440,10 @@ class ScenarioCheck:
 async def traffic_patterns(dut):
     """Uniform and transpose traffic below and above saturation: every injection and every
     ejection in the same cycle as the simulator's."""
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
-    b = MeshBench(dut, rng)
+    b = MeshBench(dut)
     scale = float(os.environ.get("AIFABRIC_MESH_SCALE", "1"))
-    dut._log.info("%dx%d mesh, P=%d V=%d B=%d %s; %s", b.k, b.k, b.P, b.V, b.B,
-                  b.allocator, seed_text())
+    b.log.info("%dx%d mesh, P=%d V=%d B=%d %s; %s", b.k, b.k, b.P, b.V, b.B,
+               b.allocator, b.seed_text())
     await b.reset()
     await b.load_tables()
     start = b.meter.cycles
@@ -469,14 +451,14 @@ async def traffic_patterns(dut):
     for k, (pattern, rate, cycles) in enumerate(SCENARIOS):
         res = await b.scenario(pattern, rate, max(100, int(cycles * scale)),
                                seed=int(cocotb.RANDOM_SEED % (1 << 40)) * 10 + k)
-        dut._log.info("%s", res)
+        b.log.info("%s", res)
         results.append(res)
         flits += res["flits"]
         # the next scenario starts, like the simulator, from reset (round-robin pointers,
         # credits); the routing tables stay
         await b.reset()
-    record_stats("traffic_patterns", transactions=flits, cycles=b.meter.cycles - start,
-                 scenarios=results)
+    b.finish("traffic_patterns", transactions=flits, cycles=b.meter.cycles - start,
+             scenarios=results)
 
 
 @cocotb.test()
@@ -486,8 +468,7 @@ async def edge_and_rail_ports(dut):
     edge returns), and packets coming in on an east edge and on a rail port reach their
     destination chips, returning a credit per flit on ``edge_i``."""
     from aifabric.rtl.railx.mesh import edge_ports
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
-    b = MeshBench(dut, rng)
+    b = MeshBench(dut)
     await b.reset()
     await b.load_tables()
     edges = edge_ports(b.k, b.P)
@@ -497,12 +478,12 @@ async def edge_and_rail_ports(dut):
     rail = edges.index((b.n // 2, 5)) if b.P > 5 else None
     rb, V = width_of(b.n), b.V
     # chip 0 sends chip `last`'s packets out of its west edge (row 0: from its local port)
-    await FallingEdge(dut.clk)
-    dut.table__payload.value = 0 | encode_entry(0, last, 2, 0, V - 1, ports=b.P, vcs=V,
-                                                dst_width=b.DW) << rb
-    dut.table__valid.value = 1
-    await FallingEdge(dut.clk)
-    dut.table__valid.value = 0
+    await b.tick()
+    b.table.payload.value = 0 | encode_entry(0, last, 2, 0, V - 1, ports=b.P, vcs=V,
+                                             dst_width=b.DW) << rb
+    b.table.valid.value = 1
+    await b.tick()
+    b.table.valid.value = 0
     length = min(4, b.L)
     out_in, out_edge = b.edges[west0]
     seen_edge, ejected, credits_back = [], {}, {east: 0, rail: 0}
@@ -510,7 +491,7 @@ async def edge_and_rail_ports(dut):
     plan = {east: (last, 3), rail: (b.n // 2, b.n - 2)}   # edge -> (its chip, destination)
     cycle = 0
     for cycle in range(60 + 4 * length):
-        await FallingEdge(dut.clk)
+        await b.tick()
         f = out_edge.read()
         if f is not None:
             seen_edge.append((cycle, f))
@@ -554,7 +535,7 @@ async def edge_and_rail_ports(dut):
             f"edge {edges[e]}: chip {dst} ejected {ejected.get(dst)}"
         assert credits_back[e] == length, f"edge {edges[e]}: {credits_back[e]} credits back"
     assert read_int(dut.error) == 0
-    record_stats("edge_and_rail_ports", transactions=0, cycles=cycle)
+    b.finish("edge_and_rail_ports", transactions=0, cycles=cycle)
 
 
 @cocotb.test()
@@ -563,22 +544,21 @@ async def errors_at_every_chip(dut):
     in turn (to itself: it enters no other router) raises the length bit alone at the next
     falling edge, and ``clear`` lowers it. Random traffic never raises a flag, so a router
     left out of the OR went unseen."""
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + 3)
-    b = MeshBench(dut, rng)
+    b = MeshBench(dut, seed=3)
     await b.reset()
     await b.load_tables()
     length_bit = 1 << 2                     # ERROR_BITS["length"] of rtl.railx.router
     field = ((1 << b.L.bit_length()) - 1) << b.DW
     for c in range(b.n):
-        await FallingEdge(dut.clk)
+        await b.tick()
         assert read_int(dut.error) == 0, f"chip {c}: a flag before the fault"
         b.inject[c].send((True, True, 0, b.payload.data(100 + c, 0, c, 1) & ~field))
-        await FallingEdge(dut.clk)
+        await b.tick()
         b.inject[c].send(None)
-        await expect_flags(dut, length_bit, f"chip {c}, one cycle after a head of length 0")
-    await FallingEdge(dut.clk)
+        await expect_flags(b, length_bit, f"chip {c}, one cycle after a head of length 0")
+    await b.tick()
     assert read_int(dut.error) == 0
-    record_stats("errors_at_every_chip", transactions=b.n, cycles=b.meter.cycles)
+    b.finish("errors_at_every_chip", transactions=b.n)
 
 
 @cocotb.test()
@@ -586,8 +566,7 @@ async def batch_check_names_the_cycle(dut):
     """The batched checks are live and name the cycle: a planted wrong expected value (one
     ejection of the simulator's record changed to the next flit of its packet) fails with
     the per-cycle message and that ejection's cycle, found at a batch check after it."""
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
-    b = MeshBench(dut, rng)
+    b = MeshBench(dut)
     await b.reset()
     await b.load_tables()
     pattern, rate, cycles = "uniform", 0.3, 2 * CHECK_EVERY
@@ -626,5 +605,5 @@ async def batch_check_names_the_cycle(dut):
     assert found_at > p["cycle"] + 1, (found_at, p["cycle"])
     assert found_at % CHECK_EVERY == CHECK_EVERY - 1, f"raised in iteration {found_at}, " \
                                                       f"not at a batch check"
-    record_stats("batch_check_names_the_cycle", transactions=0, cycles=found_at + 1,
-                 planted_cycle=p["cycle"], found_at=found_at)
+    b.finish("batch_check_names_the_cycle", transactions=0, cycles=found_at + 1,
+             planted_cycle=p["cycle"], found_at=found_at)

@@ -1,13 +1,14 @@
 """cocotb testbench: the OCS transceiver controller RTL (``rtl/optics/ocstrx.py``) against the
 contract in ``models.infinitehbd.ocstrx``, checked by a transaction-level scoreboard.
 
-Commands go in through ``cosim.stream`` (random gaps, a protocol monitor that knows the
-reset), encoded from the documented layout (``cosim.codec.ocs_command``); the outputs are
-decoded from the documented layout. The scoreboard is built from behaviour, not from the
-RTL's registers: what was commanded and accepted (by the testbench's own reading of the
-command table), which element states realise it (the path table; ``benes_trace`` of the
-matrix states for the permutation), what the photodetectors showed, and the documented
-timing windows. Every cycle it checks, for each group:
+The bench is built on the controllers' cycle (``cosim.control``, on the testbench layer
+``cosim.testbench``). Commands go in through the layer's stream source (random gaps) and
+monitor (the stream rules, with the reset), encoded from the documented layout
+(``cosim.codec.ocs_command``); the outputs are decoded from the documented layout. The
+scoreboard is built from behaviour, not from the RTL's registers: what was commanded and
+accepted (by the testbench's own reading of the command table), which element states realise
+it (the path table; ``benes_trace`` of the matrix states for the permutation), what the
+photodetectors showed, and the documented timing windows. Every cycle it checks, for each group:
 
 - the elements are the path table's for the group's path; the path and backup are the
   commanded ones, or after a failover the old backup and none; the heater codes are the
@@ -44,16 +45,23 @@ import time
 import cocotb
 
 from aifabric.cosim.codec import field, ocs_command
-from aifabric.cosim.control import ControlBench, start_clock
-from aifabric.cosim.stats import block_params, record_stats
+from aifabric.cosim.control import ControlBench
 from aifabric.models.infinitehbd import topology
 from aifabric.models.infinitehbd.ocstrx import (ERRORS, Command, benes_route, benes_size, benes_trace,
                                        ring_commands)
-from aifabric.rtl.optics.ocstrx import Link
+from aifabric.rtl.optics.ocstrx import Link, OCSTrxController
 
 DEFAULT_TRANSACTIONS = 10_000
 PATH_AB = {1: (1, 0), 2: (1, 1), 3: (0, 0)}          # the documented path table
 DOWN, SETTLING, CHECKING, UP, FAULT = Link
+# what the random test must have seen at least once (the layer's coverage minimums): every
+# error, every event the contract names
+RANDOM_COVERAGE = {**{f"error {e}": 1 for e in ERRORS},
+                   **{what: 1 for what in ("up", "no light", "light lost", "failover",
+                                           "path in use: no settle", "live calibration write",
+                                           "loopback checked again", "held in FAULT",
+                                           "SET_PATH every group",
+                                           "groups fail over together")}}
 
 
 class Light:
@@ -78,15 +86,16 @@ class Light:
 class Scoreboard:
     """What the controller must do, from the commands taken and the light seen."""
 
-    def __init__(self, N, G, H, T, settle0) -> None:
+    def __init__(self, N, G, H, T, settle0, coverage) -> None:
         self.N, self.G, self.H, self.T, self.settle0 = N, G, H, T, settle0
         self.M = benes_size(N)[1]
         self.E = 2 * G + self.M
-        self.seen: dict = {}
+        self.coverage = coverage          # the events seen (the layer's coverage bins)
+        self.seen = coverage.counts
         self.reset()
 
     def note(self, what: str, n: int = 1) -> None:
-        self.seen[what] = self.seen.get(what, 0) + n
+        self.coverage.hit(what, n)
 
     def reset(self) -> None:
         top = (1 << self.T) - 1
@@ -333,19 +342,21 @@ class Scoreboard:
 
 
 class Harness(ControlBench):
-    def __init__(self, dut, rng) -> None:
-        p = block_params()
+    def __init__(self, dut, coverage: dict | None = None) -> None:
+        super().__init__(dut, OCSTrxController, coverage=coverage)
+        p, rng = self.params, self.rng
         self.N, self.G = p.get("lanes", 8), p.get("groups", 2)
         self.H, self.T = p.get("code_bits", 12), p.get("timer_bits", 20)
         self.settle0 = p.get("settle", 100_000)
         self.M = benes_size(self.N)[1]
         self.E = 2 * self.G + self.M
-        super().__init__(dut, rng, None)
-        self.board = Scoreboard(self.N, self.G, self.H, self.T, self.settle0)
+        self.board = Scoreboard(self.N, self.G, self.H, self.T, self.settle0, self.coverage)
         top = (1 << self.T) - 1
         self.lights = [[Light(rng, 4 * top) for _ in range(3)] for _ in range(self.G)]
         self.fibres = [Light(rng, 4 * top) for _ in range(3)]     # shared by the groups
         self.drawn: list[int] = []
+        self._put_pd = self.io.writer("pd")
+        self._outputs = [self.io.bits_reader(n) for n in self.OUTPUTS]
 
     def on_reset(self) -> None:
         self.board.reset()
@@ -360,8 +371,8 @@ class Harness(ControlBench):
         fibre = [f.step() for f in self.fibres]
         pd = [[(lt[k] and fibre[k] if lit is None else lit[g][k]) for k in range(3)]
               for g, lt in enumerate([[x.step() for x in row] for row in self.lights])]
-        self.dut.pd.value = sum(int(pd[g][k]) << (3 * g + k) for g in range(self.G)
-                                for k in range(3))
+        self._put_pd(sum(int(pd[g][k]) << (3 * g + k) for g in range(self.G)
+                                for k in range(3)))
         return (pd,)
 
     OUTPUTS = ("cmd__ready", "mzi", "heater", "path", "backup", "link", "cause", "failover",
@@ -370,10 +381,8 @@ class Harness(ControlBench):
     def read(self) -> dict:
         """The outputs, decoded from the documented layout (each port read once a cycle, as
         its bit string: Verilator's values are two-state)."""
-        if not hasattr(self, "_ports"):
-            self._ports = [getattr(self.dut, n)._handle for n in self.OUTPUTS]
         (ready, mzi, heater, path, backup, link, cause, failover, armed, mstate, perm, busy,
-         error, reconfigs) = [int(h.get_signal_val_binstr(), 2) for h in self._ports]
+         error, reconfigs) = [int(read(), 2) for read in self._outputs]
         G, E, H = self.G, self.E, self.H
         k = self.N.bit_length() - 1
         return {
@@ -480,16 +489,11 @@ class Harness(ControlBench):
         return Command.set_timing(int(rng.integers(3)), 0)
 
 
-def start(dut) -> tuple[Harness, object]:
-    rng = start_clock(dut)
-    return Harness(dut, rng), rng
-
-
 @cocotb.test()
 async def reset_state(dut):
     """After reset: the documented reset state (checked by the scoreboard in the first
     cycle out of reset), nothing taken while the stream is idle, 50 cycles of light."""
-    h, _ = start(dut)
+    h = Harness(dut)
     await h.reset()
     got = await h.step()
     assert not got["ready"] and not got["busy"] and got["heater"] == [0] * h.E
@@ -497,14 +501,16 @@ async def reset_state(dut):
     assert got["ready"], "ready did not rise in the second cycle after reset"
     for _ in range(50):
         await h.step()
-    record_stats("reset_state", transactions=1, cycles=h.meter.cycles)
+    h.finish("reset_state", transactions=1)
 
 
 @cocotb.test()
 async def random_commands(dut):
     """Random commands (valid and malformed) under random light, log-uniform timings up to
-    the timer's full width and random resets."""
-    h, rng = start(dut)
+    the timer's full width and random resets; every error and every event the contract names
+    happens (``RANDOM_COVERAGE``, checked by ``finish``)."""
+    h = Harness(dut, RANDOM_COVERAGE)
+    rng = h.rng
     count = int(os.environ.get("AIFABRIC_TRANSACTIONS", DEFAULT_TRANSACTIONS))
     await h.reset()
     h.send([Command.set_timing(1, 2), Command.set_timing(2, 20)])
@@ -518,19 +524,11 @@ async def random_commands(dut):
     dut._log.info("%d commands (%d rejected), %d resets in %d cycles, %.1f s; seen %s",
                   h.taken, h.rejected, resets, h.meter.cycles, elapsed, seen)
     assert h.rejected > count // 20 and h.monitor.beats >= count
-    # every error, every event the contract names, happened
-    for e in ERRORS:
-        assert seen.get(f"error {e}", 0) > 0, f"no {e} error was provoked"
-    for what in ("up", "no light", "light lost", "failover", "path in use: no settle",
-                 "live calibration write", "loopback checked again", "held in FAULT",
-                 "SET_PATH every group", "groups fail over together"):
-        assert seen.get(what, 0) > 0, f"never saw: {what} ({seen})"
     assert resets > 0
     top = (1 << h.T) - 1
     assert max(h.drawn) > top // 2, "timings never reached the upper half of the timer"
-    record_stats("random_commands", transactions=h.taken, cycles=h.meter.cycles,
-                 seconds=elapsed, rejected=h.rejected, ups=seen.get("up", 0),
-                 failovers=seen.get("failover", 0))
+    h.finish("random_commands", transactions=h.taken, seconds=elapsed, rejected=h.rejected,
+             ups=seen.get("up", 0), failovers=seen.get("failover", 0))
 
 
 async def settle(h, lit) -> dict:
@@ -549,9 +547,9 @@ async def ring_configuration(dut):
     K = 2 line around a faulty node), applied with light present: each bundle comes up on
     its configured path with its derived backup, the loopback's matrix READY; then the
     path goes dark and both groups fail over together (one settle) to the backup."""
-    h, _ = start(dut)
+    h = Harness(dut)
     if h.G < 2:
-        record_stats("ring_configuration", transactions=0, cycles=0)
+        h.finish("ring_configuration", transactions=0, cycles=0)
         return
     await h.reset()
     h.send([Command.set_timing(0, 10), Command.set_timing(1, 3), Command.set_timing(2, 40)])
@@ -577,7 +575,7 @@ async def ring_configuration(dut):
         got = await h.step(lit=dark)
     assert got["path"][:2] == [2, 2] and got["failover"][:2] == [1, 1], got
     assert got["link"][:2] == [3, 3] and got["cause"][:2] == [2, 2], got
-    record_stats("ring_configuration", transactions=checked + 1, cycles=h.meter.cycles)
+    h.finish("ring_configuration", transactions=checked + 1)
 
 
 @cocotb.test()
@@ -590,7 +588,7 @@ async def long_timers(dut):
     light: FAULT in the same cycle), a third group's comes for D - 1 samples (FAULT). Then
     group 0 goes dark for D - 1 samples (still UP), lit for one, dark for D: FAULT exactly
     then. The scoreboard checks every cycle besides."""
-    h, _ = start(dut)
+    h = Harness(dut)
     await h.reset()
     top = (1 << h.T) - 1
     S, W, D = top, top, (1 << (h.T - 1)) + 1
@@ -603,11 +601,11 @@ async def long_timers(dut):
     h.send([Command.set_path(0, 1, 0, every=1)])
     while h.taken == before:
         await h.step(lit=dark)
-    tk = h.clock.count
+    tk = h.cycle
     last = {g: D if g == 0 else 0 if g == 1 else D - 1 for g in range(G)}   # lit samples
     ends: dict = {}
     for _ in range(S + W + 3):
-        t = h.clock.count + 1
+        t = h.cycle + 1
         j = t - tk - S                       # the sample this cycle gives (1..W)
         lit = [[W - last[g] < j <= W, False, False] for g in range(G)]
         got = await h.step(lit=lit)
@@ -619,11 +617,11 @@ async def long_timers(dut):
     assert ends == want, f"(cycle, link) of each group {ends}, documented {want}"
     tu = due
     for k in range(2 * D + 2):
-        t = h.clock.count + 1
+        t = h.cycle + 1
         lit0 = t == tu + D - 1 or t >= tu + 2 * D + 1
         got = await h.step(lit=[[lit0 and g == 0, False, False] for g in range(G)])
         want0 = FAULT if t >= tu + 2 * D else UP
         assert got["link"][0] == want0, (f"cycle {t}: group 0 link {got['link'][0]}, UP at "
                                          f"{tu}, dark D - 1, lit 1, dark D: {want0}")
     assert got["cause"][0] == 2 and got["cause"][1] == 1
-    record_stats("long_timers", transactions=h.taken, cycles=h.meter.cycles)
+    h.finish("long_timers", transactions=h.taken)

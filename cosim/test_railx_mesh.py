@@ -41,12 +41,10 @@ from collections import deque
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge
 
-from aifabric.cosim.codec import decode_flit, encode_entry, encode_flit, width_of
-from aifabric.cosim.noc import ID_BITS, Link, Payload, expect_flags, read_int
-from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
+from aifabric.cosim.codec import encode_entry, width_of
+from aifabric.cosim.noc import ID_BITS, Link, Payload, expect_flags, read_int, reset_idle
+from aifabric.cosim.testbench import Testbench
 from aifabric.models.common.netsim import Simulator, Traffic
 from aifabric.models.common.netsim.kernel import EV_INJECT, EV_SWITCH
 from aifabric.models.common.netsim.network import KIND_MESH, KIND_RAIL, LOCAL
@@ -55,6 +53,7 @@ from aifabric.models.railx.netsim import DEFAULT_ORDER, railx
 from aifabric.models.railx.router import table_entries
 from aifabric.models.railx.routing import MinimalRouting
 from aifabric.models.railx.system import RailX, hyperx_2d
+from aifabric.rtl.railx.railx_mesh import RailXMesh
 
 # (pattern, rate in flits/cycle/chip, cycles of packet creation). Saturation of this system
 # is about 0.24 (uniform) and 0.22 (transpose): the rails are credit-bound.
@@ -65,16 +64,16 @@ DRAIN = 8000
 M = 2
 
 
-class RailXBench:
+class RailXBench(Testbench):
+    """The RailX system on the testbench layer: its links (``inject``, ``eject``, the edge
+    stubs) as :class:`~cosim.noc.Link` objects, the ``table`` stream, the model's network."""
+
     def __init__(self, dut) -> None:
-        from aifabric.rtl._util import not_elaborated
-        from aifabric.rtl.railx.railx_mesh import RailXMesh
-        prm = block_params()
-        self.dut = dut
+        super().__init__(dut, RailXMesh)
+        prm, rtl = self.params, self.component
         self.side, self.nrail = prm["side"], prm["n"]
         self.V, self.B, self.L = prm["vcs"], prm["depth"], prm["packet"]
         self.allocator = prm.get("allocator", "separable")
-        rtl = not_elaborated(RailXMesh(**prm))
         self.rtl_links, self.rtl_edges = rtl.links, rtl.edges
         self.P, self.DW, self.n = rtl.ports, rtl.dst_width, rtl.chips
         self.payload = Payload(self.DW, self.L, prm["data"])    # the router benches' payload
@@ -84,18 +83,13 @@ class RailXBench:
                          mesh_delay=prm["mesh_delay"], rail_delay=prm["rail_delay"])
         self.delays = {"mesh": prm["mesh_delay"], "optical": prm["rail_delay"]}
         self.port_map = self.check_wiring()
-        h = lambda name: getattr(dut, name)  # noqa: E731
-        self.inj_valid = [h(f"inject__{c}__valid") for c in range(self.n)]
-        self.inj_flit = [h(f"inject__{c}__flit") for c in range(self.n)]
-        self.inj_credit = [h(f"inject__{c}__credit") for c in range(self.n)]
-        self.inj_credit_vc = [h(f"inject__{c}__credit_vc") for c in range(self.n)]
-        self.ej_valid = [h(f"eject__{c}__valid") for c in range(self.n)]
-        self.ej_flit = [h(f"eject__{c}__flit") for c in range(self.n)]
-        self.edge_i = [(h(f"edge_i__{e}__valid"), None) for e in range(len(self.rtl_edges))]
-        self.edge_o = [(h(f"edge_o__{e}__valid"), h(f"edge_o__{e}__credit"))
-                       for e in range(len(self.rtl_edges))]
+        self.inject = Link.ports(self, "inject", self.V)
+        self.eject = Link.ports(self, "eject", self.V)
+        self.edge_i = Link.ports(self, "edge_i", self.V)
+        self.edge_o = Link.ports(self, "edge_o", self.V)
+        assert len(self.edge_i) == len(self.edge_o) == len(self.rtl_edges)
+        self.table = self.bus("table")
         self.per_src = 1 << (ID_BITS - width_of(self.n))
-        self.meter = None
 
     # -- wiring ------------------------------------------------------------------------------
     def check_wiring(self) -> list[dict]:
@@ -150,39 +144,26 @@ class RailXBench:
         return src * self.per_src + k
 
     async def reset(self) -> None:
-        dut = self.dut
-        if self.meter is None:
-            Clock(dut.clk, 10, unit="ns").start()
-        for c in range(self.n):
-            self.inj_valid[c].value = 0
-        for (iv, _), (_, oc) in zip(self.edge_i, self.edge_o):   # edge stubs
-            iv.value = 0
-            oc.value = 0
-        dut.table__valid.value = 0
-        dut.clear.value = 0
-        dut.rst.value = 1
-        for _ in range(2):
-            await FallingEdge(dut.clk)
-        dut.rst.value = 0
-        if self.meter is None:
-            self.meter = CycleMeter(10)
+        """Reset with the links and the edge stubs idle; then one idle cycle out of it."""
+        await reset_idle(self, self.inject, zip(self.edge_i, self.edge_o))
+
+    async def write_table(self, entries) -> None:
+        """(router, entry) pairs through ``table``, one a cycle."""
+        rb = width_of(M * self.side * M * self.side)
+        for r, entry in entries:
+            await self.tick()
+            self.table.payload.value = r | encode_entry(*entry, ports=self.P, vcs=self.V,
+                                                        dst_width=self.DW) << rb
+            self.table.valid.value = 1
+        await self.tick()
+        self.table.valid.value = 0
 
     async def load_tables(self) -> int:
-        dut = self.dut
-        rb = width_of(M * self.side * M * self.side)
-        count = 0
-        for r in range(self.n):
-            for row, dst, port, lo, hi in table_entries(self.net, r, ports=self.P,
-                                                        dst_width=self.DW):
-                await FallingEdge(dut.clk)
-                entry = encode_entry(row, dst, self.port_map[r][port], lo, hi, ports=self.P,
-                                     vcs=self.V, dst_width=self.DW)
-                dut.table__payload.value = r | entry << rb
-                dut.table__valid.value = 1
-                count += 1
-        await FallingEdge(dut.clk)
-        dut.table__valid.value = 0
-        return count
+        entries = [(r, (row, dst, self.port_map[r][port], lo, hi)) for r in range(self.n)
+                   for row, dst, port, lo, hi in table_entries(self.net, r, ports=self.P,
+                                                               dst_width=self.DW)]
+        await self.write_table(entries)
+        return len(entries)
 
     def simulate(self, rows: np.ndarray, cycles: int):
         """The simulator on the trace: (injected, ejected, switch events)."""
@@ -217,7 +198,7 @@ class RailXBench:
     async def run_trace(self, rows: np.ndarray, cycles: int, *, check_edges: bool = True):
         """Drive ``rows`` (cycle, src, dst, flits; sorted by src then cycle), compare every
         cycle with the simulator, return (ejection cycle per tag, switch events, cycles)."""
-        dut, n, V, B = self.dut, self.n, self.V, self.B
+        n, V, B = self.n, self.V, self.B
         injected, ejected, sw = self.simulate(rows, cycles + DRAIN)
         queues = [deque() for _ in range(n)]
         for t, src, dst, flits in rows:
@@ -229,11 +210,14 @@ class RailXBench:
         inj_next = [0] * n
         open_, seen, done = {}, set(), {}
         total, flits_out = len(packets), 0
-        for t in range(cycles + DRAIN + 1):
-            await FallingEdge(dut.clk)
+        read_error = self.bus().reader("error")
+
+        def cycle(t: int) -> bool:
+            """Iteration t, at a falling edge: the outputs of cycle t - 1 against the
+            simulator's, then the injections of cycle t; True: every packet delivered."""
+            nonlocal flits_out
             for c in range(n):
-                got = decode_flit(read_int(self.ej_flit[c]), V) \
-                    if int(self.ej_valid[c].value) else None
+                got = self.eject[c].read()
                 want = ejected.get((t - 1, c))
                 if want is None:
                     assert got is None, f"cycle {t - 1}: chip {c} ejected {got}, model nothing"
@@ -259,18 +243,18 @@ class RailXBench:
                     done[tag] = t - 1
                     del open_[pid]
             for c in range(n):
-                if int(self.inj_credit[c].value):
-                    vc = read_int(self.inj_credit_vc[c])
+                vc = self.inject[c].read_credit()
+                if vc is not None:
                     credits[c][vc] += 1
                     assert credits[c][vc] <= B, f"cycle {t}: chip {c} VC {vc}: over {B} credits"
-            error = read_int(dut.error)
+            error = read_error()
             assert error == 0, f"cycle {t - 1}: error flags {error:05b}"
             if check_edges and t % 64 == 0 or len(done) == total and t > cycles:
-                stray = [self.rtl_edges[e] for e, (v, _) in enumerate(self.edge_o)
-                         if int(v.value)]
+                stray = [self.rtl_edges[e] for e, link in enumerate(self.edge_o)
+                         if link.read() is not None]
                 assert not stray, f"cycle {t - 1}: flits left on edge ports {stray}"
             if len(done) == total and t > cycles:
-                break
+                return True
             for c in range(n):
                 flit = None
                 if writing[c] is None and queues[c] and queues[c][0][0] <= t:
@@ -285,8 +269,8 @@ class RailXBench:
                 if writing[c] is not None:
                     v, tag, seq = writing[c]
                     _, dst, flits = packets[tag]
-                    flit = encode_flit(seq == 0, seq == flits - 1, v,
-                                       self.data(self.pid(tag), seq, dst, flits), V)
+                    flit = (seq == 0, seq == flits - 1, v,
+                            self.data(self.pid(tag), seq, dst, flits))
                     credits[c][v] -= 1
                     writing[c] = None if seq == flits - 1 else (v, tag, seq + 1)
                     got = (v, tag, seq)
@@ -295,11 +279,10 @@ class RailXBench:
                 assert got == injected.get((t, c)), (
                     f"cycle {t}: chip {c} injects {got}, model {injected.get((t, c))} "
                     f"(VC, tag, flit): the RTL's credits differ")
-                if flit is None:
-                    self.inj_valid[c].value = 0
-                else:
-                    self.inj_flit[c].value = flit
-                    self.inj_valid[c].value = 1
+                self.inject[c].send(flit)
+            return False
+
+        t = await self.run(cycle, cycles + DRAIN + 1) - 1
         assert len(done) == total, f"{total - len(done)} of {total} packets not delivered"
         assert not open_, f"packets still open {open_}"
         return done, packets, sw, flits_out, t
@@ -320,8 +303,8 @@ async def traffic_patterns(dut):
     1's VC classes and the rails under load reached."""
     b = RailXBench(dut)
     seed = int(cocotb.RANDOM_SEED % (1 << 40))
-    dut._log.info("RailX %s: %d chips, P=%d V=%d B=%d, rails %d cycles; %s",
-                  b.topo.name, b.n, b.P, b.V, b.B, b.delays["optical"], seed_text())
+    b.log.info("RailX %s: %d chips, P=%d V=%d B=%d, rails %d cycles; %s",
+               b.topo.name, b.n, b.P, b.V, b.B, b.delays["optical"], b.seed_text())
     await b.reset()
     entries = await b.load_tables()
     start, flits, results = b.meter.cycles, 0, []
@@ -352,19 +335,19 @@ async def traffic_patterns(dut):
                "latency_mean": round(float(lat.mean()), 2),
                "accepted": round(out / (t * b.n), 3),
                "seconds": round(time.perf_counter() - wall, 2)}
-        dut._log.info("%s", res)
+        b.log.info("%s", res)
         results.append(res)
         flits += out
         await b.reset()
     cover = {"mesh_vcs": sorted(v for kd, v in used if kd == KIND_MESH),
              "rail_vcs": sorted(v for kd, v in used if kd == KIND_RAIL),
              "busiest_rail": round(busiest, 3)}
-    dut._log.info("coverage %s", cover)
+    b.log.info("coverage %s", cover)
     assert cover["mesh_vcs"] == list(range(3)), f"Algorithm 1's mesh VC classes: {cover}"
     assert cover["rail_vcs"] == [1, 2], f"X-rails VC 1, Y-rails VC 2: {cover}"
     assert busiest >= 0.25, f"the rails never ran under load: {cover}"
-    record_stats("traffic_patterns", transactions=flits, cycles=b.meter.cycles - start,
-                 scenarios=results, table_entries=entries, coverage=cover)
+    b.finish("traffic_patterns", transactions=flits, cycles=b.meter.cycles - start,
+             scenarios=results, table_entries=entries, coverage=cover)
 
 
 @cocotb.test()
@@ -416,10 +399,10 @@ async def zero_load_paths(dut):
             f"chip {src} -> {dst} (injected {created}): ejected after {done[tag] - created} "
             f"cycles, the paper's path takes {lat}")
     lats = sorted({r[4] for r in rows})
-    dut._log.info("%d path packets, latencies %s, %d cycles", len(rows), lats, cycles)
+    b.log.info("%d path packets, latencies %s, %d cycles", len(rows), lats, cycles)
     assert len(lats) >= 5, f"too few distinct path lengths: {lats}"
-    record_stats("zero_load_paths", transactions=out, cycles=b.meter.cycles - start,
-                 packets=len(rows), latencies=lats)
+    b.finish("zero_load_paths", transactions=out, cycles=b.meter.cycles - start,
+             packets=len(rows), latencies=lats)
 
 
 ERROR_BITS = {"table": 0, "no_route": 1, "length": 2, "protocol": 3, "eject_credit": 4}
@@ -449,9 +432,7 @@ async def edge_ports_and_errors(dut):
     await b.load_tables()
     n, V, B, L, P = b.n, b.V, b.B, b.L, b.P
     assert EDGE_PACKETS <= V and (EDGE_PACKETS * L > B), "the out test needs these"
-    rb = width_of(n)
-    edge_i = [Link(dut, "edge_i", e, V) for e in range(len(b.rtl_edges))]
-    edge_o = [Link(dut, "edge_o", e, V) for e in range(len(b.rtl_edges))]
+    edge_i, edge_o = b.edge_i, b.edge_o
     own = [[e for e, (c, _) in enumerate(b.rtl_edges) if c == chip] for chip in range(n)]
     rounds = max(len(x) for x in own)
     original = {}                            # (chip, dst) -> its row-0 entry as loaded
@@ -461,14 +442,7 @@ async def edge_ports_and_errors(dut):
                 original[(c, dst)] = (0, dst, b.port_map[c][port], lo, hi)
     pid = iter(range(1, 1 << 20))
 
-    async def write_table(entries):
-        for c, entry in entries:
-            await FallingEdge(dut.clk)
-            dut.table__payload.value = c | encode_entry(*entry, ports=P, vcs=V,
-                                                        dst_width=b.DW) << rb
-            dut.table__valid.value = 1
-        await FallingEdge(dut.clk)
-        dut.table__valid.value = 0
+    write_table = b.write_table
 
     def packet(dst, vc):
         k = next(pid)
@@ -482,7 +456,7 @@ async def edge_ports_and_errors(dut):
         edges, ejected, credits = {}, {}, {}
         queues = {send: list(flits) for send, flits in sources.items()}
         for cycle in range(cycles):
-            await FallingEdge(dut.clk)
+            await b.tick()
             for e, link in enumerate(edge_o):
                 f = link.read()
                 link.send_credit(None if f is None else f[2])
@@ -491,8 +465,8 @@ async def edge_ports_and_errors(dut):
                                            f"{b.rtl_edges[e]}: {f}"
                     edges.setdefault(e, []).append(f)
             for c in range(n):
-                if int(b.ej_valid[c].value):
-                    f = decode_flit(read_int(b.ej_flit[c]), V)
+                f = b.eject[c].read()
+                if f is not None:
                     assert c in eject_to, f"cycle {cycle}: chip {c} ejected {f}"
                     ejected.setdefault(c, []).append(f)
             for e in credit_edges:
@@ -505,13 +479,7 @@ async def edge_ports_and_errors(dut):
         return edges, ejected, credits
 
     def injector(c):
-        def send(flit):
-            if flit is None:
-                b.inj_valid[c].value = 0
-            else:
-                b.inj_flit[c].value = encode_flit(*flit, V)
-                b.inj_valid[c].value = 1
-        return send
+        return b.inject[c].send
 
     def packets_of(flits):
         """Contiguous packets (head .. tail) of one VC's stream; fails on a broken one."""
@@ -571,9 +539,9 @@ async def edge_ports_and_errors(dut):
     # -- errors, one chip at a time ---------------------------------------------------------
     async def flags(expect, what, c, wait=3):
         for _ in range(wait):
-            await FallingEdge(dut.clk)
-        await expect_flags(dut, expect, f"chip {c}, {what}")
-        await FallingEdge(dut.clk)
+            await b.tick()
+        await expect_flags(b, expect, f"chip {c}, {what}")
+        await b.tick()
 
     for c in range(n):
         send = injector(c)
@@ -584,27 +552,26 @@ async def edge_ports_and_errors(dut):
         # it enters flags it; it has left both when the flags are read)
         near = c ^ 1
         head0 = b.data(next(pid), 0, near, L) & ~(((1 << L.bit_length()) - 1) << b.DW)
-        await FallingEdge(dut.clk)
+        await b.tick()
         send((True, True, 0, head0))                    # its length field 0
-        await FallingEdge(dut.clk)
+        await b.tick()
         send(None)
         await flags(1 << ERROR_BITS["length"], "a head of length 0", c, wait=16)
         await flags(0, "after the head of length 0 left", c)
         never = n                                       # no chip: no entry routes it
         assert never < 1 << b.DW, "every destination the field holds is a chip"
-        await FallingEdge(dut.clk)
+        await b.tick()
         send((True, True, 0, b.data(next(pid), 0, never, 1)))
-        await FallingEdge(dut.clk)
+        await b.tick()
         send(None)
         await flags(1 << ERROR_BITS["no_route"], "a head with no route", c)
         for k in range(B):                              # behind it on VC 0: full at the B-th
-            await FallingEdge(dut.clk)
+            await b.tick()
             send((True, True, 0, b.data(next(pid), 0, d, 1)))
-        await FallingEdge(dut.clk)
+        await b.tick()
         send(None)
         await flags(1 << ERROR_BITS["protocol"] | 1 << ERROR_BITS["no_route"],
                     "a flit into a full VC", c)
         await b.reset()                                 # drops the waiting packets
-    dut._log.info("edge ports: %d out, %d in; errors at %d chips", checked_out, checked_in, n)
-    record_stats("edge_ports_and_errors", transactions=checked_out + checked_in,
-                 cycles=b.meter.cycles)
+    b.log.info("edge ports: %d out, %d in; errors at %d chips", checked_out, checked_in, n)
+    b.finish("edge_ports_and_errors", transactions=checked_out + checked_in)

@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import os
 import time
+from fractions import Fraction
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge
 
 from aifabric.cosim.codec import encode_entry
 from aifabric.cosim.noc import Link, OutputChecker, PacketIds, Payload, read_int
-from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
+from aifabric.cosim.testbench import Testbench
 from aifabric.models.common.netsim.reference import Flit, Packet, RouterModel
+from aifabric.rtl.railx.router import Router
 
 DEFAULT_CYCLES = 15_000
 PHASE = 400            # cycles between changes of load and back-pressure
@@ -59,20 +59,27 @@ COVER_MIN = {
 }
 
 
-class Bench:
-    """The DUT's links, a routing table, the model, the senders and the receivers."""
+class Bench(Testbench):
+    """The DUT's links, a routing table, the model, the senders and the receivers, on the
+    testbench layer (``seed``: added to the test's seed). ``t`` counts the cycles the
+    traffic loops stepped; the coverage bins are :data:`COVER_MIN`'s (their minimums
+    required where ``coverage`` gives them)."""
 
-    def __init__(self, dut, rng: np.random.Generator, *, allocator: str | None = None):
-        prm = block_params()
-        self.dut, self.rng = dut, rng
+    def __init__(self, dut, *, seed: int = 0, rng=None, start: bool = True,
+                 allocator: str | None = None, coverage: dict | None = None):
+        super().__init__(dut, Router, seed=seed, coverage=coverage, start=start)
+        if rng is not None:
+            self.rng = rng
+        prm = self.params
         self.P, self.V, self.B = prm["ports"], prm["vcs"], prm["depth"]
         self.D, self.DW, self.L = prm["data"], prm["dst_width"], prm["packet"]
         self.allocator = allocator or prm.get("allocator", "separable")
         self.payload = Payload(self.DW, self.L, self.D)
         self.payload.check_width(self.D)
         P, V = self.P, self.V
-        self.inputs = [Link(dut, "i", p, V) for p in range(P)]
-        self.outputs = [Link(dut, "o", q, V) for q in range(P)]
+        self.inputs = Link.ports(self, "i", V)
+        self.outputs = Link.ports(self, "o", V)
+        self.table = self.bus("table")
         # routing table: (row, dst) -> port, VC range; -1 where nothing is loaded
         n_dst = 1 << self.DW
         self.route_port = np.full((V, n_dst), -1, np.int64)
@@ -94,26 +101,16 @@ class Bench:
         self.expected = ({}, {})                 # outputs and credits due this cycle
         self.sent = self.received = 0
         self.t = 0
-        self.cover = dict.fromkeys(COVER_MIN, 0)
-        self.meter = None
+        self.idle()
 
-    # -- set-up ----------------------------------------------------------------------------
-    async def reset(self, *, clock: bool = True) -> None:
-        """Reset the DUT (two cycles); ``clock``: start the clock first (the test's first
-        reset; a later one finds it running)."""
-        if clock:
-            Clock(self.dut.clk, 10, unit="ns").start()
+    def idle(self) -> None:
+        """No flit, no credit, no table entry, no clear driven."""
         for link in self.inputs:
             link.send(None)
         for link in self.outputs:
             link.send_credit(None)
-        self.dut.table__valid.value = 0
+        self.table.valid.value = 0
         self.dut.clear.value = 0
-        self.dut.rst.value = 1
-        for _ in range(2):
-            await FallingEdge(self.dut.clk)
-        self.dut.rst.value = 0
-        self.meter = CycleMeter(10)
 
     def random_table(self, destinations: list[int]) -> list[tuple]:
         """Random entries for every (row, destination): each port equally likely (port 0 =
@@ -142,18 +139,17 @@ class Bench:
 
     async def load_table(self, entries, *, record: bool = True) -> None:
         """Drive entries through ``table`` one per cycle (it is always ready)."""
-        dut = self.dut
         for row, dst, port, lo, hi in entries:
             LOADED.add(dst)
-            await FallingEdge(dut.clk)
-            dut.table__payload.value = encode_entry(row, dst, port, lo, hi, ports=self.P,
+            await self.tick()
+            self.table.payload.value = encode_entry(row, dst, port, lo, hi, ports=self.P,
                                                     vcs=self.V, dst_width=self.DW)
-            dut.table__valid.value = 1
+            self.table.valid.value = 1
             if record:
                 self.route_port[row, dst], self.route_lo[row, dst] = port, lo
                 self.route_hi[row, dst] = hi
-        await FallingEdge(dut.clk)
-        dut.table__valid.value = 0
+        await self.tick()
+        self.table.valid.value = 0
 
     def start_model(self) -> None:
         self.model = RouterModel(self.P, self.V, buffer=self.B, route_port=self.route_port,
@@ -293,10 +289,11 @@ class Bench:
         hit["output_held"] = any(all(model.held[q][w] for w in range(V))
                                  for q in range(1, self.P))
         for k, h in hit.items():
-            self.cover[k] += h
+            if h:
+                self.coverage.hit(k)
 
-    async def cycle(self, dsts) -> None:
-        await FallingEdge(self.dut.clk)
+    def advance(self, dsts) -> None:
+        """One cycle at a falling edge: the outputs checked, the inputs driven."""
         self.t += 1
         self.check_outputs()
         self.drive(dsts)
@@ -308,23 +305,34 @@ class Bench:
         self.drain = [float(rng.choice([0.0, 0.2, 0.6, 1.0, 1.0])) for _ in range(self.P)]
 
     async def drain_all(self, limit: int = 5000) -> None:
+        """Cycles without new packets, everything drained at once, until every flit sent
+        has left; the inputs are then left idle."""
         self.drain = [1.0] * self.P
-        for _ in range(limit):
+        drained = False
+
+        def body(t: int) -> bool:
+            nonlocal drained
             if self.received == self.sent and not any(map(any, self.up_open)):
-                return
-            await self.cycle(None)
-        raise AssertionError(f"not drained after {limit} cycles: {self.sent - self.received} "
-                             f"flits still in the router")
+                drained = True
+                self.idle()
+                return True
+            self.advance(None)
+            return False
+        await self.run(body, limit + 1)
+        if not drained:
+            raise AssertionError(f"not drained after {limit} cycles: "
+                                 f"{self.sent - self.received} flits still in the router")
 
 
 @cocotb.test()
 async def random_traffic(dut):
     """Random traffic and back-pressure: cycle for cycle equal to the model."""
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
-    b = Bench(dut, rng)
     cycles = int(os.environ.get("AIFABRIC_TRANSACTIONS", 0)) or DEFAULT_CYCLES
-    dut._log.info("P=%d V=%d B=%d packet=%d %s; %s", b.P, b.V, b.B, b.L, b.allocator,
-                  seed_text())
+    b = Bench(dut, coverage=COVER_MIN)
+    rng, cover = b.rng, b.coverage
+    cover.scale = Fraction(cycles, DEFAULT_CYCLES)
+    b.log.info("P=%d V=%d B=%d packet=%d %s; %s", b.P, b.V, b.B, b.L, b.allocator,
+               b.seed_text())
     await b.reset()
     dsts = sorted(int(d) for d in rng.choice(1 << b.DW, size=min(DESTINATIONS, 1 << b.DW),
                                              replace=False))
@@ -334,39 +342,48 @@ async def random_traffic(dut):
     b.start_model()
     start = time.perf_counter()
     begin = b.meter.cycles
-    need = {k: max(1, m * cycles // DEFAULT_CYCLES) for k, m in COVER_MIN.items()}
+    need = {k: cover.required(k) for k in COVER_MIN}
 
     def short() -> dict:
-        return {k: f"{b.cover[k]} < {need[k]}" for k in need if b.cover[k] < need[k]}
-    for k in range(cycles):
+        return {k: f"{cover[k]} < {need[k]}" for k in need if cover[k] < need[k]}
+
+    def body(k: int) -> None:
         if k % PHASE == 0:
             b.shake()
-        await b.cycle(dsts)
+        b.advance(dsts)
+    await b.run(body, cycles)
     # Coverage closure: the phases' loads and drains are drawn, and a seed that drew mostly
     # light ones reaches a corner too seldom (seed 281172997, before the table's share of
-    # multi-VC ranges: range_held 83 of the 140 then asked at P = 6, V = 2). Then more phases at full load, every cycle still checked against the
-    # model, up to half the budget again; the minimums themselves do not move.
+    # multi-VC ranges: range_held 83 of the 140 then asked at P = 6, V = 2). Then more
+    # phases at full load, every cycle still checked against the model, up to half the
+    # budget again; the minimums themselves do not move.
     extra = 0
-    while short() and extra < cycles // 2:
+
+    def closure(k: int) -> bool:
+        nonlocal extra
+        if not short():
+            return True
         if extra % PHASE == 0:
             b.shake()
             b.load = 1.0
-        await b.cycle(dsts)
+        b.advance(dsts)
         extra += 1
+        return False
+    if short() and cycles // 2:
+        await b.run(closure, cycles // 2)
     await b.drain_all()
     for q, c in enumerate(b.checkers):
         assert not c.open, f"output {q}: packets left open {c.open}"
     assert b.received == b.sent
     elapsed = time.perf_counter() - start
-    dut._log.info("%d flits in %d cycles, %.1f s", b.received, b.meter.cycles - begin, elapsed)
+    b.log.info("%d flits in %d cycles, %.1f s", b.received, b.meter.cycles - begin, elapsed)
     assert b.received >= cycles // 2, "too little traffic to mean anything"
-    dut._log.info("coverage (cycles): %s; %d closure cycles", b.cover, extra)
+    b.log.info("coverage (cycles): %s; %d closure cycles", cover.counts, extra)
     missed = short()
     assert not missed, (f"random stimulus missed corners (cycles reached < minimum, after "
                         f"{extra} closure cycles at full load): {missed}")
-    record_stats("random_traffic", transactions=b.received, cycles=b.meter.cycles - begin,
-                 seconds=elapsed, coverage=dict(b.cover), coverage_min=need,
-                 closure_cycles=extra)
+    b.finish("random_traffic", transactions=b.received, cycles=b.meter.cycles - begin,
+             seconds=elapsed, coverage_min=need, closure_cycles=extra)
 
 
 VA_SCENARIOS = 800     # contentions per parameter set at most (all of them at P = 5, V = 2)
@@ -383,8 +400,8 @@ async def va_every_pair(dut):
     them rarely: mutants of the round-robin arbiters (a prefix-OR bit tied, the start reset
     while the VC is held) survived 15,000 cycles of it. With more pairs than ``VA_SCENARIOS``
     (P = 8, V = 3: 11,592), a random subset of that size."""
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + 7)
-    b = Bench(dut, rng)
+    b = Bench(dut, seed=7)
+    rng = b.rng
     await b.reset()
     P, V = b.P, b.V
     outs = [(q, w) for q in range(1, P) for w in range(V)]
@@ -417,13 +434,12 @@ async def va_every_pair(dut):
         plan = {0: [(reqs[s], b.L)], 3: [(reqs[i], 1), (reqs[j], 1)]}
         queues = [[] for _ in range(P)]
         owner, order = {}, []
-        for k in range(40):
+        def step(k: int) -> bool:
             for (p, v), length in plan.get(k, ()):
                 pid = b.ids.take()
                 b.packets[pid] = Packet(pid, d, length, b.t)
                 queues[p] += [(v, pid, seq) for seq in range(length)]
                 owner[pid] = reqs.index((p, v))
-            await FallingEdge(dut.clk)
             b.t += 1
             b.check_outputs()              # against the model, and the output rules
             got = b.outputs[q].read()
@@ -439,8 +455,8 @@ async def va_every_pair(dut):
                     flit = b.send_flit(p, v, pid, seq)
                 b.inputs[p].send(flit)
             b.step_model(b.t)
-            if k > 4 and not any(queues) and b.received == b.sent:
-                break
+            return k > 4 and not any(queues) and b.received == b.sent
+        await b.run(step, 40)
         where = f"output {q} VC {w}, {reqs[i]} and {reqs[j]} after {reqs[s]}"
         assert b.received == b.sent, f"{where}: not delivered in 40 cycles"
         # the round robin's rule on the RTL alone: the first at or after the start
@@ -450,8 +466,8 @@ async def va_every_pair(dut):
     for c in b.checkers:
         assert not c.open
     assert kinds["start_outside"] and kinds["start_between"], kinds
-    record_stats("va_every_pair", transactions=b.received, cycles=b.meter.cycles,
-                 contentions=len(cases), **kinds)
+    b.finish("va_every_pair", transactions=b.received,
+             contentions=len(cases), **kinds)
 
 
 @cocotb.test()
@@ -465,8 +481,8 @@ async def first_grants_after_reset(dut):
     first; the wave-front allocator's diagonal decides there, checked against the model).
     Every cycle against the model. ``va_every_pair`` and random traffic reach an
     arbiter's first contention only after another grant has moved its start."""
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + 11)
-    b = Bench(dut, rng)
+    b = Bench(dut, seed=11)
+    rng = b.rng
     await b.reset()
     P, V = b.P, b.V
     fresh = iter([d for d in range(1, 1 << b.DW) if d not in LOADED])
@@ -474,10 +490,9 @@ async def first_grants_after_reset(dut):
     cases += [("sa", q, None) for q in (range(P) if V >= 2 else (0,))]
     cycles = 0
     for kind, q, w in cases:
-        if b.meter is not None:
-            cycles += b.meter.cycles
-        b = Bench(dut, rng)
-        await b.reset(clock=False)
+        cycles += b.meter.cycles
+        b = Bench(dut, rng=rng, start=False)
+        await b.reset()
         d0, d1 = next(fresh), next(fresh)
         if kind == "va":
             await b.load_table([(0, d0, q, w, w)])
@@ -488,8 +503,7 @@ async def first_grants_after_reset(dut):
             heads = [(0, d0), (1, d1)]
         b.start_model()
         pids, order = [], []
-        for k in range(20):
-            await FallingEdge(dut.clk)
+        def step(k: int) -> bool:
             b.t += 1
             b.check_outputs()                  # against the model
             got = b.outputs[q].read()
@@ -505,8 +519,8 @@ async def first_grants_after_reset(dut):
                     flit = b.send_flit(p, 0, pid, 0)
                 b.inputs[p].send(flit)
             b.step_model(b.t)
-            if k > 2 and b.received == b.sent:
-                break
+            return k > 2 and b.received == b.sent
+        await b.run(step, 20)
         where = (f"output {q} VC {w}" if kind == "va" else f"output port {q}") + \
             " after a reset"
         assert b.received == b.sent == 2, f"{where}: {b.received} of 2 flits out"
@@ -514,8 +528,8 @@ async def first_grants_after_reset(dut):
         # (the model comparison checks it)
         if kind == "va" or b.allocator == "separable":
             assert order == pids, f"{where}: input {pids.index(order[0])}'s head left first"
-    record_stats("first_grants_after_reset", transactions=2 * len(cases),
-                 cycles=cycles + b.meter.cycles, cases=len(cases))
+    b.finish("first_grants_after_reset", transactions=2 * len(cases),
+             cycles=cycles + b.meter.cycles, cases=len(cases))
 
 
 @cocotb.test()
@@ -523,8 +537,8 @@ async def cut_through_timing(dut):
     """The documented pipeline on the RTL alone: a head written in cycle t leaves in t + 3
     when its output VC has room; with fewer credits than the packet's length it waits, and
     is on the output two cycles after the credit that completes the room arrives."""
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + 1)
-    b = Bench(dut, rng)
+    b = Bench(dut, seed=1)
+    rng = b.rng
     await b.reset()
     P, V, B = b.P, b.V, b.B
     q, dst = 1, 3 % (1 << b.DW)
@@ -538,24 +552,20 @@ async def cut_through_timing(dut):
     fill = B - room
     async def send_packet(n_flits, tag):
         for s in range(n_flits):
-            await FallingEdge(dut.clk)
+            await b.tick()
             b.inputs[2].send((s == 0, s == n_flits - 1, 0,
                               b.payload.data(tag, s, dst, n_flits)))
-        await FallingEdge(dut.clk)
+        await b.tick()
         b.inputs[2].send(None)
     arrivals = []                              # (cycle, flit) on output q
 
-    async def monitor():
-        while True:
-            await FallingEdge(dut.clk)
+    class Monitor:
+        def edge(self, t: int) -> None:
             f = b.outputs[q].read()
             if f is not None:
-                arrivals.append((b.meter.cycles, f))
-    cocotb.start_soon(monitor())
-
-    async def watch(cycles):
-        for _ in range(cycles):
-            await FallingEdge(dut.clk)
+                arrivals.append((t, f))
+    b.add(Monitor())
+    watch = b.tick
     # one filler packet of `fill` flits (fill <= B, so it fits the downstream VC)
     fill_len = min(fill, b.L)
     sent = 0
@@ -573,10 +583,10 @@ async def cut_through_timing(dut):
     assert not arrivals, f"the head left with {room} credits for a {length}-flit packet"
     # return one credit: avail reaches `length` in the cycle the credit is on the link,
     # VC allocation takes that cycle, switch allocation the next, the output the one after
-    await FallingEdge(dut.clk)
+    await b.tick()
     b.outputs[q].send_credit(0)
-    credit_cycle = b.meter.cycles
-    await FallingEdge(dut.clk)
+    credit_cycle = b.cycle
+    await b.tick()
     b.outputs[q].send_credit(None)
     arrivals.clear()
     await watch(length + 6)
@@ -588,16 +598,16 @@ async def cut_through_timing(dut):
     # zero-load timing: an empty output VC, a head written in cycle t is out in t + 3
     await b.load_table([(row, dst + 1, 2, 1 % V, 1 % V) for row in range(V)])
     other = []
-    await FallingEdge(dut.clk)
+    await b.tick()
     b.inputs[1].send((True, True, 0, b.payload.data(pid + 1, 0, dst + 1, 1)))
-    written = b.meter.cycles
-    await FallingEdge(dut.clk)
+    written = b.cycle
+    await b.tick()
     b.inputs[1].send(None)
     for _ in range(6):
-        await FallingEdge(dut.clk)
+        await b.tick()
         f = b.outputs[2].read()
         if f is not None:
-            other.append((b.meter.cycles, f))
+            other.append((b.cycle, f))
     assert [c for c, _ in other] == [written + 3], (written, other)
     assert read_int(dut.error) == 0
 
@@ -610,8 +620,8 @@ async def credit_per_flit(dut):
     covers what the head says), the head leaves, the two body flits wait until two credits
     come back and then leave. (With honest lengths the allocation's check makes the
     per-flit one redundant, so neither random traffic nor the model comparison shows it.)"""
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + 13)
-    b = Bench(dut, rng)
+    b = Bench(dut, seed=13)
+    rng = b.rng
     await b.reset()
     B = b.B
     q, src = 1, 2
@@ -624,7 +634,7 @@ async def credit_per_flit(dut):
         credits of VC 0 returned on output ``q`` one a cycle; outputs recorded."""
         flits, credits = list(flits), credits
         for _ in range(cycles):
-            await FallingEdge(dut.clk)
+            await b.tick()
             f = b.outputs[q].read()
             if f is not None:
                 arrivals.append(b.payload.ident(f[3])[0])
@@ -655,8 +665,8 @@ async def error_flags(dut):
     in that cycle and waits from the next, so its bit comes one cycle later. The accepted
     boundary (port P - 1, row and VC V - 1, length ``packet``, the 2B-th flit of a full
     VC) raises nothing."""
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + 2)
-    b = Bench(dut, rng)
+    b = Bench(dut, seed=2)
+    rng = b.rng
     await b.reset()
     P, V, B, dut_ = b.P, b.V, b.B, dut
     vb = max(1, (V - 1).bit_length())
@@ -672,15 +682,15 @@ async def error_flags(dut):
     async def send_one(port, flit):
         """One flit on input ``port`` at a falling edge, nothing from the next (where the
         flags it raises are up)."""
-        await FallingEdge(dut_.clk)
+        await b.tick()
         b.inputs[port].send(flit)
-        await FallingEdge(dut_.clk)
+        await b.tick()
         b.inputs[port].send(None)
 
     async def clear():
-        await FallingEdge(dut_.clk)
+        await b.tick()
         dut_.clear.value = 1
-        await FallingEdge(dut_.clk)
+        await b.tick()
         dut_.clear.value = 0
         assert error() == 0
 
@@ -706,15 +716,15 @@ async def error_flags(dut):
         assert error() == bit("table"), f"entry {entry}: error {error():#b} one cycle after"
         await clear()
     # the good entries still route destination 5 to port 1, and 6 (row V - 1) to P - 1
-    await FallingEdge(dut.clk)
+    await b.tick()
     b.inputs[0].send((True, True, 0, b.payload.data(1, 0, 5, 1)))
     b.inputs[1].send((True, True, V - 1, b.payload.data(5, 0, 6, 1)))
-    await FallingEdge(dut.clk)
+    await b.tick()
     b.inputs[0].send(None)
     b.inputs[1].send(None)
     seen = []
     for _ in range(5):
-        await FallingEdge(dut.clk)
+        await b.tick()
         seen += [q for q in range(P) if b.outputs[q].read() is not None]
     assert seen == [1, P - 1], f"destinations 5 and 6 left on {seen}, not 1 and {P - 1}"
     assert error() == 0
@@ -730,12 +740,12 @@ async def error_flags(dut):
         want = 0 if good else bit("length")
         assert error() == want, f"a head of length {length}: error {error():#b} one cycle after"
         for _ in range(6):
-            await FallingEdge(dut.clk)
+            await b.tick()
         if good:                       # its other flits, so that the VC is free again
             for s in range(1, b.L):
                 await send_one(1, (False, s == b.L - 1, 0, b.payload.data(4, s, 5, b.L)))
             for _ in range(b.L + 4):
-                await FallingEdge(dut.clk)
+                await b.tick()
             assert error() == 0
         else:
             await clear()
@@ -749,14 +759,14 @@ async def error_flags(dut):
     for k in range(B):
         await send_one(2, (True, True, 0, b.payload.data(10 + k, 0, 7, 1)))
         for _ in range(3):
-            await FallingEdge(dut.clk)
+            await b.tick()
             crossed += b.outputs[3].read() is not None
     assert crossed == B and error() == 0, f"{crossed} of {B} flits crossed to a free output"
     for k in range(B + 1):
-        await FallingEdge(dut.clk)
+        await b.tick()
         assert error() == 0, f"the flag after {k} of {B} flits that fit the input VC"
         b.inputs[2].send((True, True, 0, b.payload.data(10 + B + k, 0, 7, 1)))
-    await FallingEdge(dut.clk)
+    await b.tick()
     b.inputs[2].send(None)
     assert error() == bit("protocol"), f"flit {B + 1} into a full VC: error {error():#b}"
     await clear()
@@ -764,11 +774,11 @@ async def error_flags(dut):
     # a credit on the ejection port, and a credit VC number there without the credit bit
     # (every bit of the field alone)
     for credit, vc in [(1, 0)] + [(0, 1 << k) for k in range(vb)]:
-        await FallingEdge(dut.clk)
+        await b.tick()
         assert error() == 0
         b.outputs[0].credit_vc.value = vc
         b.outputs[0].credit.value = credit
-        await FallingEdge(dut.clk)
+        await b.tick()
         b.outputs[0].credit_vc.value = 0
         b.outputs[0].credit.value = 0
         assert error() == bit("eject_credit"), (f"ejection credit {credit}, VC {vc}: error "
@@ -780,7 +790,7 @@ async def error_flags(dut):
     never = next(d for d in range(9, 1 << b.DW) if d not in LOADED)
     await send_one(3, (True, True, 0, b.payload.data(2, 0, never, 1)))
     assert error() == 0, "the no-route flag in the cycle the head is written"
-    await FallingEdge(dut.clk)
+    await b.tick()
     assert error() == bit("no_route"), f"an unrouted head waiting: error {error():#b}"
     # ... while another VC of the same input still gets through
     if V > 1:
@@ -788,7 +798,7 @@ async def error_flags(dut):
         await send_one(3, (True, True, 1, b.payload.data(3, 0, 5, 1)))
         got = []
         for _ in range(5):
-            await FallingEdge(dut.clk)
+            await b.tick()
             f = b.outputs[2].read()
             if f is not None:
                 got.append(b.payload.ident(f[3]))
@@ -797,16 +807,16 @@ async def error_flags(dut):
     # and its flag comes back in the cycle after every clear while it waits
     await b.load_table([(0, never, 2, 0, 0)])
     for _ in range(6):
-        await FallingEdge(dut.clk)
+        await b.tick()
         assert b.outputs[2].read() is None, "a head routed by an entry loaded after it came"
-    await FallingEdge(dut.clk)
+    await b.tick()
     dut.clear.value = 1
-    await FallingEdge(dut.clk)
+    await b.tick()
     dut.clear.value = 0
     assert error() == 0, "clear did not lower the flag"
-    await FallingEdge(dut.clk)
+    await b.tick()
     assert error() == bit("no_route")
-    record_stats("error_flags", transactions=0, cycles=b.meter.cycles)
+    b.finish("error_flags", transactions=0)
 
 
 @cocotb.test()
@@ -817,8 +827,8 @@ async def protocol_each_cause(dut):
     and every input port, where V does not fill its field, as at V = 3). The fault is driven
     for one cycle; the flag is exactly the protocol bit at the next falling edge (registered
     at the rising edge that samples the fault) and stays until ``clear``."""
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + 9)
-    b = Bench(dut, rng)
+    b = Bench(dut, seed=9)
+    rng = b.rng
     await b.reset()
     P, V = b.P, b.V
     vb = max(1, (V - 1).bit_length())
@@ -827,17 +837,17 @@ async def protocol_each_cause(dut):
 
     async def fault(drive, undrive, what):
         nonlocal causes
-        await FallingEdge(dut.clk)
+        await b.tick()
         assert read_int(dut.error) == 0, f"{what}: a flag before the fault"
         drive()
-        await FallingEdge(dut.clk)
+        await b.tick()
         undrive()
         got = read_int(dut.error)
         assert got == protocol, f"{what}: error {got:#b} one cycle after, not {protocol:#b}"
-        await FallingEdge(dut.clk)
+        await b.tick()
         assert read_int(dut.error) == protocol, f"{what}: the flag did not stay"
         dut.clear.value = 1
-        await FallingEdge(dut.clk)
+        await b.tick()
         dut.clear.value = 0
         causes += 1
 
@@ -854,14 +864,14 @@ async def protocol_each_cause(dut):
                         f"flit on input {p} VC {V}")
     # none of it touched a buffer or a credit: a packet still crosses
     await b.load_table([(0, 5, 1, 0, 0)])
-    await FallingEdge(dut.clk)
+    await b.tick()
     b.inputs[0].send((True, True, 0, b.payload.data(99, 0, 5, 1)))
-    await FallingEdge(dut.clk)
+    await b.tick()
     b.inputs[0].send(None)
     seen = []
     for _ in range(6):
-        await FallingEdge(dut.clk)
+        await b.tick()
         seen += [q for q in range(P) if b.outputs[q].read() is not None]
     assert seen == [1], f"after the faults destination 5 left on {seen}"
     assert read_int(dut.error) == 0
-    record_stats("protocol_each_cause", transactions=causes, cycles=b.meter.cycles)
+    b.finish("protocol_each_cause", transactions=causes)

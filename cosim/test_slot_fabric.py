@@ -18,8 +18,12 @@ Two independent checks run every cycle:
   until the cycle after ``clear``). ``config_error`` and ``rtt_error`` are checked every cycle
   against their definitions (G >= T or T < 2; the measured round trip above T).
 
-The schedule is loaded through ``cosim.stream`` (random gaps, protocol monitor) with payloads
-encoded from the documented layout (``cosim.codec``).
+The bench is built on the testbench layer (``cosim.testbench``): every cycle drives the
+inputs at the falling edge and samples in the read-only phase of that time step
+(``Testbench.run_sampled``: the flags, the windows and ``schedule.ready`` follow this cycle's
+inputs combinationally). The schedule is loaded through the layer's stream source (random
+gaps) and monitor (the stream rules) with payloads encoded from the documented layout
+(``cosim.codec``).
 
 Scenarios: aligned random runs (random T, G, fibre lengths, stacks with hold counts including
 0), dropped sync pulses, an endpoint whose fibre grows or shrinks after calibration, a stack
@@ -37,19 +41,17 @@ instead of two; every scenario still runs.
 from __future__ import annotations
 
 import os
-import re
 import time
 
 import cocotb
-import numpy as np
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 
 from aifabric.cosim.codec import decode_outputs, decode_step, decode_words, encode_step, field
-from aifabric.cosim.stats import CycleMeter, record_stats, seed_text
-from aifabric.cosim.stream import ClockCycle, StreamMonitor, StreamSource
+from aifabric.cosim.stats import seed_text
+from aifabric.cosim.testbench import StreamMonitor, StreamSource, Testbench
 from aifabric.models.chronos.bvn import decompose
 from aifabric.models.chronos.slot_fabric import SlotFabric
+from aifabric.rtl.chronos import slot_fabric
 
 DELAY_BITS = 7     # fibre delay field (0..64)
 TIME_BITS = 16     # rtt field
@@ -63,12 +65,6 @@ def budget_scale() -> float:
     """1.0 for the full run, else the budget's share of it (``AIFABRIC_TRANSACTIONS``)."""
     budget = int(os.environ.get("AIFABRIC_TRANSACTIONS", 0) or 0)
     return 1.0 if not budget else min(1.0, budget / FULL_TRANSACTIONS)
-
-
-def params(dut) -> dict:
-    found = dict(re.findall(r"(?:^|_)(depth|rtt_bits|hold_bits|n|d)(\d+)",
-                            dut._name.removeprefix("slot_fabric")))
-    return {k: int(v) for k, v in found.items()}
 
 
 def well_formed(perm, n) -> bool:
@@ -148,18 +144,30 @@ class EndToEnd:
         return self.slot + (t - self.start) // period
 
 
-class Harness:
-    def __init__(self, dut, rng) -> None:
-        p = params(dut)
-        self.dut, self.rng = dut, rng
+class Harness(Testbench):
+    """The fabric, its model and the end-to-end checker; the stimulus is drawn from the
+    test's seed + ``seed_offset``."""
+
+    OUTPUTS = ("tx", "launch", "window", "window_tag", "late", "missed", "locked", "rtt_error",
+               "rtt", "slot", "phase", "config_error", "entries", "overflow", "stack_error",
+               "schedule__ready")
+    INPUTS = ("period", "guard", "enable", "start", "delay", "sync_drop", "echo_drop", "clear",
+              "send_valid", "send_data")
+
+    def __init__(self, dut, seed_offset: int) -> None:
+        super().__init__(dut, slot_fabric.SlotFabric, seed=seed_offset)
+        self.log.info("stimulus from this test's seed + %d; %s", seed_offset, seed_text())
+        p = self.params
         self.n, self.d, self.depth, self.hold_bits = p["n"], p["d"], p["depth"], p["hold_bits"]
         self.rtt_top = (1 << p.get("rtt_bits", TIME_BITS)) - 1   # the round trip saturates here
         self.model = SlotFabric(self.n, self.depth, p.get("rtt_bits", TIME_BITS))
         self.checker = EndToEnd(self.n)
-        self.source = StreamSource(dut, "schedule", rng, gap_p=0.3)
-        self.monitor = StreamMonitor(dut, "schedule", dut.rst)
-        self.clock = ClockCycle(dut.clk, [self.source, self.monitor])
-        self.meter = CycleMeter(10)
+        schedule = self.bus("schedule")
+        self.source = StreamSource(schedule, self.rng, gap_p=0.3)
+        self.monitor = StreamMonitor(schedule, self)
+        ports = self.bus()
+        self._outputs = [ports.reader(name) for name in self.OUTPUTS]
+        self._put = {name: ports.writer(name) for name in self.INPUTS}
         self.period, self.guard, self.enable = 16, 2, False
         self.start = [False] * self.n
         self.delay = [1] * self.n
@@ -173,27 +181,43 @@ class Harness:
         self.offered = None            # last cycle's (send, window) per endpoint
         self.history = []              # (cycle, outputs) of the cycles kept while ``keep``
         self.keep = False
+        self.offer_p = 0.8             # the hosts' offer probability of the cycles run now
+        self.sent_now = None           # this cycle's offers (valid, data) per endpoint
+        self.last = None               # the outputs of the last cycle sampled
+        self.driven_enable = None      # ``enable`` as driven in the cycle before
 
     # -- inputs ------------------------------------------------------------------------------
     def apply_static(self) -> None:
-        dut = self.dut
-        dut.period.value = self.period
-        dut.guard.value = self.guard
-        dut.enable.value = int(self.enable)
-        dut.start.value = sum(1 << i for i, s in enumerate(self.start) if s)
-        dut.delay.value = sum(d << (i * DELAY_BITS) for i, d in enumerate(self.delay))
-        dut.sync_drop.value = sum(1 << i for i, s in enumerate(self.sync_drop) if s)
-        dut.echo_drop.value = sum(1 << i for i, s in enumerate(self.echo_drop) if s)
-        dut.clear.value = int(self.clear)
+        put = self._put
+        put["period"](self.period)
+        put["guard"](self.guard)
+        put["enable"](int(self.enable))
+        put["start"](sum(1 << i for i, s in enumerate(self.start) if s))
+        put["delay"](sum(d << (i * DELAY_BITS) for i, d in enumerate(self.delay)))
+        put["sync_drop"](sum(1 << i for i, s in enumerate(self.sync_drop) if s))
+        put["echo_drop"](sum(1 << i for i, s in enumerate(self.echo_drop) if s))
+        put["clear"](int(self.clear))
+        # ``schedule.ready`` is ``~enable``: the source reads it at the falling edge, before
+        # this cycle's ``enable`` is applied, so ``enable`` may change only while no beat is
+        # on offer (a load waits for its last beat, and the master is enabled after it)
+        if self.enable != self.driven_enable and self.source.current is not None:
+            raise AssertionError(f"cycle {self.cycle}: enable changed with a schedule beat "
+                                 f"on offer")
+        self.driven_enable = self.enable
 
     async def reset(self) -> None:
-        for rst in (1, 1, 0):
-            await self.clock.drive()
+        levels = (1, 1, 0)
+
+        def drive(t: int) -> None:
+            self.source.edge(t)
             self.apply_static()
-            self.dut.send_valid.value = 0
-            self.dut.send_data.value = 0
-            self.dut.rst.value = rst
-            await self.clock.sample()
+            self._put["send_valid"](0)
+            self._put["send_data"](0)
+            self.set_reset(levels[t - base])
+            self.monitor.edge(t)
+
+        base = self.cycle + 1
+        await self.run_sampled(drive, lambda t: False, len(levels))
 
     async def load(self, entries, *, raw=()) -> None:
         """Stream a stack into the switch (the master must be disabled) and wait until every
@@ -209,21 +233,28 @@ class Harness:
         view = [decode_step(x, n, w)[:2] for x in words]
         ok = all(well_formed(p, n) for p, _ in view)
         self.entries = view
-        while not self.source.idle:
-            await self.step(offer_p=0.0)
+        if not self.source.idle:
+            await self.play(None, offer_p=0.0, until=lambda got: self.source.idle)
         self.checker.playable = [e for e in view if e[1] > 0][: self.depth] if ok else []
 
     # -- one cycle ---------------------------------------------------------------------------
-    async def step(self, offer_p: float = 0.8) -> dict:
-        dut, n, rng = self.dut, self.n, self.rng
-        await self.clock.drive()
+    def drive(self, t: int) -> None:
+        """Cycle t's inputs, at its falling edge: the schedule beat, the static inputs, the
+        hosts' offers."""
+        n, rng, offer_p = self.n, self.rng, self.offer_p
+        self.source.edge(t)
         self.apply_static()
         send = [(bool(rng.random() < offer_p) and self.scheduled(i),
                  int(rng.integers(1 << self.d))) for i in range(n)]
-        dut.send_valid.value = sum(1 << i for i, (v, _) in enumerate(send) if v)
-        dut.send_data.value = sum(x << (i * self.d) for i, (_, x) in enumerate(send))
-        await self.clock.sample()
-        t = self.clock.count
+        self._put["send_valid"](sum(1 << i for i, (v, _) in enumerate(send) if v))
+        self._put["send_data"](sum(x << (i * self.d) for i, (_, x) in enumerate(send)))
+        self.sent_now = send
+        self.monitor.edge(t)
+
+    def sample(self, t: int) -> dict:
+        """Cycle t's outputs, in its read-only phase, checked against the model, the
+        end-to-end checker and the flags' definitions."""
+        n, send = self.n, self.sent_now
         beat = None
         if self.source.sent and self.source.sent[-1][0] == t:
             beat = decode_step(self.source.sent[-1][1], n, self.hold_bits)
@@ -242,25 +273,47 @@ class Harness:
         self.check_flags(t, got)
         if self.keep:
             self.history.append((t, got))
+        self.last = got
         return got
 
+    async def step(self, offer_p: float = 0.8) -> dict:
+        """One cycle; returns its outputs."""
+        await self.play(1, offer_p)
+        return self.last
+
+    async def play(self, cycles: int | None, offer_p: float = 0.8, until=None) -> int:
+        """``cycles`` cycles (None: no bound), or fewer: until ``until(outputs)`` holds after
+        a cycle; returns the number run."""
+        self.offer_p = offer_p
+        if until is None:
+            def sample(t: int) -> bool:
+                self.sample(t)
+                return False
+        else:
+            def sample(t: int) -> bool:
+                return until(self.sample(t))
+        calls = await self.run_sampled(self.drive, sample,
+                                       cycles if cycles is not None else 1 << 40)
+        assert until is None or until(self.last), f"not done after {calls} cycles"
+        return calls
+
     def read(self) -> dict:
-        dut, n, d = self.dut, self.n, self.d
-        value = lambda s: int(s.value) if len(s) == 1 else int(s.value.to_unsigned())  # noqa
+        n, d = self.n, self.d
         bits = lambda v: [bool(v >> i & 1) for i in range(n)]  # noqa: E731
-        window, tags, rtt = value(dut.window), value(dut.window_tag), value(dut.rtt)
+        (tx, launch, window, tags, late, missed, locked, rtt_error, rtt, slot, phase,
+         config_error, entries, overflow, stack_error, ready) = [r() for r in self._outputs]
         return {
-            "tx": decode_outputs(value(dut.tx), n, d),
-            "launch": decode_words(value(dut.launch), n, d),
+            "tx": decode_outputs(tx, n, d),
+            "launch": decode_words(launch, n, d),
             "window": bits(window),
             "window_tag": [field(tags, i, 2) if window >> i & 1 else None for i in range(n)],
-            "late": bits(value(dut.late)), "missed": bits(value(dut.missed)),
-            "locked": bits(value(dut.locked)), "rtt_error": bits(value(dut.rtt_error)),
+            "late": bits(late), "missed": bits(missed),
+            "locked": bits(locked), "rtt_error": bits(rtt_error),
             "rtt": [field(rtt, i, TIME_BITS) for i in range(n)],
-            "slot": value(dut.slot), "phase": value(dut.phase),
-            "config_error": bool(value(dut.config_error)), "entries": value(dut.entries),
-            "overflow": bool(value(dut.overflow)), "stack_error": bool(value(dut.stack_error)),
-            "ready": bool(value(dut.schedule__ready)),
+            "slot": slot, "phase": phase,
+            "config_error": bool(config_error), "entries": entries,
+            "overflow": bool(overflow), "stack_error": bool(stack_error),
+            "ready": bool(ready),
         }
 
     def check_flags(self, t: int, got: dict) -> None:
@@ -295,7 +348,7 @@ class Harness:
                                       for x in expect["launch"]])
         for key in got:
             assert got[key] == expect[key], (
-                f"cycle {self.clock.count}: {key}: RTL {got[key]}, model {expect[key]}")
+                f"cycle {self.cycle}: {key}: RTL {got[key]}, model {expect[key]}")
 
     def scheduled(self, i: int) -> bool:
         """The host's view: is input i connected in the slot a word offered now would reach
@@ -303,31 +356,29 @@ class Harness:
         as Chronos endpoints do; they send only into their own circuits."""
         if i in self.mute:
             return False
-        s = self.checker.slot_at(self.clock.count + 1 + max(1, self.believed[i]), self.period)
+        s = self.checker.slot_at(self.cycle + 1 + max(1, self.believed[i]), self.period)
         if s is None:
             return True   # before slot 0 the endpoint has no window anyway
         return bool(self.checker.playable) and self.checker.perm(s)[i] >= 0
-
-    async def run(self, cycles: int, offer_p: float = 0.8) -> None:
-        for _ in range(cycles):
-            await self.step(offer_p)
 
     async def coast(self, cycles: int) -> None:
         """``cycles`` cycles in the simulator alone (one trigger, no Python per cycle), the
         inputs held as the last cycle drove them and no word offered; the model and the
         checker's timeline are advanced by as many cycles, so the next :meth:`step` compares
         every output as always. Only where nothing is on its way: no beat to send, no word
-        in flight, none offered in the last cycle."""
+        in flight, none offered in the last cycle. The schedule stream's valid stays low
+        (the source idle): its monitor checks what it saw and resumes after the gap."""
         assert self.source.idle and not self.checker.in_flight()
         assert not any(v for v, _ in self.offered[0]), "a word was offered last cycle"
-        await ClockCycles(self.dut.clk, cycles, rising=False)
+        self.monitor.gap(cycles)
+        await ClockCycles(self.clk, cycles, rising=False)
         idle = [(False, 0)] * self.n
         for _ in range(cycles):
-            self.clock.count += 1
+            self.cycle += 1
             self.model.cycle(period=self.period, guard=self.guard, enable=self.enable,
                              start=self.start, delay=self.delay, sync_drop=self.sync_drop,
                              send=idle, clear=self.clear, echo_drop=self.echo_drop)
-            self.checker.cycle(self.clock.count, period=self.period, guard=self.guard,
+            self.checker.cycle(self.cycle, period=self.period, guard=self.guard,
                                enable=self.enable, delay=self.delay, launch=[None] * self.n,
                                tx=[None] * self.n, clear=self.clear)
 
@@ -335,7 +386,7 @@ class Harness:
         """Start every endpoint and wait until all have measured their round trip."""
         self.start = [True] * self.n
         self.believed = list(self.delay)
-        await self.run(2 * max(self.delay) + 6, offer_p=0.0)
+        await self.play(2 * max(self.delay) + 6, offer_p=0.0)
         got = self.read()
         assert got["rtt"] == [min(2 * max(1, d) + 1, self.rtt_top) for d in self.delay], \
             (got["rtt"], self.delay)
@@ -343,11 +394,11 @@ class Harness:
     async def restart(self, slots: int = 3) -> None:
         """Stop sending, let every word arrive (``slots`` slots and 70 cycles, more than the
         longest fibre), stop master and endpoints, drain the fibres."""
-        await self.run(slots * self.period + 70, offer_p=0.0)
+        await self.play(slots * self.period + 70, offer_p=0.0)
         assert not self.checker.in_flight(), f"{self.checker.in_flight()} words never arrived"
         self.enable = False
         self.start = [False] * self.n
-        await self.run(70, offer_p=0.0)
+        await self.play(70, offer_p=0.0)
 
     def transactions(self) -> int:
         """Words followed end to end, plus schedule beats."""
@@ -384,12 +435,9 @@ def corrupt(rng, n: int, entries):
 
 
 async def setup(dut, seed_offset: int):
-    rng = np.random.default_rng(cocotb.RANDOM_SEED + seed_offset)
-    dut._log.info("stimulus from this test's seed + %d; %s", seed_offset, seed_text())
-    Clock(dut.clk, 10, unit="ns").start()
-    h = Harness(dut, rng)
+    h = Harness(dut, seed_offset)
     await h.reset()
-    return h, rng
+    return h, h.rng
 
 
 def configure(h: Harness, rng) -> None:
@@ -402,7 +450,7 @@ def configure(h: Harness, rng) -> None:
 async def aligned_run(h: Harness, rng, slots: int) -> None:
     await h.calibrate()
     h.enable = True
-    await h.run(slots * h.period)
+    await h.play(slots * h.period)
     assert not any(h.read()["late"]), "late words on an aligned fabric"
 
 
@@ -420,8 +468,8 @@ async def aligned_random(dut):
         await h.restart()
     s = h.checker.stats
     assert s["dropped"] == 0 and s["delivered"] == s["launched"] > 0, s
-    record_stats("aligned_random", transactions=h.transactions(), cycles=h.meter.cycles,
-                 seconds=time.perf_counter() - start, **s)
+    h.finish("aligned_random", transactions=h.transactions(),
+             seconds=time.perf_counter() - start, **s)
 
 
 @cocotb.test()
@@ -436,7 +484,7 @@ async def missed_sync(dut):
     await h.load(random_stack(rng, h.n, 4, 2))
     await h.calibrate()
     h.enable = True
-    await h.run(3 * h.period)
+    await h.play(3 * h.period)
     for victim in (int(v) for v in rng.permutation(h.n)):
         h.sync_drop[victim] = True
         # the first pulse the switch sends now is cut: the endpoint expects it d cycles
@@ -444,7 +492,7 @@ async def missed_sync(dut):
         dropped = rise = None
         for _ in range(5 * h.period):
             got = await h.step()
-            t = h.clock.count
+            t = h.cycle
             if dropped is None and got["phase"] == 0:
                 dropped = t
             if rise is None and got["missed"][victim]:
@@ -453,14 +501,14 @@ async def missed_sync(dut):
         h.sync_drop[victim] = False
         got = await h.step()
         assert got["missed"] == [i == victim for i in range(h.n)], (victim, got["missed"])
-        await h.run(3 * h.period)
+        await h.play(3 * h.period)
         h.clear = True
         await h.step()
         h.clear = False
         got = await h.step()
         assert not any(got["missed"]), f"clear did not reset missed (endpoint {victim})"
         assert h.checker.stats["dropped"] == 0 and not any(got["late"])
-    record_stats("missed_sync", transactions=h.transactions(), cycles=h.meter.cycles)
+    h.finish("missed_sync", transactions=h.transactions())
 
 
 def early_fibre(rng, period: int, guard: int, bit6: int, longest: int = 64) -> int:
@@ -515,7 +563,7 @@ async def long_slots(dut):
         await h.restart(slots=1 if full else 0)
     s = h.checker.stats
     assert s["dropped"] == 0 and s["delivered"] == s["launched"] > 3 * h.n, s
-    record_stats("long_slots", transactions=h.transactions(), cycles=h.meter.cycles, **s)
+    h.finish("long_slots", transactions=h.transactions(), **s)
 
 
 async def first_windows(h: Harness, cycles: int) -> list[int | None]:
@@ -573,8 +621,7 @@ async def guard_and_slot_at_the_top(dut):
     want = [((1 << 16) - (2 * x + 1) + x) % h.period for x in h.delay]
     assert opened == want, (opened, want, h.delay)
     await h.restart(slots=0)
-    record_stats("guard_and_slot_at_the_top", transactions=h.transactions(),
-                 cycles=h.meter.cycles)
+    h.finish("guard_and_slot_at_the_top", transactions=h.transactions())
 
 
 @cocotb.test()
@@ -594,9 +641,9 @@ async def start_at_every_phase(dut):
     locks = 0
     for p in range(h.period):
         # stop sending, let every word arrive, stop the endpoints (the master runs on)
-        await h.run(h.period + 70, offer_p=0.0)
+        await h.play(h.period + 70, offer_p=0.0)
         h.start = [False] * h.n
-        await h.run(4, offer_p=0.0)
+        await h.play(4, offer_p=0.0)
         while h.read()["phase"] != p:
             await h.step(offer_p=0.0)
         h.start = [True] * h.n
@@ -606,8 +653,8 @@ async def start_at_every_phase(dut):
         locks += h.n
     await h.restart()
     assert h.checker.stats["dropped"] == 0, h.checker.stats
-    record_stats("start_at_every_phase", transactions=h.transactions(), cycles=h.meter.cycles,
-                 locks=locks, **h.checker.stats)
+    h.finish("start_at_every_phase", transactions=h.transactions(), locks=locks,
+             **h.checker.stats)
 
 
 @cocotb.test()
@@ -638,11 +685,11 @@ async def lost_and_late_echo(dut):
         h.start, h.enable = [True] * h.n, True
         h.believed = list(h.delay)
         await h.step()
-        s = h.clock.count        # the cycle start is first seen
+        s = h.cycle        # the cycle start is first seen
         want = [min(2 * d + 1, top) for d in h.delay]
         for _ in range(2 * max(h.delay) + 3 + h.period + 8):
             got = await h.step()
-            t = h.clock.count
+            t = h.cycle
             for i, d in enumerate(h.delay):
                 if i == victim:
                     assert (got["rtt"][i], got["locked"][i], got["window"][i],
@@ -665,18 +712,17 @@ async def lost_and_late_echo(dut):
         await h.step()
         h.start[victim] = True
         await h.step()
-        s, d = h.clock.count, h.delay[victim]
+        s, d = h.cycle, h.delay[victim]
         for _ in range(2 * d + 4):
             got = await h.step()
-            assert got["rtt"][victim] == (want[victim] if h.clock.count >= s + 2 * d + 3
-                                          else 0), (r, d, h.clock.count - s, got["rtt"])
+            assert got["rtt"][victim] == (want[victim] if h.cycle >= s + 2 * d + 3
+                                          else 0), (r, d, h.cycle - s, got["rtt"])
         await h.restart(slots=1)
         h.clear = True
         await h.step(offer_p=0.0)
         h.clear = False
     assert measured == {min(m, top) for m in (125, 127, 129)}, measured
-    record_stats("lost_and_late_echo", transactions=h.transactions(), cycles=h.meter.cycles,
-                 **h.checker.stats)
+    h.finish("lost_and_late_echo", transactions=h.transactions(), **h.checker.stats)
 
 
 @cocotb.test()
@@ -698,16 +744,16 @@ async def late_endpoint(dut):
         await h.load(random_stack(rng, h.n, 3, 2))
         await h.calibrate()
         h.enable = True
-        await h.run(2 * h.period)
+        await h.play(2 * h.period)
         # change the fibre only while it is empty (a delay line re-emits what it holds)
         h.mute = {victim}
-        await h.run(70)
+        await h.play(70)
         # (a delay above 64, the longest fibre, acts as 64)
         h.delay[victim] = min(127, max(1, h.delay[victim] + shift))
         dropped = h.checker.stats["dropped"]
-        await h.run(70)
+        await h.play(70)
         h.mute = set()
-        await h.run(6 * h.period)
+        await h.play(6 * h.period)
         got = await h.step(offer_p=0.0)
         seen.append((shift, h.checker.stats["dropped"] - dropped, h.period, h.guard,
                      h.delay[victim]))
@@ -726,8 +772,7 @@ async def late_endpoint(dut):
     # at most once more, until three misaligned fibres have produced late words.
     assert flagged >= 3, (f"only {flagged} of {len(seen)} misaligned fibres produced late "
                           f"words (shift, dropped, period, guard, delay): {seen}")
-    record_stats("late_endpoint", transactions=h.transactions(), cycles=h.meter.cycles,
-                 **h.checker.stats)
+    h.finish("late_endpoint", transactions=h.transactions(), **h.checker.stats)
 
 
 @cocotb.test()
@@ -746,7 +791,7 @@ async def bvn_stack(dut):
     assert got["entries"] == len(entries) - 1 and not got["stack_error"], got["entries"]
     await aligned_run(h, rng, 2 * sum(wt for _, wt in entries) + 2)
     assert h.checker.stats["dropped"] == 0 and h.checker.stats["delivered"] > 0
-    record_stats("bvn_stack", transactions=h.transactions(), cycles=h.meter.cycles)
+    h.finish("bvn_stack", transactions=h.transactions())
 
 
 async def load_watched(h: Harness, entries, *, raw=()) -> list[tuple[int, dict]]:
@@ -807,7 +852,7 @@ async def bad_configuration(dut):
         assert seen[-1][1]["entries"] == h.depth, (extra, seen[-1][1]["entries"])
     await aligned_run(h, rng, h.depth + 4)
     assert h.checker.stats["dropped"] == dropped, h.checker.stats
-    record_stats("bad_configuration", transactions=h.transactions(), cycles=h.meter.cycles)
+    h.finish("bad_configuration", transactions=h.transactions())
 
 
 @cocotb.test()
@@ -829,13 +874,12 @@ async def rtt_error_at_the_boundary(dut):
         await h.load(random_stack(rng, h.n, 2, 1))
         await h.calibrate()
         h.enable = True
-        await h.run(3 * h.period)
+        await h.play(3 * h.period)
         got = h.read()
         assert got["rtt_error"] == errors and got["locked"] == [not e for e in errors], \
             (h.period, h.delay, got["rtt_error"], got["locked"])
         await h.restart()
-    record_stats("rtt_error_at_the_boundary", transactions=h.transactions(),
-                 cycles=h.meter.cycles)
+    h.finish("rtt_error_at_the_boundary", transactions=h.transactions())
 
 
 @cocotb.test()
@@ -869,8 +913,7 @@ async def malformed_stacks(dut):
             await aligned_run(h, rng, 6)
             assert h.checker.stats["delivered"] > delivered
             await h.restart()
-    record_stats("malformed_stacks", transactions=h.transactions(), cycles=h.meter.cycles,
-                 rejected=rejected)
+    h.finish("malformed_stacks", transactions=h.transactions(), rejected=rejected)
 
 
 @cocotb.test()
@@ -901,8 +944,7 @@ async def malformed_every_output(dut):
                 (kind, value, k, t, last, got["stack_error"], got["entries"])
         await h.load(random_stack(rng, n, count, 2))
         assert not h.read()["stack_error"], (kind, value)
-    record_stats("malformed_every_output", transactions=h.transactions(),
-                 cycles=h.meter.cycles, cases=len(cases))
+    h.finish("malformed_every_output", transactions=h.transactions(), cases=len(cases))
 
 
 @cocotb.test()
@@ -919,7 +961,7 @@ async def period_and_guard_change_while_running(dut):
         await h.load(random_stack(rng, h.n, 4, 2))
         await h.calibrate()
         h.enable = True
-        await h.run(3 * h.period)
+        await h.play(3 * h.period)
         for _ in range(6):
             # wait for a phase past the next T, then change T (and sometimes G)
             new_t = int(rng.integers(12, 40))
@@ -949,5 +991,5 @@ async def period_and_guard_change_while_running(dut):
         h.clear = True
         await h.step(offer_p=0.0)
         h.clear = False
-    record_stats("period_and_guard_change_while_running", transactions=h.transactions(),
-                 cycles=h.meter.cycles, changes=changes, **h.checker.stats)
+    h.finish("period_and_guard_change_while_running", transactions=h.transactions(),
+             changes=changes, **h.checker.stats)

@@ -2,15 +2,16 @@
 against the contract in ``models.flexsipac.wss``'s docstring, checked by a transaction-level
 scoreboard.
 
-Commands go in through ``cosim.stream`` (random gaps, a protocol monitor that knows the
-reset), encoded from the documented layout (``cosim.codec.wss_command``); the drive and
-status are decoded from the documented layout. The scoreboard is built from behaviour, not
-from the RTL's registers or the model's code: the staging table the testbench loaded (one
-column a LOAD_COLUMN), the budgets and settle time it set, and the documented timing. On a
-COMMIT taken in cycle t it judges the table by its own plain reading of the rules (no input
-dropped at its own port, no wavelength twice on one output, no output over its budget; the
-first conflict in scan order: lowest wavelength, then lowest output, SELF before DUPLICATE
-before BUDGET) and checks every cycle:
+The bench is built on the controllers' cycle (``cosim.control``, on the testbench layer
+``cosim.testbench``). Commands go in through the layer's stream source (random gaps) and
+monitor (the stream rules, with the reset), encoded from the documented layout
+(``cosim.codec.wss_command``); the drive and status are decoded from the documented layout.
+The scoreboard is built from behaviour, not from the RTL's registers or the model's code: the
+staging table the testbench loaded (one column a LOAD_COLUMN), the budgets and settle time it
+set, and the documented timing. On a COMMIT taken in cycle t it judges the table by its own
+plain reading of the rules (no input dropped at its own port, no wavelength twice on one
+output, no output over its budget; the first conflict in scan order: lowest wavelength, then
+lowest output, SELF before DUPLICATE before BUDGET) and checks every cycle:
 
 - a valid table: ``ready`` low and ``state`` SCAN (t + 1 .. t + w + 3), APPLY
   (t + w + 4 .. t + 2w + 5), SETTLE (S cycles); the drive of wavelength lam is the old
@@ -45,30 +46,45 @@ import time
 import cocotb
 
 from aifabric.cosim.codec import wss_command, wss_drive
-from aifabric.cosim.control import ControlBench, start_clock, value
-from aifabric.cosim.stats import block_params, record_stats
+from aifabric.cosim.control import ControlBench
+from aifabric.cosim.stats import block_params
 from aifabric.models.flexsipac import allocation, traffic
 from aifabric.models.flexsipac.topology import SiPAC
 from aifabric.models.flexsipac.wss import WSSCommand, load_commands
-from aifabric.rtl.optics.wss import Error, State
+from aifabric.rtl.optics.wss import Error, State, WSSController
 
 DEFAULT_TRANSACTIONS = 10_000
 IDLE, SCAN, APPLY, SETTLE = State
 
 
+def random_coverage(r: int) -> dict:
+    """What the random test must have seen (the layer's coverage minimums): three of each
+    conflict the commit's check names, every other error bit, lit cells kept through a
+    reconfiguration, disabled cells with a port field (one that does not exist, where r
+    leaves such port numbers in the field)."""
+    need = {(f"conflict {e}" if e in ("SELF", "DUPLICATE", "BUDGET") else f"error {e}"):
+            (3 if e in ("SELF", "DUPLICATE", "BUDGET") else 1) for e in Error.__members__}
+    need.update({"lit cells kept through a reconfiguration": 1,
+                 "disabled cells with a port field": 1})
+    if r < 1 << (r - 1).bit_length():
+        need["disabled cells with a port that does not exist"] = 1
+    return need
+
+
 class Scoreboard:
     """What the controller must do, from the commands taken (the testbench's own reading)."""
 
-    def __init__(self, r, w, T, settle0, counter_bits=16) -> None:
+    def __init__(self, r, w, T, settle0, coverage, counter_bits=16) -> None:
         self.r, self.w, self.T, self.settle0 = r, w, T, settle0
         self.counter_bits = counter_bits
         self.staging = [[None] * r for _ in range(w)]   # a memory: survives resets
-        self.seen: dict = {}
+        self.coverage = coverage          # the outcomes seen (the layer's coverage bins)
+        self.seen = coverage.counts
         self.commits = 0
         self.reset()
 
     def note(self, what: str, n: int = 1) -> None:
-        self.seen[what] = self.seen.get(what, 0) + n
+        self.coverage.hit(what, n)
 
     def reset(self) -> None:
         r, w = self.r, self.w
@@ -205,14 +221,18 @@ class Scoreboard:
 
 
 class Harness(ControlBench):
-    def __init__(self, dut, rng) -> None:
-        p = block_params()
+    def __init__(self, dut, coverage: dict | None = None) -> None:
+        super().__init__(dut, WSSController, coverage=coverage)
+        p = self.params
         self.r, self.w = p.get("ports", 16), p.get("wavelengths", 60)
         self.T, self.settle0 = p.get("timer_bits", 20), p.get("settle", 100_000)
         self.counter_bits = p.get("counter_bits", 16)
-        super().__init__(dut, rng, None)
-        self.board = Scoreboard(self.r, self.w, self.T, self.settle0, self.counter_bits)
+        self.board = Scoreboard(self.r, self.w, self.T, self.settle0, self.coverage,
+                                self.counter_bits)
         self.drawn: list[int] = []
+        self._outputs = [self.io.reader(n) for n in ("cmd__ready", "drive", "state",
+                                                        "error", "err_port", "err_lambda",
+                                                        "configs")]
 
     @property
     def commits(self) -> int:
@@ -237,18 +257,17 @@ class Harness(ControlBench):
                            port=c.port, value=c.value, dark_ports=dark)
 
     def read(self) -> dict:
-        dut = self.dut
-        return {"ready": bool(value(dut.cmd__ready)),
-                "drive": wss_drive(value(dut.drive), self.r, self.w),
-                "state": value(dut.state), "error": value(dut.error),
-                "err_port": value(dut.err_port), "err_lambda": value(dut.err_lambda),
-                "configs": value(dut.configs)}
+        ready, drive, state, error, err_port, err_lambda, configs = \
+            [read() for read in self._outputs]
+        return {"ready": bool(ready), "drive": wss_drive(drive, self.r, self.w),
+                "state": state, "error": error, "err_port": err_port,
+                "err_lambda": err_lambda, "configs": configs}
 
     def compare(self, t: int, got: dict) -> None:
         self.board.check(t, got)
 
     def advance(self, taken, inputs, rst: bool = False):
-        return None if rst else self.board.take(self.clock.count, taken)
+        return None if rst else self.board.take(self.cycle, taken)
 
     def invariants(self, t: int, got: dict, taken) -> None:
         pass                       # the scoreboard checks everything in ``compare``
@@ -347,17 +366,12 @@ class Harness(ControlBench):
         return [WSSCommand.settle(0)]
 
 
-def start(dut):
-    rng = start_clock(dut)
-    return Harness(dut, rng), rng
-
-
 @cocotb.test()
 async def reset_state(dut):
     """After reset every cell is dark, the controller idle and error free (the scoreboard's
     reset state, checked in the first cycle out of reset); then a valid table loads,
     commits and is driven in the documented cycles."""
-    h, _ = start(dut)
+    h = Harness(dut)
     await h.reset()
     got = await h.step()
     assert got["drive"] == [[None] * h.r for _ in range(h.w)] and not got["ready"]
@@ -365,17 +379,19 @@ async def reset_state(dut):
     assert got["ready"], "ready did not rise in the second cycle after reset"
     table = h.valid_table([h.w] * h.r)
     h.send([WSSCommand.load(lam, table[lam]) for lam in range(h.w)] + [WSSCommand.commit()])
-    while h.commits == 0:
-        await h.step()
+    await h.step_until(lambda got: h.commits)
     got = await h.step()
     assert got["drive"] == table and got["configs"] == 1
-    record_stats("reset_state", transactions=h.taken, cycles=h.meter.cycles)
+    h.finish("reset_state", transactions=h.taken)
 
 
 @cocotb.test()
 async def random_commands(dut):
-    """Random tables, columns, budgets and malformed commands under random resets."""
-    h, rng = start(dut)
+    """Random tables, columns, budgets and malformed commands under random resets; every
+    error and outcome the contract names happens (``random_coverage``, checked by
+    ``finish``)."""
+    h = Harness(dut, random_coverage(block_params().get("ports", 16)))
+    rng = h.rng
     count = int(os.environ.get("AIFABRIC_TRANSACTIONS", DEFAULT_TRANSACTIONS))
     await h.reset()
     # The staging table is a memory that survives resets, so it still holds what an earlier
@@ -389,20 +405,10 @@ async def random_commands(dut):
     dut._log.info("%d commands (%d rejected), %d resets in %d cycles, %.1f s; seen %s",
                   h.taken, h.rejected, resets, h.meter.cycles, elapsed, seen)
     assert h.rejected > count // 100 and h.commits > count // (10 * h.w)
-    # every error bit and every outcome the contract names happened
-    for e in Error.__members__:
-        if e in ("SELF", "DUPLICATE", "BUDGET"):
-            assert seen.get(f"conflict {e}", 0) > 2, f"fewer than 3 {e} conflicts found ({seen})"
-        else:
-            assert seen.get(f"error {e}", 0) > 0, f"no {e} error was provoked ({seen})"
-    assert seen.get("lit cells kept through a reconfiguration", 0) > 0, seen
-    assert seen.get("disabled cells with a port field", 0) > 0, seen
-    if h.r < 1 << (h.r - 1).bit_length():
-        assert seen.get("disabled cells with a port that does not exist", 0) > 0, seen
     assert resets > 0
     assert max(h.drawn) > (1 << h.T) // 2, "settle times never reached the timer's upper half"
-    record_stats("random_commands", transactions=h.taken, cycles=h.meter.cycles,
-                 seconds=elapsed, rejected=h.rejected, commits=h.commits)
+    h.finish("random_commands", transactions=h.taken, seconds=elapsed, rejected=h.rejected,
+             commits=h.commits)
 
 
 @cocotb.test()
@@ -412,7 +418,7 @@ async def allocation_configs(dut):
     and is driven exactly (the allocation's own cells, not the scoreboard's); a
     reconfiguration to another job mapping keeps the cells it does not change lit (the
     scoreboard checks every cycle of the apply and settle)."""
-    h, _ = start(dut)
+    h = Harness(dut)
     r, w = h.r, h.w
     await h.reset()
     h.send([WSSCommand.settle(2)])
@@ -427,8 +433,7 @@ async def allocation_configs(dut):
             config = assign["wss"][key]
             h.send(load_commands(config, r, w))
             before = h.commits
-            while h.commits == before:
-                await h.step()
+            await h.step_until(lambda got: h.commits != before)
             got = await h.step()
             want = [[None] * r for _ in range(w)]
             for (i, lm), o in config.items():
@@ -436,7 +441,7 @@ async def allocation_configs(dut):
             assert got["drive"] == want, f"WSS {key}: drive != the allocation's configuration"
             done += 1
     assert done >= 3
-    record_stats("allocation_configs", transactions=h.taken, cycles=h.meter.cycles)
+    h.finish("allocation_configs", transactions=h.taken)
 
 
 COUNTER_TOP = 12      # commits up to 2^12 + 3: bit 12 set (or the wrap), three past it
@@ -450,7 +455,8 @@ async def commit_counter(dut):
     from one of two valid tables (any mix of their columns is valid at full budgets: each
     output gets at most one wavelength per column), settle 1. The scoreboard checks the
     count, the drive and the timing in every cycle."""
-    h, rng = start(dut)
+    h = Harness(dut)
+    rng = h.rng
     await h.reset()
     tables = [h.valid_table([h.w] * h.r) for _ in range(2)]
     # the staging memory keeps what the test before loaded: load every column first
@@ -462,8 +468,7 @@ async def commit_counter(dut):
         lam = k % h.w
         h.send([WSSCommand.load(lam, tables[int(rng.integers(2))][lam]), WSSCommand.commit()])
         before = h.commits
-        while h.commits == before:
-            await h.step()
+        await h.step_until(lambda got: h.commits != before)
     got = await h.step()
     assert got["configs"] == commits % (1 << h.counter_bits) and got["error"] == 0
-    record_stats("commit_counter", transactions=h.taken, cycles=h.meter.cycles)
+    h.finish("commit_counter", transactions=h.taken)

@@ -5,33 +5,28 @@ delivers them ``latency`` cycles after the requests, a parameter of the check: 1
 one-cycle arbiter (``band = 0``), ``ceil(N / band) + 2`` for the pipelined one, taken from the
 block's documented rule, not from the RTL.
 
-Driver -> DUT -> monitor -> scoreboard. Every cycle the driver presents a random request matrix
-and queues the golden model's answer; the monitor samples ``grants`` ``latency`` cycles later
-(and checks that the grants read before the first answer are zero: the pipeline is empty after
-reset) and hands them to a cocotb-bus ``Scoreboard`` (grant-for-grant equality) and to an
-invariant checker that asserts, on the RTL output alone: grants are a subset of requests, at
-most one grant per row and per column, the matching is maximal, and no request held for N
-consecutive cycles goes ungranted. ``request_grant_loop`` closes the loop: virtual output
-queues request from what the grants left them, and must all drain. Run through
-``cosim.runner`` (which sets the seed and the transaction count).
+On ``cosim.testbench``: every cycle, at the falling edge, the driver presents a random
+request matrix and queues the golden model's answer on the scoreboard; the monitor reads
+``grants`` (registered) and from the ``latency``-th edge on hands each answer to an invariant
+checker and to the scoreboard (grant-for-grant equality); the grants read before the first
+answer must be zero (the pipeline is empty after reset). The invariant checker asserts, on
+the RTL output alone: grants are a subset of requests, at most one grant per row and per
+column, the matching is maximal, and no request held for N consecutive cycles goes
+ungranted. ``request_grant_loop`` closes the loop: virtual output queues request from what
+the grants left them, and must all drain. Run through ``cosim.runner`` (which sets the seed
+and the transaction count).
 """
 
 from __future__ import annotations
 
 import inspect
-import math
 import os
-import time
 from collections import deque
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
-from cocotb_bus.monitors import Monitor
-from cocotb_bus.scoreboard import Scoreboard
 
-from aifabric.cosim.stats import CycleMeter, block_params, record_stats, seed_text
+from aifabric.cosim.testbench import Testbench
 from aifabric.models.chronos.wwfa import WavefrontArbiter
 from aifabric.rtl.chronos import wwfa as rtl_wwfa
 
@@ -80,46 +75,79 @@ class GrantTxn:
         return f"GrantTxn(cycle={self.cycle}, grants(i->j)={pairs})"
 
 
-class GrantMonitor(Monitor):
-    """Samples ``grants`` after every rising edge from the one that took the first driven
-    request matrix: the grants after edge ``e`` answer the matrix of cycle ``e - latency + 1``;
-    those read before the first answer are kept in ``early`` (they must be zero)."""
+class WwfaBench(Testbench):
+    """The arbiter on the testbench layer: ``n`` and ``lat`` (the documented latency) from
+    the parameters, ``io`` the ports (``requests``, ``grants``) with their fast accessors."""
 
-    def __init__(self, dut, n: int, driven: deque, lat: int) -> None:
-        self.dut, self.n, self.driven, self.lat = dut, n, driven, lat
-        self.cycle = 0
+    def __init__(self, dut, **kw) -> None:
+        super().__init__(dut, rtl_wwfa.WavefrontArbiter, **kw)
+        self.n, self.lat = self.params["n"], latency(self.params)
+        self.io = self.bus()
+        self.put_requests = self.io.writer("requests")
+        self.get_grants = self.io.reader("grants")
+        self.put_requests(0)
+
+
+class RequestDriver:
+    """Presents one request matrix a cycle from ``matrices`` (then none) and queues, per
+    matrix, the golden model's grants on the scoreboard and (cycle, matrix) in ``driven``."""
+
+    def __init__(self, tb: WwfaBench, matrices) -> None:
+        self.tb, self.matrices = tb, iter(matrices)
+        self.model = WavefrontArbiter(tb.n)
+        self.driven: deque = deque()
+        self.count = 0
+
+    def edge(self, t: int) -> None:
+        req = next(self.matrices, None)
+        if req is None:
+            self.tb.put_requests(0)
+            return
+        self.tb.put_requests(pack(req))
+        self.driven.append((self.count, req))
+        self.tb.scoreboard.expect(GrantTxn(self.count, pack(self.model.arbitrate(req)),
+                                           self.tb.n))
+        self.count += 1
+
+
+class GrantMonitor:
+    """Reads ``grants`` at every falling edge from the run's first: those read at the first
+    ``latency`` edges come before the first answer (kept in ``early``: they must be zero);
+    from then on the grants of edge ``latency + k`` answer the matrix of the monitor's own
+    step k: checked by ``checker`` against the oldest matrix driven, and compared on the
+    scoreboard as step k's (an answer a cycle early or late names the wrong cycle)."""
+
+    def __init__(self, tb: WwfaBench, driver: RequestDriver, checker) -> None:
+        self.tb, self.driver, self.checker = tb, driver, checker
         self.early: list[int] = []
-        self.name = "grants"  # the scoreboard names its log after this
-        super().__init__()
+        self.seen = 0
+        self.received = 0
 
-    async def _monitor_recv(self):
-        edge = 0
-        while True:
-            await RisingEdge(self.dut.clk)
-            await ReadOnly()
-            bits = int(self.dut.grants.value.to_unsigned())
-            edge += 1
-            if edge < self.lat:
-                self.early.append(bits)
-                continue
-            if not self.driven or self.driven[0][0] != self.cycle:
-                continue  # no driven request is answered at this edge (the run is over)
-            self._recv(GrantTxn(self.cycle, bits, self.n))
-            self.cycle += 1
+    def edge(self, t: int) -> None:
+        bits = self.tb.get_grants()
+        self.seen += 1
+        if self.seen <= self.tb.lat:
+            self.early.append(bits)
+            return
+        if not self.driver.driven:
+            return                    # no driven request is answered here (the run is over)
+        step = self.seen - self.tb.lat - 1
+        cycle, req = self.driver.driven.popleft()
+        assert cycle == step, (f"edge {t}: grants of step {step} read, the oldest request "
+                               f"unanswered is of cycle {cycle}")
+        txn = GrantTxn(step, bits, self.tb.n)
+        self.checker.check_matching(cycle, req, unpack(bits, self.tb.n))
+        self.tb.scoreboard.compare(txn, f"requests of cycle {cycle}: ")
+        self.received += 1
 
 
 class InvariantChecker:
     """Asserts the arbiter's contract on the RTL output, independently of the model."""
 
-    def __init__(self, n: int, driven: deque) -> None:
-        self.n, self.driven = n, driven
+    def __init__(self, n: int) -> None:
+        self.n = n
         self.waiting = np.zeros((n, n), dtype=np.int64)  # consecutive cycles requested, ungranted
         self.checked = 0
-
-    def check(self, txn: GrantTxn) -> None:
-        cycle, req = self.driven.popleft()
-        assert cycle == txn.cycle, f"monitor out of step: cycle {txn.cycle} vs driven {cycle}"
-        self.check_matching(cycle, req, unpack(txn.bits, self.n))
 
     def check_matching(self, cycle: int, req: np.ndarray, g: np.ndarray) -> None:
         where = f"requests of cycle {cycle}"
@@ -158,12 +186,8 @@ def stimulus(rng: np.random.Generator, n: int, count: int):
         produced += min(length, count - produced)
 
 
-async def reset(dut) -> None:
-    dut.requests.value = 0
-    dut.rst.value = 1
-    await RisingEdge(dut.clk)
-    await RisingEdge(dut.clk)
-    dut.rst.value = 0
+def transactions() -> int:
+    return int(os.environ.get("AIFABRIC_TRANSACTIONS", DEFAULT_TRANSACTIONS))
 
 
 @cocotb.test()
@@ -171,26 +195,21 @@ async def reset_clears_grants(dut):
     """Under reset nothing is granted; the pipeline is empty after it (grants zero until the
     first answer, ``latency`` cycles after the first request), which is served at priority 0;
     a reset in mid-run discards the matchings in flight."""
-    n = math.isqrt(len(dut.requests))
-    lat = latency(block_params())
-    Clock(dut.clk, 10, unit="ns").start()
-    meter = CycleMeter(10)
+    tb = WwfaBench(dut)
+    n, lat = tb.n, tb.lat
     full = np.ones((n, n), dtype=bool)
-    dut.requests.value = pack(full)
+    tb.put_requests(pack(full))
 
     async def reset_then_answers(cycles_in_reset: int, answers: int) -> None:
-        dut.rst.value = 1
+        tb.set_reset(1)
         for t in range(cycles_in_reset):
-            await RisingEdge(dut.clk)
-            await ReadOnly()
-            assert int(dut.grants.value.to_unsigned()) == 0, f"grants not zero in reset ({t})"
-        await FallingEdge(dut.clk)  # leave the ReadOnly phase before writing
-        dut.rst.value = 0
+            await tb.tick()               # a rising edge in reset has passed
+            assert tb.get_grants() == 0, f"grants not zero in reset ({t})"
+        tb.set_reset(0)
         model = WavefrontArbiter(n)
         for t in range(lat - 1 + answers):
-            await RisingEdge(dut.clk)
-            await ReadOnly()
-            got = unpack(int(dut.grants.value.to_unsigned()), n)
+            await tb.tick()
+            got = unpack(tb.get_grants(), n)
             if t < lat - 1:
                 assert not got.any(), f"{t + 1} cycles after reset: grants {np.argwhere(got)}"
                 continue
@@ -202,61 +221,36 @@ async def reset_clears_grants(dut):
             p = t - lat + 1
             assert all(got[i, (p - i) % n] for i in range(n))
 
+    await tb.tick()
     await reset_then_answers(3, lat + 2)
     # one cycle of reset with `latency` matchings in flight: none of them may come out
-    await FallingEdge(dut.clk)
+    await tb.tick()
     await reset_then_answers(1, 2)
-    record_stats("reset_clears_grants", transactions=lat + 4, cycles=meter.cycles)
+    tb.finish("reset_clears_grants", transactions=lat + 4)
 
 
 @cocotb.test()
 async def random_requests(dut):
     """Random request matrices, grant-for-grant equal to the golden model ``latency`` cycles
     later."""
-    n = math.isqrt(len(dut.requests))
-    lat = latency(block_params())
-    total = int(os.environ.get("AIFABRIC_TRANSACTIONS", DEFAULT_TRANSACTIONS))
-    count = max(2, round(total * RANDOM_SHARE))
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
-    dut._log.info("n=%d latency=%d transactions=%d; %s", n, lat, count, seed_text())
-
-    Clock(dut.clk, 10, unit="ns").start()
-    meter = CycleMeter(10)
-    await reset(dut)
-
-    model = WavefrontArbiter(n)
-    expected: list[GrantTxn] = []
-    driven: deque = deque()
-    monitor = GrantMonitor(dut, n, driven, lat)
-    checker = InvariantChecker(n, driven)
-    scoreboard = Scoreboard(dut, fail_immediately=True)
-    # The invariant checker runs first: it also pops the driven queue the monitor consults.
-    monitor.add_callback(checker.check)
-    scoreboard.add_interface(monitor, expected)
-
-    start = time.perf_counter()
-    for cycle, req in enumerate(stimulus(rng, n, count)):
-        dut.requests.value = pack(req)
-        driven.append((cycle, req))
-        expected.append(GrantTxn(cycle, pack(model.arbitrate(req)), n))
-        await RisingEdge(dut.clk)
-    dut.requests.value = 0
-    for _ in range(lat):
-        await RisingEdge(dut.clk)  # by the last the monitor has taken the last answer
-    await ReadOnly()
-    elapsed = time.perf_counter() - start
-    monitor.kill()
-
-    assert len(monitor.early) == lat - 1 and not any(monitor.early), (
+    tb = WwfaBench(dut)
+    n, lat = tb.n, tb.lat
+    count = max(2, round(transactions() * RANDOM_SHARE))
+    tb.log.info("n=%d latency=%d transactions=%d; %s", n, lat, count, tb.seed_text())
+    await tb.reset()
+    checker = InvariantChecker(n)
+    monitor = GrantMonitor(tb, None, checker)
+    driver = RequestDriver(tb, stimulus(tb.rng, n, count))
+    monitor.driver = driver
+    tb.add(monitor, driver)        # the monitor reads before the driver drives
+    await tb.run(None, count + lat)
+    assert len(monitor.early) == lat and not any(monitor.early), (
         f"grants before the first answer (pipeline not empty after reset): {monitor.early}")
-    assert not driven, f"{len(driven)} driven cycles never answered"
-    assert not expected, f"{len(expected)} expected grant matrices never received"
-    assert scoreboard.errors == 0, f"{scoreboard.errors} scoreboard errors"
-    assert checker.checked == count == monitor.stats.received_transactions
-    dut._log.info("%d transactions checked in %.2f s (%.0f cycles/s)",
-                  count, elapsed, (count + 1) / elapsed)
-    record_stats("random_requests", transactions=checker.checked, cycles=meter.cycles,
-                 seconds=elapsed)
+    assert not driver.driven, f"{len(driver.driven)} driven cycles never answered"
+    assert checker.checked == count == monitor.received == tb.scoreboard.matched
+    tb.log.info("%d transactions checked in %.2f s (%.0f cycles/s)",
+                count, tb.seconds, (count + lat) / tb.seconds)
+    tb.finish("random_requests", transactions=checker.checked)
 
 
 @cocotb.test()
@@ -268,42 +262,24 @@ async def request_grant_loop(dut):
     model's; every grant finds a packet; the queues drain within ``latency`` x (packets
     left + 1) cycles (in every ``latency`` consecutive matchings one has a request and
     grants, a maximal matching being non-empty)."""
-    n = math.isqrt(len(dut.requests))
-    lat = latency(block_params())
-    total = int(os.environ.get("AIFABRIC_TRANSACTIONS", DEFAULT_TRANSACTIONS))
+    tb = WwfaBench(dut)
+    n, lat, rng = tb.n, tb.lat, tb.rng
+    total = transactions()
     arrive_for = max(3, total - round(total * RANDOM_SHARE))
-    rng = np.random.default_rng(cocotb.RANDOM_SEED)
-    dut._log.info("n=%d latency=%d arrival cycles=%d; %s", n, lat, arrive_for, seed_text())
-
-    Clock(dut.clk, 10, unit="ns").start()
-    meter = CycleMeter(10)
-    await reset(dut)
-    await FallingEdge(dut.clk)   # from here: write at a falling edge, read at the next
+    tb.log.info("n=%d latency=%d arrival cycles=%d; %s", n, lat, arrive_for, tb.seed_text())
+    await tb.reset()
     model = WavefrontArbiter(n)
-    checker = InvariantChecker(n, deque())
+    checker = InvariantChecker(n)
     queue = np.zeros((n, n), dtype=np.int64)
     asked = np.zeros((n, n), dtype=np.int64)      # requests in flight
     flight: deque = deque()                         # (cycle, requests, the model's grants)
     arrived = granted = 0
     drain_start = drain_left = None
-    start = time.perf_counter()
-    cycle = 0
-    while True:
-        if cycle < arrive_for:
-            load = (0.3, 0.9, 1.5)[cycle * 3 // arrive_for]     # packets per input and cycle
-            new = rng.random((n, n)) < load / n
-            queue += new
-            arrived += int(new.sum())
-        elif drain_start is None:
-            drain_start, drain_left = cycle, int(queue.sum())
-        if drain_start is not None and not queue.any() and not asked.any():
-            break
-        req = queue > asked
-        asked += req
-        flight.append((cycle, req, model.arbitrate(req)))
-        dut.requests.value = pack(req)
-        await FallingEdge(dut.clk)  # the rising edge took req; read what it registered
-        got = unpack(int(dut.grants.value.to_unsigned()), n)
+
+    def answer(cycle: int) -> None:
+        """The grants the rising edge after cycle ``cycle``'s requests registered."""
+        nonlocal granted, queue, asked
+        got = unpack(tb.get_grants(), n)
         if len(flight) == lat:
             c, creq, want = flight.popleft()
             assert (got == want).all(), (
@@ -316,14 +292,37 @@ async def request_grant_loop(dut):
             granted += int(got.sum())
         else:
             assert not got.any(), f"cycle {cycle}: grants before the first answer"
-        cycle += 1
         if drain_start is not None:
-            assert cycle - drain_start <= lat * (drain_left + 1), (
-                f"{int(queue.sum())} packets left {cycle - drain_start} cycles after the last "
-                f"arrival ({drain_left} then, latency {lat})")
-    elapsed = time.perf_counter() - start
-    assert granted == arrived > 0 and not queue.any() and not asked.any()
-    dut._log.info("%d packets through %d matchings (%d draining) in %.2f s", arrived,
-                  checker.checked, cycle - drain_start, elapsed)
-    record_stats("request_grant_loop", transactions=checker.checked, cycles=meter.cycles,
-                 seconds=elapsed)
+            assert cycle + 1 - drain_start <= lat * (drain_left + 1), (
+                f"{int(queue.sum())} packets left {cycle + 1 - drain_start} cycles after the "
+                f"last arrival ({drain_left} then, latency {lat})")
+
+    def cycle(t: int) -> bool:
+        """Falling edge t: the answer to cycle t - 1's requests, then cycle t's requests."""
+        nonlocal arrived, drain_start, drain_left, queue, asked
+        if t:
+            answer(t - 1)
+        if t < arrive_for:
+            load = (0.3, 0.9, 1.5)[t * 3 // arrive_for]     # packets per input and cycle
+            new = rng.random((n, n)) < load / n
+            queue += new
+            arrived += int(new.sum())
+        elif drain_start is None:
+            drain_start, drain_left = t, int(queue.sum())
+        if drain_start is not None and not queue.any() and not asked.any():
+            return True
+        req = queue > asked
+        asked += req
+        flight.append((t, req, model.arbitrate(req)))
+        tb.put_requests(int(pack(req)))
+        return False
+
+    # the drain's bound (asserted above) bounds the run: every arrival, at most n * n a cycle
+    calls = await tb.run(cycle, arrive_for + lat * (arrive_for * n * n + 1) + 2)
+    end = calls - 1
+    assert drain_start is not None and not queue.any() and not asked.any(), \
+        "the run ended before the queues drained"
+    assert granted == arrived > 0
+    tb.log.info("%d packets through %d matchings (%d draining) in %.2f s", arrived,
+                checker.checked, end - drain_start, tb.seconds)
+    tb.finish("request_grant_loop", transactions=checker.checked)

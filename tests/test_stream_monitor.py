@@ -69,3 +69,23 @@ def test_batched_reset_rule_starts_at_the_edge_that_takes_the_reset(every):
     batched([(1, 1, 0, 5), (1, 0, 0, 0)], every)               # a run that starts in reset
     with pytest.raises(ProtocolError, match=r"cycle 2: s__valid is high during reset"):
         batched([(0, 0, 1, 0), (1, 1, 0, 5), (1, 1, 0, 5)], every)
+
+
+def test_batched_gap_checks_before_it_and_names_cycles_after_it():
+    """``gap(n)``: what was recorded is checked at once, and the cycles after the gap keep
+    their own numbers (a violation after it is named with its cycle)."""
+    from aifabric.cosim.batch import StreamLog
+    log = StreamLog("s")
+    log.record(0, 0, 1, 0, 5)
+    log.record(1, 0, 0, 0, 0)                  # withdrawn before it was taken
+    with pytest.raises(ProtocolError, match=r"cycle 1: s__valid fell"):
+        log.gap(100)
+    log = StreamLog("s")
+    log.record(0, 0, 1, 1, 5)
+    log.record(1, 0, 0, 0, 0)
+    log.gap(100)
+    log.record(102, 0, 1, 0, 7)
+    log.record(103, 0, 0, 0, 0)
+    with pytest.raises(ProtocolError, match=r"cycle 103: s__valid fell"):
+        log.check()
+    assert log.beats == 1

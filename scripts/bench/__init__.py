@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     parser.add_argument("--hbd-slice", type=int, default=40,
                         help="trace states the per-GPU reference evaluates (default 40)")
     parser.add_argument("--batch-bvn-steps", type=int, default=12_000,
-                        help="BvN step budget of the batched-vs-per-cycle comparison "
+                        help="BvN step budget of the co-simulation speed comparison "
                              "(default 12000; every quantised matrix is run regardless)")
     parser.add_argument("--batch-mesh-scale", type=float, default=1.0,
                         help="scale of the mesh scenarios' packet-creation cycles in that "
