@@ -23,7 +23,9 @@ phase cocotb adds to apply every write, and the Python clock's two timers. Here:
 from __future__ import annotations
 
 import gc
+import logging
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -32,14 +34,73 @@ from aifabric.cosim.stream import ProtocolError
 __all__ = ["reader", "bits_reader", "writer", "bits_writer", "start_clock", "gc_paused",
            "each_falling_edge", "StreamLog", "ProtocolError", "BatchFailure"]
 
-_NO_DELAY = 3           # cocotb's _GPISetAction.NO_DELAY: the write takes effect at once
-
 
 class BatchFailure(AssertionError):
     """A check of a batch failed; the message starts with the cycle (``cycle 1234: ...``)."""
 
 
+def cocotb_internals():
+    """The private parts of cocotb the fast paths use, all looked up here and nowhere else,
+    or None and the reason where this cocotb lacks one of them.
+
+    cocotb has no public way to run Python in a simulator callback and then resume a waiting
+    task in that same phase: its triggers do it after their own callbacks, by setting the
+    trigger that ``cocotb.triggers.current_gpi_trigger()`` reports and running the event
+    loop (``cocotb._gpi_triggers._current_gpi_trigger``, ``cocotb._event_loop._inst``; cocotb
+    2.1). The simulator's callbacks (``cocotb.simulator``, documented as not public), a
+    handle's raw accessors (``handle._handle``) and the immediate-write action
+    (``cocotb.handle._GPISetAction.NO_DELAY``) are private too. Where one is missing,
+    :func:`each_falling_edge` awaits a ``FallingEdge`` trigger each cycle and the readers and
+    writers go through ``handle.value``: slower, with the same cycles and values."""
+    try:
+        import cocotb.triggers
+        from cocotb import _event_loop, _gpi_triggers, simulator
+        from cocotb.handle import _GPISetAction
+        hooks = SimpleNamespace(
+            no_delay=_GPISetAction.NO_DELAY.value,
+            falling=simulator.FALLING,
+            on_value_change=simulator.register_value_change_callback,
+            on_readonly=simulator.register_readonly_callback,
+            run_event_loop=_event_loop._inst.run)
+        # the name must be what the public current_gpi_trigger() reads
+        saved, probe = _gpi_triggers._current_gpi_trigger, object()
+        _gpi_triggers._current_gpi_trigger = probe
+        try:
+            if cocotb.triggers.current_gpi_trigger() is not probe:
+                raise AttributeError("cocotb.triggers.current_gpi_trigger() does not read "
+                                     "cocotb._gpi_triggers._current_gpi_trigger")
+        finally:
+            _gpi_triggers._current_gpi_trigger = saved
+    except (ImportError, AttributeError) as e:
+        return None, str(e)
+
+    def wake(trigger):
+        # resume the tasks woken in this callback now, as a cocotb trigger firing in this
+        # phase would (the one thing cocotb's GPI triggers do after their callbacks)
+        _gpi_triggers._current_gpi_trigger = trigger
+        hooks.run_event_loop()
+
+    hooks.wake = wake
+    return hooks, ""
+
+
+_FAST, _WHY_SLOW = cocotb_internals()
+_warned = False
+
+
+def _warn_slow(why: str) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        import cocotb
+        logging.getLogger("aifabric.cosim.batch").warning(
+            "cocotb %s lacks what the fast cycle loop uses (%s): every cycle awaits a "
+            "FallingEdge trigger instead (slower, same cycles)", cocotb.__version__, why)
+
+
 def _raw(handle):
+    if _FAST is None:
+        return None
     raw = getattr(handle, "_handle", None)
     return raw if raw is not None and hasattr(raw, "get_signal_val_binstr") else None
 
@@ -79,11 +140,12 @@ def writer(handle):
         def write(value):
             handle.value = Immediate(value)
         return write
+    action = _FAST.no_delay
     if width <= 32:
         put = raw.set_signal_val_int
-        return lambda value: put(_NO_DELAY, value)
+        return lambda value: put(action, value)
     put_str = raw.set_signal_val_binstr
-    return lambda value: put_str(_NO_DELAY, format(value, f"0{width}b"))
+    return lambda value: put_str(action, format(value, f"0{width}b"))
 
 
 def bits_writer(handle):
@@ -97,8 +159,8 @@ def bits_writer(handle):
         def write(bits):
             handle.value = Immediate(LogicArray(bits))
         return write
-    put_str = raw.set_signal_val_binstr
-    return lambda bits: put_str(_NO_DELAY, bits)
+    put_str, action = raw.set_signal_val_binstr, _FAST.no_delay
+    return lambda bits: put_str(action, bits)
 
 
 @contextmanager
@@ -136,15 +198,24 @@ async def each_falling_edge(clk, body, cycles: int, period_ns: int = 10, *,
     time step, as after ``await FallingEdge(clk)``, so what follows continues from the edge
     the loop ended at, with no idle cycle after an early stop. If the task is cancelled,
     the chain is not re-armed: nothing drives the DUT after it. ``period_ns`` is unused
-    (kept for callers that pass it)."""
-    from cocotb import _event_loop, _gpi_triggers, simulator
+    (kept for callers that pass it).
+
+    Where this cocotb lacks the private parts that takes (:func:`cocotb_internals`), the
+    same calls run in the task, each after ``await FallingEdge(clk)`` (and ``await
+    ReadOnly()`` before ``sample``), with one warning line in the log."""
+    if cycles <= 0:
+        return 0
+    raw = getattr(clk, "_handle", None) if _FAST is not None else None
+    if raw is None:
+        _warn_slow(_WHY_SLOW or f"{clk!r} has no attribute '_handle'")
+        return await _each_falling_edge_awaited(clk, body, cycles, sample)
     from cocotb.triggers import Event, FallingEdge, ReadOnly
-    handle, falling = clk._handle, simulator.FALLING
+    fast = _FAST
     calls, alive, error = 0, True, None
     done, edge = Event(), FallingEdge(clk)
 
     def arm():
-        if simulator.register_value_change_callback(handle, callback, falling) is None:
+        if fast.on_value_change(raw, callback, fast.falling) is None:
             raise RuntimeError(f"cannot set a falling-edge callback on {clk!r}")
 
     def callback():
@@ -155,7 +226,7 @@ async def each_falling_edge(clk, body, cycles: int, period_ns: int = 10, *,
         try:
             if sample is not None:
                 body(t)
-                if simulator.register_readonly_callback(sampled) is None:
+                if fast.on_readonly(sampled) is None:
                     raise RuntimeError("cannot set a read-only callback")
                 return
             calls += 1
@@ -165,7 +236,8 @@ async def each_falling_edge(clk, body, cycles: int, period_ns: int = 10, *,
                 return
         except BaseException as e:       # noqa: BLE001 -- re-raised in the test's task
             error = e
-        wake(edge)
+        done.set()
+        fast.wake(edge)
 
     def sampled():
         nonlocal calls, error
@@ -179,17 +251,9 @@ async def each_falling_edge(clk, body, cycles: int, period_ns: int = 10, *,
                 return
         except BaseException as e:       # noqa: BLE001 -- re-raised in the test's task
             error = e
-        wake(ReadOnly())
-
-    def wake(trigger):
-        # wake the task now, as a cocotb trigger firing in this phase would (the one thing
-        # cocotb's GPI triggers do after their callbacks: run the event loop)
         done.set()
-        _gpi_triggers._current_gpi_trigger = trigger
-        _event_loop._inst.run()
+        fast.wake(ReadOnly())
 
-    if cycles <= 0:
-        return 0
     arm()
     try:
         await done.wait()
@@ -197,6 +261,29 @@ async def each_falling_edge(clk, body, cycles: int, period_ns: int = 10, *,
         alive = False
     if error is not None:
         raise error
+    return calls
+
+
+async def _each_falling_edge_awaited(clk, body, cycles: int, sample=None) -> int:
+    """:func:`each_falling_edge` on cocotb's public triggers: one ``FallingEdge`` (and one
+    ``ReadOnly`` with ``sample``) awaited per cycle, ``body`` and ``sample`` called in the
+    task."""
+    from cocotb.triggers import FallingEdge, ReadOnly
+    edge = FallingEdge(clk)
+    calls = 0
+    while calls < cycles:
+        await edge
+        t = calls
+        if sample is None:
+            calls += 1
+            if body(t):
+                break
+            continue
+        body(t)
+        await ReadOnly()
+        calls += 1
+        if sample(t):
+            break
     return calls
 
 

@@ -44,8 +44,8 @@ import os
 import time
 
 import cocotb
-from cocotb.triggers import ClockCycles
 
+from aifabric.cosim.batch import each_falling_edge
 from aifabric.cosim.codec import decode_outputs, decode_step, decode_words, encode_step, field
 from aifabric.cosim.stats import seed_text
 from aifabric.cosim.testbench import StreamMonitor, StreamSource, Testbench
@@ -142,6 +142,11 @@ class EndToEnd:
         if self.start is None or period < 1:
             return None
         return self.slot + (t - self.start) // period
+
+
+def _idle(t: int) -> bool:
+    """A cycle with nothing to drive or read (:meth:`Harness.coast`)."""
+    return False
 
 
 class Harness(Testbench):
@@ -362,8 +367,9 @@ class Harness(Testbench):
         return bool(self.checker.playable) and self.checker.perm(s)[i] >= 0
 
     async def coast(self, cycles: int) -> None:
-        """``cycles`` cycles in the simulator alone (one trigger, no Python per cycle), the
-        inputs held as the last cycle drove them and no word offered; the model and the
+        """``cycles`` cycles with nothing driven (the layer's falling-edge callback with an
+        empty body: no trigger, no task switch), the inputs held as the last cycle drove
+        them and no word offered; the model and the
         checker's timeline are advanced by as many cycles, so the next :meth:`step` compares
         every output as always. Only where nothing is on its way: no beat to send, no word
         in flight, none offered in the last cycle. The schedule stream's valid stays low
@@ -371,7 +377,7 @@ class Harness(Testbench):
         assert self.source.idle and not self.checker.in_flight()
         assert not any(v for v, _ in self.offered[0]), "a word was offered last cycle"
         self.monitor.gap(cycles)
-        await ClockCycles(self.clk, cycles, rising=False)
+        await each_falling_edge(self.clk, _idle, cycles)
         idle = [(False, 0)] * self.n
         for _ in range(cycles):
             self.cycle += 1

@@ -3,6 +3,8 @@
 system package under ``models/`` reaches into another's private names."""
 
 import ast
+import functools
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -66,6 +68,12 @@ def imports(module: str, path: Path) -> list[tuple[str, str, int]]:
 
 
 def import_graph() -> nx.DiGraph:
+    """The graph of every import (a fresh copy: a test may add to it)."""
+    return _import_graph().copy()
+
+
+@functools.cache
+def _import_graph() -> nx.DiGraph:
     g = nx.DiGraph()
     g.add_nodes_from(MODULES)
     for module, path in MODULES.items():
@@ -262,3 +270,65 @@ def test_every_system_module_is_named_on_its_page():
     row = next(line for line in text.splitlines() if line.startswith("| `router.py`"))
     assert unlisted_system_modules(lambda p: text.replace(row, "") if p == "railx"
                                    else page(p)) == ["models/railx/router.py"]
+
+
+def rtl_reached_from(g: nx.DiGraph, module: str) -> list[str]:
+    """The modules of ``aifabric.rtl`` that ``module`` imports, directly or through others."""
+    return sorted(m for m in nx.descendants(g, module) if m.startswith("aifabric.rtl"))
+
+
+def test_the_codec_reads_no_rtl_layout():
+    """cosim/codec.py encodes and decodes from the documented bit layouts, the independent
+    check of the RTL's own (tests/test_codec.py compares the two): it must not reach any
+    module of rtl/, or a wrong layout would check itself."""
+    g = import_graph()
+    assert rtl_reached_from(g, "aifabric.cosim.codec") == []
+    # and the check sees a layout reached through another module
+    g.add_edge("aifabric.cosim.codec", "aifabric.cosim.stats", line=1)
+    g.add_edge("aifabric.cosim.stats", "aifabric.rtl.optics.wss", line=1)
+    assert "aifabric.rtl.optics.wss" in rtl_reached_from(g, "aifabric.cosim.codec")
+
+
+GUIDES = ("adding_a_block.md", "adding_a_model.md", "adding_a_router.md")
+# files a guide's worked example creates: not in the tree, and must not be
+EXAMPLE_FILES = {"rtl/myarea/echo.py"}
+
+
+@functools.cache
+def file_names() -> frozenset[str]:
+    """The names of the files and folders of the tree (not the build's, git's or the venv's)."""
+    names = set()
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in (".git", ".venv", "build")]
+        names.update(dirs, files)
+    return frozenset(names)
+
+
+def missing_files(text: str) -> list[str]:
+    """Files and folders a page names in backquotes that the tree lacks: a path with a
+    folder (``cosim/testbench.py``, ``models/common/``) from the repository's root, a bare
+    file name (``registry.py``) anywhere in it; names with placeholders (``<block>``,
+    ``bench_*``) are patterns, not files."""
+    tree = file_names()
+    out = []
+    for q in sorted(set(re.findall(r"`([^`\n]+)`", text))):
+        if not re.fullmatch(r"[\w./-]+", q) or not (
+                "/" in q or re.search(r"\.(py|md|toml|json|tsv|yaml|core)$", q)):
+            continue
+        path = q.rstrip("/")
+        if "/" in path and not (ROOT / path).exists() or "/" not in path and path not in tree:
+            out.append(q)
+    return out
+
+
+def test_the_guides_name_only_files_in_the_tree():
+    """The adding-a-... pages walk a newcomer through the files to read and to copy: each
+    file or folder they name is there (a file moved or renamed fails here)."""
+    for guide in GUIDES:
+        text = (ROOT / "docs" / guide).read_text()
+        assert sorted(set(missing_files(text)) - EXAMPLE_FILES) == [], guide
+    assert not any((ROOT / f).exists() for f in EXAMPLE_FILES)
+    # and the check sees a renamed file and a removed folder
+    assert missing_files("read `cosim/testbench2.py` and `kernel2.py`, not `models/gone/`") \
+        == ["cosim/testbench2.py", "kernel2.py", "models/gone/"]
+    assert missing_files("`cosim/testbench.py`, `kernel.py`, `test_<block>.py`") == []
