@@ -161,11 +161,12 @@ class Block:
         return {"name": self.name, "area": self.area, "description": self.description,
                 "parameters": out, "params": [dict(p) for p in self.params]}
 
-    def validate(self, params: dict) -> None:
+    def validate(self, params: dict):
         """Raise TypeError/ValueError if ``params`` are not allowed: an unknown name, a value
         outside :attr:`ranges` (the bounds that depend on others checked after those), then
         whatever else the component's constructor refuses (a lane count that is not a power of
-        two, an unknown allocator)."""
+        two, an unknown allocator). Returns the component it built to check them (not
+        elaborated), so a caller that goes on to use it need not build it again."""
         unknown = sorted(set(params) - set(self.param_names))
         if unknown:
             raise TypeError(f"{self.name}: unknown parameter {unknown[0]!r}; "
@@ -177,7 +178,7 @@ class Block:
         for name in fixed + [n for n in self.ranges if n not in fixed]:
             if name in full:
                 check_param(name, full[name], *self.range_of(name, full))
-        not_elaborated(self.build(params))  # built only to validate
+        return not_elaborated(self.build(params))
 
     def resolve(self, overrides: Mapping | None = None) -> dict:
         """The full parameter set a request stands for: the block's first default set with
@@ -188,6 +189,12 @@ class Block:
         set at six ports. Raises TypeError (an unknown name, a wrong type) or ValueError (a
         value out of range), the message starting with the block's name.
         """
+        return self.instance(overrides)[0]
+
+    def instance(self, overrides: Mapping | None = None) -> tuple[dict, object]:
+        """:meth:`resolve`, and the component it built to check the set: ``(params,
+        component)``. A command that goes on to convert or inspect the component uses this one
+        (it is built once per command, not once per step)."""
         if overrides is None:
             overrides = {}
         if not isinstance(overrides, Mapping):
@@ -199,21 +206,24 @@ class Block:
                             f"{', '.join(self.param_names)}")
         params = {**(self.params[0] if self.params else {}), **overrides}
         try:
-            self.validate(params)
+            top = self.validate(params)
         except (TypeError, ValueError) as e:
             msg = str(e)
             if msg.startswith(self.name):
                 raise
             raise type(e)(f"{self.name}: {msg}") from None
-        return params
+        return params, top
 
-    def verilog(self, params: Mapping | None = None, name: str | None = None) -> str:
+    def verilog(self, params: Mapping | None = None, name: str | None = None, *,
+                top=None) -> str:
         """Lint-clean Verilog of one parameter set, module ``name`` (default
         :meth:`instance_name`). ``params`` may name only the parameters to change
-        (:meth:`resolve`)."""
+        (:meth:`resolve`); with ``top``, the component :meth:`instance` built for them,
+        ``params`` must be the full set it returned."""
         from .verilog import convert
-        params = self.resolve(params)
-        top, name = self.build(params), name or self.instance_name(params)
+        if top is None:
+            params, top = self.instance(params)
+        name = name or self.instance_name(params)
         if hasattr(top, "convert_verilog"):      # a system that instantiates one module often
             return top.convert_verilog(name=name)
         return convert(top, name=name)

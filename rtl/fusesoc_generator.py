@@ -209,9 +209,9 @@ def generate(config: dict, vlnv: str, out: Path) -> Path:
     if cocotb and block.cosim_in:
         raise ValueError(f"{block.name} has no testbench of its own (cocotb: true): it is "
                          f"co-simulated inside {block.cosim_in}; simulate that block instead")
-    params = block.resolve(config)               # TypeError/ValueError name the parameter
+    params, top = block.instance(config)         # TypeError/ValueError name the parameter
     verilog = out / f"{module}.v"
-    verilog.write_text(block.header(params) + block.verilog(params, name=module))
+    verilog.write_text(block.header(params) + block.verilog(params, name=module, top=top))
     if cocotb:
         (out / f"{module}_cocotb.cpp").write_text(cocotb_cpp(params))
     (out / (vlnv.split(":")[2] + ".core")).write_text(core_text(vlnv, module, cocotb))

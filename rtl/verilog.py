@@ -243,11 +243,12 @@ def _rtl_key() -> str:
     return h.hexdigest()
 
 
-def verilog_of(block, params: dict) -> str:
+def verilog_of(block, params: dict, top=None) -> str:
     """``block.verilog(params)``, kept in ``build/verilog-cache`` under a hash of the RTL
     sources and tools: the large instances (a 4 x 4 router mesh, the N = 64 BvN engine) take
     half a minute to generate, and the regression, the lint and ``make verilog`` all need
-    the same text."""
+    the same text. ``top``: the component :meth:`Block.instance` built for ``params``, if
+    the caller has it (converted on a cache miss instead of a new one)."""
     name = block.instance_name(params)
     key = hashlib.sha256((_rtl_key() + repr(sorted(params.items()))).encode()).hexdigest()
     path = BUILD / "verilog-cache" / f"{name}-{key[:16]}.v"
@@ -264,7 +265,7 @@ def verilog_of(block, params: dict) -> str:
             return path.read_text()
         except FileNotFoundError:
             pass
-        text = block.verilog(params, name=name)     # the module the caller will look for
+        text = block.verilog(params, name=name, top=top)  # the module the caller looks for
         for old in path.parent.glob(f"{name}-*.v"):     # the same instance from older sources
             old.unlink(missing_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")

@@ -22,23 +22,24 @@ __all__ = ["port_groups", "gtkw_text"]
 _ORDER = {"valid": 0, "ready": 1}
 
 
-def _ports(block, params: dict):
-    """(Verilog port name, width, direction) of every port but clk/rst, in signature order."""
+def _ports(block, params: dict, top=None):
+    """(Verilog port name, width, direction) of every port but clk/rst, in signature order;
+    ``top``: the component already built for ``params``, if there is one."""
     from amaranth.hdl import Value
     from amaranth.lib import wiring
 
     from ._util import not_elaborated
-    component = not_elaborated(block.build(params))
+    component = top if top is not None else not_elaborated(block.build(params))
     for path, member, value in component.signature.flatten(component):
         yield tuple(path), len(Value.cast(value)), member.flow is wiring.In
 
 
-def port_groups(block, params: dict) -> list[tuple[str, list[tuple[str, int]]]]:
+def port_groups(block, params: dict, top=None) -> list[tuple[str, list[tuple[str, int]]]]:
     """``[(group name, [(port, width), ...]), ...]``: ``clock``, one group per interface,
     then ``inputs`` and ``outputs``."""
     groups: dict[tuple, list] = {}
     inputs, outputs = [], []
-    for path, width, is_in in _ports(block, params):
+    for path, width, is_in in _ports(block, params, top):
         name = "__".join(str(p) for p in path)
         if len(path) > 1:
             groups.setdefault(path[:-1], []).append((path[-1], name, width))
@@ -57,9 +58,10 @@ def port_groups(block, params: dict) -> list[tuple[str, list[tuple[str, int]]]]:
 
 
 def gtkw_text(block, params: dict, *, module: str | None = None,
-              dumpfile: str | None = None) -> str:
+              dumpfile: str | None = None, top=None) -> str:
     """The GTKWave save file of ``block`` at ``params`` (module ``module``, default
-    :meth:`Block.instance_name`), written with pyvcd's :class:`vcd.gtkw.GTKWSave`."""
+    :meth:`Block.instance_name`), written with pyvcd's :class:`vcd.gtkw.GTKWSave`; ``top``:
+    the component already built for ``params``, if there is one."""
     import io
 
     from vcd.gtkw import GTKWSave
@@ -74,7 +76,7 @@ def gtkw_text(block, params: dict, *, module: str | None = None,
     save.treeopen(f"{module}.")
     save.sst_expanded(True)
     save.signals_width(260)
-    for label, ports in port_groups(block, params):
+    for label, ports in port_groups(block, params, top):
         with save.group(label):
             for name, width in ports:
                 if width == 1:

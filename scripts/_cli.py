@@ -73,10 +73,12 @@ def add_block_args(parser: argparse.ArgumentParser) -> None:
                              "e.g. --param n=32")
 
 
-def selected(args, attr: str = "params", cosim: bool = False) -> list[tuple[Block, dict]]:
+def selected(args, attr: str = "params", cosim: bool = False,
+             built: bool = False) -> list[tuple]:
     """(block, params) pairs the arguments select, each validated by building the component.
     With ``cosim``, blocks co-simulated inside another block are left out (or refused when
-    asked for by name)."""
+    asked for by name). With ``built``, (block, params, component) triples: the component
+    that validated the set, for a command that converts or inspects it (built once)."""
     names = args.block or [name for name, b in BLOCKS.items() if not (cosim and b.cosim_in)]
     blocks = []
     for name in names:
@@ -91,9 +93,11 @@ def selected(args, attr: str = "params", cosim: bool = False) -> list[tuple[Bloc
     if params is not None and len(blocks) != 1:
         raise UsageError("--param needs exactly one --block")
     try:
-        if params is not None:
-            return [(blocks[0], blocks[0].resolve(params))]
-        return [(b, b.resolve(p)) for b in blocks for p in getattr(b, attr)]
+        sets = ([(blocks[0], params)] if params is not None
+                else [(b, p) for b in blocks for p in getattr(b, attr)])
+        if built:
+            return [(b, *b.instance(p)) for b, p in sets]
+        return [(b, b.resolve(p)) for b, p in sets]
     except (TypeError, ValueError) as e:
         raise UsageError(str(e)) from None
 

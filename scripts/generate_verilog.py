@@ -47,7 +47,7 @@ def main(argv=None) -> int:
             print(path)
         return 0
     args.out = args.out or BUILD / "verilog"
-    pairs = selected(args)
+    instances = selected(args, built=True)      # each component built once, here
 
     output_dir(args.out)
     slang = not args.no_lint
@@ -60,11 +60,11 @@ def main(argv=None) -> int:
                   "(pip install pyslang adds slang's -Weverything)", file=sys.stderr)
     failed = 0
     with tempfile.TemporaryDirectory(dir=args.out, prefix=".staging-") as staging:
-        for block, params in pairs:
+        for block, params, top in instances:
             name = block.instance_name(params)
             start = time.perf_counter()
             staged = Path(staging) / f"{name}.v"
-            staged.write_text(block.header(params) + verilog_of(block, params))
+            staged.write_text(block.header(params) + verilog_of(block, params, top))
             status = "written"
             if not args.no_lint:
                 try:
@@ -79,7 +79,8 @@ def main(argv=None) -> int:
                     print(e, file=sys.stderr)
                     failed += 1
                     continue
-            (Path(staging) / f"{name}.gtkw").write_text(gtkw_text(block, params, module=name))
+            (Path(staging) / f"{name}.gtkw").write_text(gtkw_text(block, params, module=name,
+                                                                        top=top))
             shutil.move(staged, args.out / staged.name)
             shutil.move(Path(staging) / f"{name}.gtkw", args.out / f"{name}.gtkw")
             print(f"{block.name:8} {fmt_params(params):12} -> {args.out / staged.name} "

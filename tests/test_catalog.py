@@ -160,3 +160,40 @@ def test_every_integer_parameter_has_its_range(name):
     ints = {k for k in block.param_names
             if isinstance(given.get(k), int) and not isinstance(given.get(k), bool)}
     assert ints <= set(block.ranges), sorted(ints - set(block.ranges))
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_command_builds_its_component_once(tmp_path, monkeypatch, cached):
+    """``aifabric verilog --block ... --param ...`` and the FuseSoC generator build the
+    component once: the one that validated the set is converted and its ports listed for the
+    wave file (was four times: the command's check, the API's check, the conversion, the
+    wave file). Also when the Verilog comes from the cache, which converts nothing."""
+    import functools
+
+    from aifabric.rtl.fusesoc_generator import generate
+    from aifabric.scripts import generate_verilog
+
+    cls = BLOCKS["wwfa"].component
+    built = []
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def counting(self, *args, **kwargs):
+        built.append(kwargs)
+        init(self, *args, **kwargs)
+
+    from aifabric.rtl import verilog
+    monkeypatch.setattr(verilog, "BUILD", tmp_path / "build")   # an empty Verilog cache
+    monkeypatch.setattr(cls, "__init__", counting)
+    if cached:          # the same set once before: the cache then holds its Verilog
+        assert generate_verilog.main(["--block", "wwfa", "--param", "n=6", "--no-lint",
+                                      "--out", str(tmp_path / "first")]) == 0
+    built.clear()
+    assert generate_verilog.main(["--block", "wwfa", "--param", "n=6", "--no-lint",
+                                  "--out", str(tmp_path / "v")]) == 0
+    assert (tmp_path / "v" / "wwfa_n6.v").is_file() and (tmp_path / "v" / "wwfa_n6.gtkw").is_file()
+    assert len(built) == 1, built
+    built.clear()
+    generate({"block": "wwfa", "n": 6, "module": "arb6"}, "user:demo:arb6:1.0", tmp_path)
+    assert "module arb6(" in (tmp_path / "arb6.v").read_text()
+    assert len(built) == 1, built
