@@ -8,7 +8,8 @@ Two independent checks run every cycle:
   words, launched words, send windows and their tags, late/missed/locked flags, round trips,
   slot and phase, stack size and its overflow and error flags, ``schedule.ready``.
 - *End to end*, without the model: the checker keeps its own slot timeline from the inputs it
-  drove (enable, T and G cycle by cycle, and whether the stack it loaded is well formed) and
+  drove (enable, T and G cycle by cycle, each acted on by the switch one cycle after it is
+  driven, and whether the stack it loaded is well formed) and
   follows every word an endpoint launches (``launch``): from the launch cycle and the fibre
   delay it knows when the word reaches the crossbar, and from its timeline and the stack which
   slot and phase that is. The word must come out one cycle later on the output the stack
@@ -86,6 +87,7 @@ class EndToEnd:
         self.stats = {"launched": 0, "delivered": 0, "dropped": 0}
         self.late = [False] * n   # late[i] as it must read: a word dropped since the last clear
         self.dropping = set()     # inputs with a word dropped in this cycle
+        self.applied = (0, 0, False)   # (T, G, enable) as driven in the cycle before
 
     def perm(self, s: int) -> list[int]:
         r = s % sum(h for _, h in self.playable)
@@ -102,10 +104,14 @@ class EndToEnd:
             assert late == self.late, (f"cycle {t}: late {late}, the drops say {self.late} "
                                        f"(dropped last cycle: {sorted(self.dropping)})")
         self.dropping = set()
+        # the switch acts on T, G and enable one cycle after they are driven
+        period_a, guard_a, enable_a = self.applied
+        self.applied = (period, guard, enable)
         # words reaching the crossbar in this cycle
         for i, tag, data in self.arriving.pop(t, []):
             ok = False
-            if self.start is not None and t - self.start >= guard and tag == self.slot % TAG_MOD:
+            if (self.start is not None and t - self.start >= guard_a
+                    and tag == self.slot % TAG_MOD):
                 j = self.perm(self.slot)[i]
                 ok = j >= 0
             if ok:
@@ -127,11 +133,11 @@ class EndToEnd:
                 self.stats["launched"] += 1
                 self.arriving.setdefault(t + min(64, max(1, delay[i])), []).append((i, *word))
         # the slot timeline
-        if not enable or period < 2 or guard >= period or not self.playable:
+        if not enable_a or period_a < 2 or guard_a >= period_a or not self.playable:
             self.start, self.slot = None, 0
         elif self.start is None:
             self.start, self.slot = t + 1, 0
-        elif t - self.start >= period - 1:
+        elif t - self.start >= period_a - 1:
             self.start, self.slot = t + 1, self.slot + 1
 
     def in_flight(self) -> int:
@@ -822,10 +828,11 @@ def beat_cycles(h: Harness, count: int) -> list[int]:
 @cocotb.test()
 async def bad_configuration(dut):
     """config_error at the boundary on both sides, in the cycle T and G are applied: G = T and
-    G = T + 1, T = 1 and T = 0 are bad (no slot, nothing delivered); G = T - 1 and T = 2 are
-    good (slots run). A stack of exactly ``depth`` entries does not overflow; one more kept
-    entry sets overflow in the cycle after that entry's beat is taken (not before), and the
-    first ``depth`` entries are played."""
+    G = T + 1, T = 1 and T = 0 are bad (no slot from the second cycle after the change, the
+    switch acting on it one cycle late; nothing delivered from the third); G = T - 1 and
+    T = 2 are good (slots run). A stack of exactly ``depth`` entries does not overflow; one
+    more kept entry sets overflow in the cycle after that entry's beat is taken (not before),
+    and the first ``depth`` entries are played."""
     h, rng = await setup(dut, 4)
     configure(h, rng)
     await h.load(random_stack(rng, h.n, 2, 1))
@@ -838,9 +845,15 @@ async def bad_configuration(dut):
         for k in range(40):
             got = await h.step()       # config_error itself: every cycle, in check_flags
             phases.add(got["phase"])
-            if bad and k:
+            # applied in cycle 0, seen by the switch in cycle 1: no slot from cycle 2, no
+            # word delivered from cycle 3 (one taken in cycle 1 leaves in cycle 2); the
+            # endpoints close their windows at once: nothing launched from cycle 1
+            if bad and k >= 2:
                 assert got["slot"] == 0 and got["phase"] == 0, (period, guard, got["phase"])
-                assert not any(x is not None for x in got["tx"] + got["launch"])
+            if bad and k >= 1:
+                assert not any(x is not None for x in got["launch"]), (k, got["launch"])
+            if bad and k >= 3:
+                assert not any(x is not None for x in got["tx"]), (k, got["tx"])
         assert bad or phases == set(range(period)), (period, guard, phases)
     await h.restart()
     h.clear = True         # words in flight when T and G changed were dropped (late)

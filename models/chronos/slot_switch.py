@@ -5,10 +5,12 @@ Time is an integer cycle count ``t`` (the model's own clock; nothing wraps). Bit
 only where the interface documents them: slot tags are slot numbers mod :data:`TAG_MOD`.
 
 Slot timeline
-    While enabled with a good configuration (T >= 2, G < T) and a loaded stack, slot 0 starts
-    in the cycle after enable is first seen; slot s ends at the first cycle whose phase (cycles
-    since the slot started) is >= T - 1, with T as it is in that cycle, and slot s + 1 starts
-    in the next cycle. Phases >= G of a slot are its data phase.
+    The switch acts on enable, T and G one cycle after they are applied (its decisions are
+    registered): with enable', T' and G' the values of the cycle before, while enable' is
+    high, T' and G' are good (T' >= 2, G' < T') and a stack is loaded, slot 0 starts in the
+    cycle after the first such cycle; slot s ends at the first cycle whose phase (cycles since
+    the slot started) is >= T' - 1, and slot s + 1 starts in the next cycle. Phases >= G' of
+    a slot are its data phase. ``config_error`` reads T and G as applied.
 
 Stack
     A stack is a list of (perm, hold): ``perm[i]`` is input i's output or -1. It must be a
@@ -19,8 +21,10 @@ Stack
 
 Crossbar
     A word on input i at time t, in slot s at phase p, is delivered on output ``perm_s[i]`` at
-    t + 1 iff p >= G, its tag is s mod TAG_MOD and ``perm_s[i] >= 0``; every other word is
-    dropped and flags ``late[i]``.
+    t + 1 iff p >= G' (G of time t - 1), its tag is s mod TAG_MOD and ``perm_s[i] >= 0``;
+    every other word is dropped and flags ``late[i]``. ``perm_s`` is read from the stack when
+    slot s starts (a slot that runs on while the next stack's first beat is taken plays the
+    permutation it started with).
 """
 
 from __future__ import annotations
@@ -123,6 +127,8 @@ class SlotSwitch:
         self.t = 0
         self.slot_start: int | None = None   # time slot ``slot`` started; None when stopped
         self.slot = 0
+        self.perm: list[int] | None = None   # the permutation slot ``slot`` plays
+        self.applied = (0, 0, False)         # (period, guard, enable) of the cycle before
         self.echo = [False] * n
         self.tx: list[int | None] = [None] * n
         self.late = [False] * n
@@ -147,27 +153,30 @@ class SlotSwitch:
         """Advance one cycle. ``rx[i]``: the :class:`Word` on input i or None; ``beat``: the
         schedule beat (perm, hold, last) taken in this cycle, or None."""
         n = self.n
+        period_a, guard_a, enable_a = self.applied
         running = self.slot_start is not None
-        accept = running and self.phase() >= guard
-        perm = slot_permutation(self.stack, self.slot) if running else None
+        accept = running and self.phase() >= guard_a
         tx: list[int | None] = [None] * n
         for i, word in enumerate(rx):
             if word is None:
                 continue
-            if accept and perm[i] >= 0 and word.tag == self.slot % TAG_MOD:
-                tx[perm[i]] = word.data
+            if accept and self.perm[i] >= 0 and word.tag == self.slot % TAG_MOD:
+                tx[self.perm[i]] = word.data
             else:
                 self.late[i] = True
         if clear:
             self.late = [False] * n
         self.tx, self.echo = tx, list(ping)
+
+        # the stack as it is before this cycle's beat (a beat is taken only while enable is
+        # low, and the master stops in the cycle after that anyway)
+        if not enable_a or config_error(period_a, guard_a) or not self.stack:
+            self.slot_start, self.slot, self.perm = None, 0, None
+        elif not running or self.phase() >= period_a - 1:
+            self.slot = self.slot + 1 if running else 0
+            self.slot_start = self.t + 1
+            self.perm = slot_permutation(self.stack, self.slot)
         if beat is not None:
             self.loader.beat(*beat)
-
-        if not enable or config_error(period, guard) or not self.stack:
-            self.slot_start, self.slot = None, 0
-        elif not running:
-            self.slot_start, self.slot = self.t + 1, 0
-        elif self.phase() >= period - 1:
-            self.slot_start, self.slot = self.t + 1, self.slot + 1
+        self.applied = (period, guard, enable)
         self.t += 1

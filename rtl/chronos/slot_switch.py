@@ -4,12 +4,16 @@ stack and N x N scheduled crossbar (Chronos, NAIC'25, §6-§7). All times are cl
 :class:`SlotSwitch` composes five sub-components, each usable on its own:
 
 :class:`SlotMaster`
-    Run-time ``period`` T and ``guard`` G. While ``enable`` is high, the configuration is good
-    (T >= 2, G < T) and a stack is loaded, slot 0 starts in the cycle after ``enable`` is first
-    seen and slot s + 1 starts the cycle after the first cycle of slot s whose phase is
-    ``>= T - 1`` (T as it is in that cycle: lowering T while running ends the current slot at
-    once instead of letting its phase run on). ``sync`` is high in phase 0 with ``sync_slot``,
-    the slot number mod 2**TAG_BITS. ``config_error`` (and no slot) when G >= T or T < 2.
+    Run-time ``period`` T and ``guard`` G. The master acts on ``enable``, T and G one cycle
+    after they are applied (its ``start`` and ``accept`` flags are registers computed from
+    them): with enable', T' and G' the values of the previous cycle, while enable' is high,
+    the configuration T', G' is good (T' >= 2, G' < T') and a stack is loaded, slot 0 starts
+    in the cycle after the first such cycle (two cycles after ``enable`` is first applied)
+    and slot s + 1 starts the cycle after the first cycle of slot s whose phase is
+    ``>= T' - 1`` (lowering T while running ends the current slot one cycle after the change
+    instead of letting its phase run on). ``sync`` is high in phase 0 with ``sync_slot``, the
+    slot number mod 2**TAG_BITS. ``config_error`` when G >= T or T < 2, combinational from T
+    and G as applied; the slot stops in the cycle after (no slot while it stays).
 
 :class:`PingEcho`
     ``echo[i]`` repeats ``ping[i]`` one cycle later (registered).
@@ -31,12 +35,13 @@ stack and N x N scheduled crossbar (Chronos, NAIC'25, §6-§7). All times are cl
 
 :class:`Crossbar`
     N x N, D-bit words with a valid bit and a slot tag (:func:`~.slot_layout.word_layout`). A
-    word arriving on input i in phase p >= G of slot s with tag s mod 2**TAG_BITS, while the
-    slot's permutation connects i, leaves on output ``perm[i]`` one cycle later (outputs are
-    registered). Every other arriving word - in the guard time, with another slot's tag, or on
-    an input the slot leaves idle - is dropped and sets ``late[i]`` (sticky until ``clear``):
-    nothing is delivered during the guard time or to another output, and no output ever
-    carries two words (the stack check guarantees distinct destinations).
+    word arriving on input i in phase p >= G' (G of the cycle before) of slot s with tag
+    s mod 2**TAG_BITS, while the slot's permutation connects i, leaves on output ``perm[i]``
+    one cycle later (outputs are registered). Every other arriving word - in the guard time,
+    with another slot's tag, or on an input the slot leaves idle - is dropped and sets
+    ``late[i]`` (sticky until ``clear``): nothing is delivered during the guard time or to
+    another output, and no output ever carries two words (the stack check guarantees
+    distinct destinations).
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -80,45 +85,62 @@ def entry_layout(n, hold_bits):
 class SlotMaster(wiring.Component):
     """Slot timeline. ``stack_ready``: a stack is loaded (no slot runs without one).
     ``start``: this clock edge starts a slot (``running`` says whether one was running).
-    ``accept``: the current cycle is in a slot, past the guard time."""
+    ``stopped``: no slot runs after this edge. ``accept``: the current cycle is in a slot,
+    past the guard time. ``start``, ``stopped`` and ``accept`` are registers: each is computed
+    a cycle ahead from this cycle's ``enable``, ``period`` and ``guard``, which is why those
+    act one cycle after they are applied."""
 
     def __init__(self):
         super().__init__({
             "period": In(TIME_BITS), "guard": In(TIME_BITS), "enable": In(1),
             "stack_ready": In(1),
-            "config_error": Out(1), "running": Out(1), "stopped": Out(1), "start": Out(1),
-            "accept": Out(1),
+            "config_error": Out(1), "running": Out(1), "stopped": Out(1, init=1),
+            "start": Out(1), "accept": Out(1),
             "sync": Out(1), "sync_slot": Out(TAG_BITS),
             "slot": Out(32), "phase": Out(TIME_BITS),
         })
 
     def elaborate(self, platform):
         m = Module()
-        bad, last_phase = Signal(), Signal()
-        slot_p1, phase_p1 = Signal(32), Signal(TIME_BITS)
-        # phase + 1, kept in a register beside the phase (one bit wider: it never wraps), so
-        # "phase >= T - 1" is "phase + 1 >= T" with no subtraction after T arrives (the same
-        # for every T >= 1; T = 0 is a bad configuration and starts nothing)
-        phase_n, phase_n_p1 = Signal(TIME_BITS + 1, init=1), Signal(TIME_BITS + 1)
+        bad, stopped_next, last_next = Signal(), Signal(), Signal()
+        slot_p1 = Signal(32)
+        # phase + 1 and phase + 2 kept in registers beside the phase (one bit wider: they
+        # never wrap), so the next cycle's "phase >= T - 1" is "phase + 2 >= T" and its
+        # "phase >= G" is "phase + 1 >= G", compares of registers with this cycle's inputs
+        # and no adder after them
+        phase_n = Signal(TIME_BITS + 1, init=1)
+        phase_n2, phase_n2_p1 = Signal(TIME_BITS + 1, init=2), Signal(TIME_BITS + 1)
         m.d.comb += [
             bad.eq((self.guard >= self.period) | ~self.period[1:].any()),
             self.config_error.eq(bad),
-            self.stopped.eq(~self.enable | bad | ~self.stack_ready),
-            phase_n_p1.eq(phase_n + 1),
-            last_phase.eq(phase_n[TIME_BITS] | (phase_n[:TIME_BITS] >= self.period)),
-            self.start.eq(~self.stopped & (~self.running | last_phase)),
-            slot_p1.eq(self.slot + 1), phase_p1.eq(self.phase + 1),
+            # A stack loads only while enable is low, and then the master stops at the next
+            # edge anyway: this cycle's stack_ready stands for the next one's.
+            stopped_next.eq(~self.enable | bad | ~self.stack_ready),
+            # the next cycle ends its slot: it continues this one (no start now) and its
+            # phase + 1 (this cycle's phase + 2) reaches T
+            last_next.eq(~self.start & (phase_n2[TIME_BITS]
+                                          | (phase_n2[:TIME_BITS] >= self.period))),
+            phase_n2_p1.eq(phase_n2 + 1), slot_p1.eq(self.slot + 1),
             self.sync.eq(self.running & ~self.phase.any()),
             self.sync_slot.eq(self.slot[:TAG_BITS]),
-            self.accept.eq(self.running & (self.phase >= self.guard)),
+        ]
+        # running in the next cycle is "not stopped now" (a start follows any stopped cycle)
+        m.d.sync += [
+            self.stopped.eq(stopped_next),
+            self.running.eq(~self.stopped),
+            self.start.eq(~stopped_next & (self.stopped | last_next)),
+            self.accept.eq(~self.stopped & Mux(self.start, ~self.guard.any(),
+                                               phase_n[TIME_BITS]
+                                               | (phase_n[:TIME_BITS] >= self.guard))),
         ]
         with m.If(self.stopped):
-            m.d.sync += [self.running.eq(0), self.phase.eq(0), self.slot.eq(0), phase_n.eq(1)]
+            m.d.sync += [self.phase.eq(0), self.slot.eq(0), phase_n.eq(1), phase_n2.eq(2)]
         with m.Elif(self.start):
-            m.d.sync += [self.running.eq(1), self.phase.eq(0), phase_n.eq(1),
+            m.d.sync += [self.phase.eq(0), phase_n.eq(1), phase_n2.eq(2),
                          self.slot.eq(Mux(self.running, slot_p1, 0))]
         with m.Else():
-            m.d.sync += [self.phase.eq(phase_p1), phase_n.eq(phase_n_p1)]
+            m.d.sync += [self.phase.eq(phase_n[:TIME_BITS]), phase_n.eq(phase_n2),
+                         phase_n2.eq(phase_n2_p1)]
         return m
 
 

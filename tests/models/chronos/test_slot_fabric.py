@@ -86,7 +86,9 @@ def test_no_slot_without_a_good_configuration_or_stack():
     f.load([([1, 0], 1)])
     for period, guard in ((8, 8), (1, 0)):
         out = run(f, 20, **idle(2, enable=True, period=period, guard=guard))
-        assert all(o["config_error"] and not o["sync"] for o in out)
+        # config_error at once; the switch acts on the cycle before's good configuration
+        # (and the stack just loaded) once more: a slot may start in cycle 1, none later
+        assert all(o["config_error"] for o in out) and not any(o["sync"] for o in out[2:])
     f.load([([1, 1], 1)])                                                  # malformed
     assert not any(o["sync"] for o in run(f, 20, **idle(2, enable=True)))
 
@@ -95,10 +97,12 @@ def test_lowering_the_period_ends_the_slot_at_once():
     f = SlotFabric(2, 4)
     f.load([([1, 0], 1)])
     out = run(f, 30, **idle(2, enable=True, period=40, guard=2))
-    assert out[-1]["phase"] == 28
+    assert out[1]["phase"] == 0 and not out[1]["sync"] and out[2]["sync"]  # enable acts late
+    assert out[-1]["phase"] == 27
     out = run(f, 30, **idle(2, enable=True, period=10, guard=2))
-    assert out[0]["phase"] == 29 and out[1]["phase"] == 0 and out[1]["sync"]
-    assert max(o["phase"] for o in out[1:]) == 9
+    # T = 10 is acted on in the cycle after it is applied, at phase 29: that slot ends
+    assert out[1]["phase"] == 29 and out[2]["phase"] == 0 and out[2]["sync"]
+    assert max(o["phase"] for o in out[2:]) == 9
     starts = [k for k, o in enumerate(out) if o["sync"]]
     assert np.diff(starts).tolist() == [10] * (len(starts) - 1)
 

@@ -88,15 +88,18 @@ def test_slot_master_ends_a_slot_when_the_period_drops_below_its_phase():
         ctx.set(dut.enable, 1)
         for t in range(60):
             if t == 30:
-                ctx.set(dut.period, 5)          # phase is 8 here: the slot ends now
+                ctx.set(dut.period, 5)          # phase 8 here, 9 when the master acts on it
             await ctx.tick()
             trace.append((ctx.get(dut.slot), ctx.get(dut.phase), ctx.get(dut.sync)))
 
     run_sync(bench, dut=dut)
-    assert trace[0] == (0, 0, 1) and trace[19] == (0, 19, 0) and trace[20] == (1, 0, 1)
-    assert trace[29] == (1, 9, 0) and trace[30] == (2, 0, 1)
-    assert max(p for _, p, _ in trace[30:]) == 4
-    assert [s for s, p, _ in trace[30:] if p == 0] == list(range(2, 8))
+    # trace[t]: cycle t + 1. Enable applied in cycle 0 is acted on in cycle 1: slot 0 from
+    # cycle 2; T = 5 applied in cycle 30 is acted on in cycle 31 (phase 9): slot 2 in 32.
+    assert trace[0] == (0, 0, 0) and trace[1] == (0, 0, 1)
+    assert trace[20] == (0, 19, 0) and trace[21] == (1, 0, 1)
+    assert trace[29] == (1, 8, 0) and trace[30] == (1, 9, 0) and trace[31] == (2, 0, 1)
+    assert max(p for _, p, _ in trace[31:]) == 4
+    assert [s for s, p, _ in trace[31:] if p == 0] == list(range(2, 8))
 
 
 @pytest.mark.parametrize("period,guard", [(8, 8), (8, 9), (1, 0), (0, 0)])
