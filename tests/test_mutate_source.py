@@ -181,16 +181,16 @@ def _edit_of(source: str, line_text: str, what: str, nth: int = 0) -> Edit:
 def test_an_edit_of_a_sub_block_is_judged_on_it_alone(tmp_path):
     """The slot switch co-simulated inside the N = 2 fabric: an edit of the slot master
     changes that module only, so the checks compare the master alone, at the parameters the
-    fabric instances it with. ``phase_n + 1`` kept one bit wider (the extra bit is cut off
+    fabric instances it with. ``phase_n2 + 1`` kept one bit wider (the extra bit is cut off
     where it is assigned back) is proven equivalent there; ``stopped`` without the stack's
     ready is a real difference: not proven, and the switch alone tells it apart (which says
     nothing of the fabric: 'PART')."""
     spec = Spec("slot_switch", "slot_fabric", {"n": 2, "d": 4, "depth": 3, "hold_bits": 2,
                                                 "rtt_bits": 4}, SWITCH)
-    wider = _edit_of(SWITCH, "phase_n, phase_n_p1 = Signal(", "constant: 1 -> 2", 2)
-    assert wider.col > _edit_of(SWITCH, "phase_n, phase_n_p1 = Signal(",
-                                "constant: 1 -> 2", 1).col
-    ready = _edit_of(SWITCH, "self.stopped.eq(", "operand: ~self.enable | bad | "
+    wider = _edit_of(SWITCH, "phase_n2, phase_n2_p1 = Signal(", "constant: 1 -> 2", 1)
+    assert wider.col > _edit_of(SWITCH, "phase_n2, phase_n2_p1 = Signal(",
+                                "constant: 1 -> 2", 0).col
+    ready = _edit_of(SWITCH, "stopped_next.eq(", "operand: ~self.enable | bad | "
                      "~self.stack_ready -> (~self.enable | bad)")
     live, dropped = source_mutants(spec, 2, 1, tmp_path, edits=[wider, ready])
     assert dropped == [] and [m.edit for m in live] == [wider, ready]
