@@ -33,6 +33,11 @@ Verdicts
   from reset). A difference: ``survived`` (a real survivor, its location is the mutant's
   ``src``). Neither within the time limit: ``survived`` with the check undecided.
 
+What the two equivalence checks compare (:func:`judged`): the co-simulated design, or with
+``parts`` an edited sub-block alone (:func:`edited_parts`) and the design's memories cut out
+(:func:`cut_memories`); a difference found on a part alone or with the memories cut out is
+undecided, never a verdict.
+
 The score of a block is killed / (mutants - equivalent).
 
 Source mutants
@@ -74,7 +79,8 @@ from .source_edits import Edit, draw, edits_of
 __all__ = ["SPECS", "Spec", "Mutant", "Outcome", "mutants_of", "build", "verilate", "run_mutant",
            "formal_kill", "ties_its_own_constant", "proved_equivalent", "equivalent", "sample",
            "SourceMutant", "Dropped", "source_mutants", "build_source", "flatten_gate",
-           "substituted", "rtlil_ports", "MUTATE_DIR", "EQUIV_DEPTH"]
+           "substituted", "rtlil_ports", "Judged", "judged", "judged_dirs", "edited_parts",
+           "cut_memories", "MUTATE_DIR", "EQUIV_DEPTH"]
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTATE_DIR = ROOT / "build" / "mutate"
@@ -564,7 +570,7 @@ _ASYNC_PORTS = {"ARST", "ALOAD", "AD", "SET", "CLR"}
 
 
 def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
-                      timeout: float = 150) -> bool:
+                      timeout: float = 150, parts: bool = False) -> bool:
     """Unbounded equivalence by Yosys's ``equiv_*`` passes: the original (gold) and the
     mutant (gate) are matched signal by signal by name (``equiv_make``), each pair is proven
     equal from the pairs feeding it over two cycles (``equiv_simple -seq 2``) and then all
@@ -585,41 +591,284 @@ def proved_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *,
     transceiver's "states realise the permutation" flag where the lanes are no permutation,
     which only matters for one); each within ``timeout`` seconds.
 
+    ``parts``: judge less than the whole design where that is sound (see :func:`judged`): a
+    source edit that changes only sub-blocks is proven on those sub-blocks alone, and
+    memories that the two designs share unchanged are cut out (:func:`cut_memories`).
+
     Not for a mutant on a clock or asynchronous control input: the passes model a register as
     one update a step whatever its clock edge (a register moved to the falling edge, which
     then delivers half a cycle early, would be "proven" equal), and ``async2sync`` makes an
     asynchronous input synchronous."""
     if "CLK" in mutant.port.upper() or mutant.port in _ASYNC_PORTS:
         return False
-    name = _name(spec)
     edir = _stage(workdir, mutant)
-    if ties_its_own_constant(mutant, edir, name):
+    if ties_its_own_constant(mutant, edir, _name(spec)):
         return True
-    # the registers' outputs and the ports keep their names, every other wire is made private
-    # (equiv_make matches public names only)
-    registers_only = ("select -set keep gold/t:$*dff* %co:+[Q] gold/w:* %i "
-                      "gate/t:$*dff* %co:+[Q] gate/w:* %i gold/x:* gate/x:* %u %u\n"
-                      "rename -hide gold/w:* gate/w:* %u @keep %d\nselect -clear\n")
-    for match in ("", registers_only):
+    return all(_prove(j, timeout) for j in judged(spec, mutant, workdir, parts=parts))
+
+
+# the registers' outputs and the ports keep their names, every other wire is made private
+# (equiv_make matches public names only)
+_REGISTERS_ONLY = ("select -set keep gold/t:$*dff* %co:+[Q] gold/w:* %i "
+                   "gate/t:$*dff* %co:+[Q] gate/w:* %i gold/x:* gate/x:* %u %u\n"
+                   "rename -hide gold/w:* gate/w:* %u @keep %d\nselect -clear\n")
+
+
+def _prove(j: "Judged", timeout: float) -> bool:
+    """The equiv passes and the base case on one judged design (see proved_equivalent)."""
+    try:
+        pair = _pair(j, timeout)
+    except (RuntimeError, subprocess.TimeoutExpired):
+        return False
+    for match in ("", _REGISTERS_ONLY):
         try:
-            yosys(_PREP.format(il="design.il", top=name) + f"copy {name} gold\n"
-                  f"{mutant.command}\nrename {name} gate\nmemory\nopt_clean\nasync2sync\n"
+            yosys(f"read_rtlil {pair}\nmemory\nopt_clean\nasync2sync\n"
                   f"{match}equiv_make gold gate equiv\nhierarchy -top equiv\n"
                   "equiv_simple -seq 2\nequiv_induct -seq 2\n"
-                  "tee -q -o status.txt equiv_status -assert\n", edir, timeout=timeout)
+                  "tee -q -o status.txt equiv_status -assert\n", j.edir, timeout=timeout)
         except (RuntimeError, subprocess.TimeoutExpired):
             continue
         found = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven",
-                          (edir / "status.txt").read_text())
+                          (j.edir / "status.txt").read_text())
         if found is None or int(found.group(1)) == 0 or int(found.group(2)):
             continue                  # nothing compared is nothing proven
         # the induction assumes the pairs equal for two cycles: that they are, from
         # power-up, is the base case (a miter from the initial state, free inputs)
         try:
-            return equivalent(spec, mutant, workdir, depth=3, timeout=timeout) == "PASS"
+            return _miter(j, pair, 3, timeout) == "PASS"
         except (RuntimeError, subprocess.TimeoutExpired):
             return False                 # the miter could not be built: no base case
     return False
+
+
+@dataclass
+class Judged:
+    """One design the equivalence checks compare: ``edir`` holds the original's RTLIL
+    (``design.il``), whose module ``name`` is compared with what ``command`` makes of it
+    (Yosys commands, the mutant); ``part``: ``name`` is a sub-block of the co-simulated
+    design, not all of it; ``cut``: memories are cut out where the two share them."""
+    edir: Path
+    name: str
+    command: str
+    part: bool = False
+    cut: bool = False
+
+
+def judged(spec: Spec, mutant: Mutant, workdir: Path, *, parts: bool = False) -> list[Judged]:
+    """What the equivalence checks compare for ``mutant``: the co-simulated design, or, with
+    ``parts``, where a source edit changes only sub-blocks (:func:`edited_parts`), each of
+    those sub-blocks alone, at the parameters the design instances it with (its module in the
+    design's own RTLIL). Sound: the mutant design is the original with those modules'
+    bodies replaced, so if each is equivalent to its original for every input sequence from
+    power-up, the designs are, whatever the rest feeds them. A difference on a part alone,
+    with free inputs, is no difference of the design (the rest may never drive it so).
+    ``parts`` also cuts memories out (:func:`cut_memories`)."""
+    edir = _stage(workdir, mutant)
+    units = edited_parts(workdir, mutant) if parts and isinstance(mutant, SourceMutant) else []
+    if not units:
+        return [Judged(edir, _name(spec), mutant.command, cut=parts)]
+    out = []
+    for unit, pdir in zip(units, judged_dirs(workdir, mutant, units)):
+        pdir.mkdir(exist_ok=True)
+        (pdir / "design.il").write_text((workdir / "design.il").read_text())
+        (pdir / "mutant.il").write_text((workdir / "src" / f"s{mutant.k}.il").read_text())
+        lib = ""
+        if (workdir / "instanced.v").exists():
+            (pdir / "instanced.v").write_text((workdir / "instanced.v").read_text())
+            lib = "read_verilog -lib instanced.v\n"
+        mname = f"{mutant.top}_s{mutant.k}{unit[len(mutant.top):]}"
+        yosys(f"read_rtlil mutant.il\n{lib}hierarchy -top {mname}\nproc\nflatten\n"
+              f"hierarchy -top {mname}\nopt_clean\nrename {mname} {unit}\n"
+              f"select {unit}\nwrite_rtlil -selected gate.il\n", pdir)
+        out.append(Judged(pdir, unit, f"delete {unit}\nread_rtlil gate.il", part=True,
+                          cut=True))
+    return out
+
+
+def judged_dirs(workdir: Path, mutant, units: list[str]) -> list[Path]:
+    """The directories of the mutant's equivalence checks: one per judged part (``units``,
+    see :func:`edited_parts`), or the one of the whole design."""
+    edir = workdir / "equiv" / f"m{mutant.k}"
+    return [edir / f"part{i}" for i in range(len(units))] if units else [edir]
+
+
+def _modules(rtlil_text: str) -> dict[str, str]:
+    """{module name: its body} of an RTLIL text."""
+    return {m.group(1): m.group(2) for m in
+            re.finditer(r"^module \\(\S+)\n(.*?)^end$", rtlil_text, re.M | re.S)}
+
+
+def edited_parts(workdir: Path, mutant: SourceMutant) -> list[str]:
+    """The sub-blocks a source edit changes, when it changes nothing else: the outermost
+    modules of the design (the original's names) whose RTLIL differs from the original's,
+    source lines aside, each with the original's ports. [] when the top differs, a changed
+    module's ports differ, or the modules are not the same set."""
+    name = mutant.top
+    gold_text = _normal((workdir / "design.il").read_text(), name, name)
+    gate_text = _normal((workdir / "src" / f"s{mutant.k}.il").read_text(),
+                        f"{name}_s{mutant.k}", name)
+    gold, gate = _modules(gold_text), _modules(gate_text)
+    if set(gold) != set(gate) or gold.get(name) is None:
+        return []
+    changed = {m for m in gold if gold[m] != gate[m]}
+    if not changed or name in changed:
+        return []
+    parents = {m: {p for p, body in gold.items()
+                   if re.search(rf"^  cell \\{re.escape(m)} ", body, re.M)} for m in gold}
+
+    def above(m, seen=()):
+        return any(p in changed or (p not in seen and above(p, seen + (m,)))
+                   for p in parents[m])
+    units = sorted(m for m in changed if not above(m))
+    if any(rtlil_ports(gold_text, u) != rtlil_ports(gate_text, u) for u in units):
+        return []
+    return units
+
+
+# a memory port cell (with its attributes): its type, its body
+_MEMCELL = re.compile(r"(?:^  attribute [^\n]*\n)*^  cell \$(memrd_v2|memwr_v2|meminit_v2) "
+                      r"\S+\n(.*?)^  end\n", re.M | re.S)
+_MEMDECL = re.compile(r"(?:^  attribute [^\n]*\n)*^  memory (.*)\\(\S+)\n", re.M)
+
+
+def _param(value: str) -> int:
+    """An RTLIL parameter's integer value (decimal, or sized binary)."""
+    if "'" in value:
+        return int(value.split("'", 1)[1], 2)
+    return int(value)
+
+
+def _memory_ports(body: str):
+    """{(MEMID, 'w' PORTID | 'r' index | 'i' index): (kind, params, connections, text)} and
+    {MEMID: declaration} of one module's memories (before ``memory_collect``)."""
+    ports, count = {}, {}
+    cells = []
+    for cell in _MEMCELL.finditer(body):
+        params = dict(re.findall(r"^    parameter \\(\S+) (.*)$", cell.group(2), re.M))
+        conns = dict(re.findall(r"^    connect \\(\S+) (.*)$", cell.group(2), re.M))
+        cells.append((cell.group(1), params, conns, cell))
+    # read ports in the order of the signals they drive (the same names in both designs),
+    # initial contents in the order of their addresses
+    for kind, params, conns, cell in sorted(cells, key=lambda c: (c[2].get("DATA", ""),
+                                                                  c[2].get("ADDR", ""))):
+        mid = params.get("MEMID", "").strip('"').lstrip("\\")
+        if kind == "memwr_v2":
+            key = (mid, f"w{params.get('PORTID')}")
+        else:
+            n = count[(mid, kind)] = count.get((mid, kind), -1) + 1
+            key = (mid, f"{kind[3]}{n}")
+        # the initial contents must be the same; the ports' connections are what the
+        # equivalence checks compare
+        ports[key] = (kind, params, conns if kind == "meminit_v2" else {}, cell.group(0),
+                      conns)
+    decls = {m.group(2): (m.group(1), m.group(0)) for m in _MEMDECL.finditer(body)}
+    return ports, decls
+
+
+def cut_memories(rtlil_text: str, modules=("gold", "gate")) -> str | None:
+    """``rtlil_text`` (the two ``modules``, flattened, memories as declarations and port
+    cells, before ``memory_collect``) with every memory cut out of both: a read port's data
+    becomes an input of the module (the same in both), its address, enable, clock and resets
+    outputs; a write port's enables, its data where enabled and its address where any bit
+    is enabled become outputs, so the equivalence checks compare them. Ports pair by the
+    memory's name and the write port's number, read ports by the signal each drives (where
+    the names differ, the ports compared may not correspond: no proof, never a false one,
+    as every pair's addresses must be proven equal). None when there
+    is no memory or they do not pair: the same declarations, the same ports with the same
+    parameters, the same initial contents.
+
+    Sound: if the cut modules are equivalent for every sequence of read data, then with the
+    memories in place they are too. By induction over the cycles: while the two agree, they
+    write the same words at the same addresses (outputs of the cut modules, proven equal),
+    so their memories hold the same contents, and read the same addresses, so they read the
+    same data; and the same read data keep them agreeing. What it cannot prove is an
+    equivalence that needs the memories' contents (a word read back as it was written)."""
+    mods = {m.group(1): m for m in
+            re.finditer(r"^module \\(\S+)\n(.*?)^end\n", rtlil_text, re.M | re.S)}
+    if not all(m in mods for m in modules):
+        return None
+    found = [_memory_ports(mods[m].group(2)) for m in modules]
+    (gold, gold_decl), (gate, gate_decl) = found
+    if not gold or set(gold) != set(gate) or \
+            any(gold[k][:3] != gate[k][:3] for k in gold) or \
+            {k: v[0] for k, v in gold_decl.items()} != {k: v[0] for k, v in gate_decl.items()}:
+        return None
+    text = rtlil_text
+    for mod, (ports, decls) in zip(modules, found):
+        body = mods[mod].group(0)
+        port = max([int(p) for p in re.findall(
+            r"^  wire (?:width \d+ )?(?:input|output|inout) (\d+) ", body, re.M)] or [0])
+        wires, cells, conns = [], [], []
+
+        def out(name, width, sig):
+            nonlocal port
+            port += 1
+            wires.append(f"  wire width {width} output {port} \\memcut.{name}\n")
+            conns.append(f"  connect \\memcut.{name} {sig}\n")
+
+        def cell(kind, params, connections):
+            cells.append(f"  cell ${kind} $memcut${len(cells)}\n" +
+                         "".join(f"    parameter \\{k} {v}\n" for k, v in params.items()) +
+                         "".join(f"    connect \\{k} {v}\n" for k, v in connections.items())
+                         + "  end\n")
+
+        for (mid, which), (kind, params, _, cell_text, c) in sorted(ports.items()):
+            body = body.replace(cell_text, "", 1)
+            w, a = _param(params["WIDTH"]), _param(params["ABITS"])
+            name = f"{mid}.{which}"
+            if kind == "memrd_v2":
+                port += 1
+                wires.append(f"  wire width {w} input {port} \\memcut.{name}.DATA\n")
+                conns.append(f"  connect {c['DATA']} \\memcut.{name}.DATA\n")
+                out(f"{name}.ADDR", a, c["ADDR"])
+                for p in ("EN", "CLK", "ARST", "SRST"):
+                    out(f"{name}.{p}", 1, c[p])
+            elif kind == "memwr_v2":
+                out(f"{name}.EN", w, c["EN"])
+                out(f"{name}.CLK", 1, c["CLK"])
+                wires.append(f"  wire width {w} \\memcut.{name}.data\n"
+                             f"  wire \\memcut.{name}.any\n  wire width {a} \\memcut.{name}.addr\n")
+                cell("and", {"A_SIGNED": 0, "B_SIGNED": 0, "A_WIDTH": w, "B_WIDTH": w,
+                             "Y_WIDTH": w},
+                     {"A": c["DATA"], "B": c["EN"], "Y": f"\\memcut.{name}.data"})
+                cell("reduce_or", {"A_SIGNED": 0, "A_WIDTH": w, "Y_WIDTH": 1},
+                     {"A": c["EN"], "Y": f"\\memcut.{name}.any"})
+                cell("mux", {"WIDTH": a}, {"A": f"{a}'" + "0" * a, "B": c["ADDR"],
+                                          "S": f"\\memcut.{name}.any",
+                                          "Y": f"\\memcut.{name}.addr"})
+                out(f"{name}.DATA", w, f"\\memcut.{name}.data")
+                out(f"{name}.ADDR", a, f"\\memcut.{name}.addr")
+        for _, decl in decls.values():
+            body = body.replace(decl, "", 1)
+        body = body[:-len("end\n")] + "".join(wires) + "".join(cells) + "".join(conns) + \
+            "end\n"
+        text = text.replace(mods[mod].group(0), body, 1)
+    return text
+
+
+def _pair(j: Judged, timeout: float) -> str:
+    """Write the two designs ``j`` compares, flattened, as the modules ``gold`` (the
+    original) and ``gate`` (the mutant), memories as memories (their port cells); with
+    ``j.cut`` and memories that pair, cut out (:func:`cut_memories`). Returns the file."""
+    yosys(_PREP.format(il="design.il", top=j.name) + f"copy {j.name} gold\n{j.command}\n"
+          f"rename {j.name} gate\nopt_clean\nwrite_rtlil pair.il\n", j.edir,
+          timeout=timeout)
+    if j.cut:
+        text = cut_memories((j.edir / "pair.il").read_text())
+        if text is not None:
+            (j.edir / "pair_cut.il").write_text(text)
+            return "pair_cut.il"
+    return "pair.il"
+
+
+def _miter(j: Judged, pair: str, depth: int, timeout: float) -> str:
+    """A miter of the two designs in ``pair``, BMC ``depth`` cycles from the initial state
+    with free inputs: 'PASS', 'FAIL', 'TIMEOUT' or 'ERROR'."""
+    yosys(f"read_rtlil {pair}\n"
+          "miter -equiv -flatten -make_assert -ignore_gold_x gold gate miter\n"
+          "hierarchy -top miter\nwrite_rtlil top.il\n", j.edir, timeout=timeout)
+    status, _ = _sby(j.edir, "miter", "bmc", depth, timeout)
+    return status
 
 
 def _stage(workdir: Path, mutant) -> Path:
@@ -634,15 +883,24 @@ def _stage(workdir: Path, mutant) -> Path:
 
 
 def equivalent(spec: Spec, mutant: Mutant, workdir: Path, *, depth: int = EQUIV_DEPTH,
-               timeout: float = 180) -> str:
+               timeout: float = 180, parts: bool = False) -> str:
     """Bounded equivalence of the mutant and the original (a miter, BMC ``depth`` cycles from
-    reset, free inputs): 'PASS' (no difference), 'FAIL' (they differ), 'TIMEOUT' or 'ERROR'."""
-    name = _name(spec)
-    edir = _stage(workdir, mutant)
-    yosys(_PREP.format(il="design.il", top=name) + f"copy {name} gold\n{mutant.command}\n"
-          f"miter -equiv -flatten -make_assert -ignore_gold_x gold {name} miter\n"
-          "hierarchy -top miter\nwrite_rtlil top.il\n", edir)
-    status, _ = _sby(edir, "miter", "bmc", depth, timeout)
+    reset, free inputs): 'PASS' (no difference), 'FAIL' (they differ), 'TIMEOUT' or 'ERROR'.
+    With ``parts`` (see :func:`judged`): 'PASS' when every judged part passes (a difference
+    in the first ``depth`` cycles of the design would be one of a part), 'PART' when a part
+    alone differs, 'CUT' when the design with its memories cut out differs (read data the
+    memories may never hold): both undecided for the design."""
+    status = "PASS"
+    for j in judged(spec, mutant, workdir, parts=parts):
+        pair = _pair(j, timeout)
+        st = _miter(j, pair, depth, timeout)
+        if st == "FAIL" and j.part:
+            st = "PART"
+        elif st == "FAIL" and pair == "pair_cut.il":
+            st = "CUT"
+        if st != "PASS":
+            status = st
+            break
     return status
 
 

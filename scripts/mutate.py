@@ -37,9 +37,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from aifabric.cosim.mutate import (SPECS, Outcome, build, build_source, equivalent,
-                                   flatten_gate, formal_kill, mutants_of, proved_equivalent,
-                                   run_mutant, source_mutants, unbuildable, verilate)
+from aifabric.cosim.mutate import (SPECS, Outcome, SourceMutant, build, build_source,
+                                   edited_parts, equivalent, flatten_gate, formal_kill,
+                                   judged_dirs, mutants_of, proved_equivalent, run_mutant,
+                                   source_mutants, unbuildable, verilate)
 
 from aifabric.rtl.catalog import get_block
 
@@ -61,9 +62,12 @@ def score(outcomes) -> tuple[int, int, float | None]:
 
 
 def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
-                 mode="netlist", log=print):
+                 mode="netlist", parts=True, reuse=False, equiv_timeout=None, log=print):
     """Every step for one block; returns (outcomes, baseline seconds, error or '', the
-    source edits dropped before judging)."""
+    source edits dropped before judging). ``parts``: the equivalence checks judge an edited
+    sub-block alone and cut shared memories out (:func:`cosim.mutate.judged`); ``reuse``:
+    the co-simulation verdicts of the last run in ``out`` (:func:`reused_cosim`) instead of
+    a new build and co-simulation."""
     wd = out / spec.block
     start = time.monotonic()
     dropped = []
@@ -72,27 +76,38 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
         if not mutants:
             return [], 0.0, "no drawn edit gives a design that differs from the original", \
                 dropped
-        verilog = build_source(spec, mutants, wd)
+    elif reuse:
+        mutants = mutants_of(spec, count, seed, wd)
     else:
         mutants, verilog = _netlist_mutants(spec, count, seed, wd, log)
-    secs = verilate(spec, verilog, wd)
-    log(f"{spec.block}: {len(mutants)} mutants built into one model ({secs:.0f} s)")
-    status, why, base = run_mutant(spec, 0, wd, seed=seed, timeout=1800)
-    if status != "pass":
-        return [], base, f"the original design fails its testbench ({status}: {why})", \
-            dropped
-    timeout = max(60.0, 4 * base)
-    log(f"{spec.block}: original passes in {base:.0f} s; mutant time limit {timeout:.0f} s")
+    if reuse:
+        outcomes, base, error = reused_cosim(wd / "outcomes.json", spec, mutants, seed, count)
+        if error:
+            return [], 0.0, error, dropped
+        log(f"{spec.block}: the co-simulation verdicts of {wd / 'outcomes.json'} reused")
+    else:
+        if mode == "source":
+            verilog = build_source(spec, mutants, wd)
+        secs = verilate(spec, verilog, wd)
+        log(f"{spec.block}: {len(mutants)} mutants built into one model ({secs:.0f} s)")
+        status, why, base = run_mutant(spec, 0, wd, seed=seed, timeout=1800)
+        if status != "pass":
+            return [], base, f"the original design fails its testbench ({status}: {why})", \
+                dropped
+        timeout = max(60.0, 4 * base)
+        log(f"{spec.block}: original passes in {base:.0f} s; mutant time limit "
+            f"{timeout:.0f} s")
 
-    def one(m):
-        st, why, s = run_mutant(spec, m.k, wd, seed=seed, timeout=timeout)
-        if st == "pass":
-            return Outcome(m, "", "", "", s)
-        by = "timeout" if st == "timeout" else "cosim"
-        return Outcome(m, "killed", by, why, s)
+        def one(m):
+            st, why, s = run_mutant(spec, m.k, wd, seed=seed, timeout=timeout)
+            if st == "pass":
+                return Outcome(m, "", "", "", s)
+            by = "timeout" if st == "timeout" else "cosim"
+            return Outcome(m, "killed", by, why, s)
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        outcomes = list(pool.map(one, mutants))
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            outcomes = list(pool.map(one, mutants))
+    limits = {} if equiv_timeout is None else {"timeout": equiv_timeout}
 
     def judge(o):
         """A co-simulation survivor: proven equivalent, killed by a property, equivalent
@@ -101,9 +116,10 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
             flatten_gate(spec, o.mutant, wd)
         # the proof first: seconds where it holds, and an equivalent mutant can fail no
         # property (the properties' BMC runs take minutes)
-        if equiv and proved_equivalent(spec, o.mutant, wd):
+        if equiv and proved_equivalent(spec, o.mutant, wd, parts=parts, **limits):
             o.verdict, o.by = "equivalent", "equiv_induct"
-            o.detail = "equiv_induct: every signal proven equal to the original's (unbounded)"
+            o.detail = ("equiv_induct: every signal proven equal to the original's "
+                        f"(unbounded){_scope(spec, o.mutant, wd, parts)}")
             return
         if formal:
             prop, tried = formal_kill(spec, o.mutant, wd)
@@ -112,14 +128,19 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
                 return
             o.detail = tried
         if equiv:
-            st = equivalent(spec, o.mutant, wd)
+            st = equivalent(spec, o.mutant, wd, parts=parts, **limits)
             if st == "PASS":
                 o.verdict, o.by = "equivalent", "equiv"
                 o.detail = (o.detail + "; " if o.detail else "") + \
-                    "miter: no difference in any trace of the bound from reset"
+                    "miter: no difference in any trace of the bound from reset" + \
+                    _scope(spec, o.mutant, wd, parts)
                 return
             o.detail = (o.detail + "; " if o.detail else "") + {
                 "FAIL": "miter: differs from the original",
+                "PART": "miter: the edited sub-block alone (free inputs) differs from the "
+                        "original's; the design's equivalence is undecided",
+                "CUT": "miter: with the memories cut out (free read data) it differs from "
+                       "the original; the design's equivalence is undecided",
                 "TIMEOUT": "miter: equivalence undecided (time limit)"}.get(st, f"miter: {st}")
         o.verdict, o.by = "survived", ""
 
@@ -128,6 +149,46 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
         list(pool.map(judge, [o for o in outcomes if not o.verdict]))
     log(f"{spec.block}: done in {time.monotonic() - start:.0f} s")
     return outcomes, base, "", dropped
+
+
+def _scope(spec, mutant, wd, parts) -> str:
+    """What the equivalence checks judged, for the report ('' for the whole design with its
+    memories as registers)."""
+    if not parts:
+        return ""
+    units = edited_parts(wd, mutant) if isinstance(mutant, SourceMutant) else []
+    cut = any((d / "pair_cut.il").exists() for d in judged_dirs(wd, mutant, units))
+    where = f" on {', '.join(u.rsplit('.', 1)[-1] for u in units)} alone" if units else ""
+    return where + (", memories cut out" if cut else "")
+
+
+def reused_cosim(path: Path, spec, mutants, seed, count):
+    """(outcomes, the original's seconds, error or '') from a run's ``outcomes.json``: its
+    co-simulation kills kept, every other mutant left to judge. An error when the run is
+    not of these mutants (another seed, count, parameter set, or an edited source)."""
+    if not path.exists():
+        return [], 0.0, f"--reuse-cosim: no earlier run in {path.parent}"
+    prior = json.loads(path.read_text())
+    if (prior.get("seed"), prior.get("drawn"), prior.get("params")) != \
+            (seed, count, spec.params):
+        return [], 0.0, (f"--reuse-cosim: {path} is a run at another seed, --mutants or "
+                         "parameter set")
+    rows = {r["mutant"]["k"]: r for r in prior["outcomes"]}
+    outcomes = []
+    for m in mutants:
+        r = rows.pop(m.k, None)
+        if r is None and m.mode != "source":
+            continue                    # not written as Verilog in that run: dropped there
+        if r is None or (r["where"], r["what"]) != (m.where, m.what):
+            return [], 0.0, (f"--reuse-cosim: {path} judged other mutants (the source or "
+                             "the draw changed)")
+        if r["verdict"] == "killed" and r["by"] in ("cosim", "timeout"):
+            outcomes.append(Outcome(m, "killed", r["by"], r["detail"], r["seconds"]))
+        else:
+            outcomes.append(Outcome(m, "", "", "", r["seconds"]))
+    if rows:
+        return [], 0.0, f"--reuse-cosim: {path} judged other mutants"
+    return outcomes, prior["original_seconds"], ""
 
 
 def _netlist_mutants(spec, count, seed, wd, log):
@@ -174,7 +235,9 @@ def run_mode(mode, specs, args, out: Path, log) -> tuple[int, str]:
         start = time.monotonic()
         outcomes, base, error, dropped = mutate_block(
             spec, count=args.mutants, seed=args.seed, jobs=args.jobs, out=mdir,
-            formal=not args.no_formal, equiv=not args.no_equiv, mode=mode, log=log)
+            formal=not args.no_formal, equiv=not args.no_equiv, mode=mode,
+            parts=args.equiv_scope == "parts", reuse=args.reuse_cosim,
+            equiv_timeout=args.equiv_timeout, log=log)
         secs = time.monotonic() - start
         bench = f"{spec.bench} ({_params(spec.params)})"
         same = sum(d.why == "identical" for d in dropped)
@@ -204,6 +267,7 @@ def run_mode(mode, specs, args, out: Path, log) -> tuple[int, str]:
                         "killed_by_formal": by_formal, "equivalent": eq,
                         "survived": len(surv), "score": frac, "seconds": round(secs, 1),
                         "original_seconds": round(base, 1),
+                        "equiv_scope": args.equiv_scope, "cosim_reused": args.reuse_cosim,
                         "outcomes": [o.row() for o in outcomes],
                         "dropped": [d.row() for d in dropped]})
         write_json(mdir / name / "outcomes.json", records[-1])
@@ -221,7 +285,7 @@ def run_mode(mode, specs, args, out: Path, log) -> tuple[int, str]:
               + ("not checked (--no-equiv): every score is a lower bound"
                  if args.no_equiv else
                  "proven by Yosys's equiv_induct (unbounded), or a bounded miter (BMC from "
-                 "reset) found no difference") + ".\n\n" + table +
+                 "reset) found no difference") + ".\n\n" + _judging(args) + table +
               "\n## Survivors\n\n" + surv_table)
     if mode == "source":
         report += "\n## Edits dropped before judging\n\n" + (md_table(
@@ -231,6 +295,21 @@ def run_mode(mode, specs, args, out: Path, log) -> tuple[int, str]:
     write_json(mdir / "report.json", records)
     log(f"report: {mdir / 'report.md'}")
     return bad, f"{mode} mutants:\n{table}Survivors:\n{surv_table}"
+
+
+def _judging(args) -> str:
+    """The report's sentence on how equivalence was judged and where the co-simulation
+    verdicts come from."""
+    text = ("Equivalence judged on the whole co-simulated design, memories as registers "
+            "(--equiv-scope design).\n\n" if args.equiv_scope == "design" else
+            "Equivalence judged on an edited sub-block alone where a source edit changes "
+            "only sub-blocks, and with the memories the two designs share unchanged cut out "
+            "(their read data free inputs, their addresses and write data proven equal; "
+            "--equiv-scope parts).\n\n")
+    if args.reuse_cosim:
+        text += ("Co-simulation verdicts reused from the earlier run in this directory "
+                 "(--reuse-cosim); only the judging was run again.\n\n")
+    return text
 
 
 def both_scores(out: Path) -> str:
@@ -275,6 +354,18 @@ def main(argv=None) -> int:
                     help="survivors do not meet the formal properties")
     ap.add_argument("--no-equiv", action="store_true",
                     help="no equivalence check of the survivors")
+    ap.add_argument("--equiv-scope", choices=("parts", "design"), default="parts",
+                    help="parts (default): a source edit that changes only sub-blocks is "
+                         "proven equivalent on those alone, and memories the two designs "
+                         "share unchanged are cut out of the checks (their read data free); "
+                         "design: the whole co-simulated design, memories as registers")
+    ap.add_argument("--equiv-timeout", type=float, metavar="S",
+                    help="seconds per equivalence step (default: 150 for the proof, 180 for "
+                         "the miter)")
+    ap.add_argument("--reuse-cosim", action="store_true",
+                    help="judge again: take the co-simulation verdicts from the last run in "
+                         "--out (same blocks, --mode, --seed, --mutants, --param) instead of "
+                         "building and co-simulating the mutants")
     ap.add_argument("--out", type=Path, default=BUILD / "mutate",
                     help="output directory (default build/mutate; source edits under "
                          "its source/)")
@@ -286,6 +377,8 @@ def main(argv=None) -> int:
         raise UsageError(f"--mutants must be at least 1, not {args.mutants}")
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.equiv_timeout is not None and args.equiv_timeout <= 0:
+        raise UsageError(f"--equiv-timeout must be positive, not {args.equiv_timeout}")
     if not 0 < args.target <= 1:
         raise UsageError(f"--target must be in (0, 1], not {args.target}")
     specs = [SPECS[name] for name in args.block or SPECS]

@@ -132,8 +132,8 @@ def test_a_proof_needs_its_base_case(tmp_path, monkeypatch):
     (same,) = mutants_of(spec, 1, 1, tmp_path, filters="-wire benes.routed -wirebit 7 "
                          "-mode const1")
     asked = []
-    monkeypatch.setattr(mutate, "equivalent",
-                        lambda *a, **k: asked.append(k.get("depth")) or "FAIL")
+    monkeypatch.setattr(mutate, "_miter",
+                        lambda judged, pair, depth, timeout: asked.append(depth) or "FAIL")
     assert not proved_equivalent(spec, same, tmp_path)
     assert asked == [3]
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from aifabric.cosim.mutate import (Spec, build_source, equivalent, flatten_gate, formal_kill,
-                                   proved_equivalent, run_mutant, source_mutants, substituted,
-                                   verilate, _edited)
+from aifabric.cosim.mutate import (Spec, build_source, cut_memories, edited_parts, equivalent,
+                                   flatten_gate, formal_kill, judged, proved_equivalent,
+                                   run_mutant, source_mutants, substituted, verilate, _edited)
 from aifabric.cosim.source_edits import KINDS, Edit, draw, edits_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,3 +165,132 @@ def test_source_mutants_judged_killed_and_equivalent(tmp_path):
     # the harness built from the edited source fails the property the edit breaks
     prop, tried = formal_kill(spec, killed, tmp_path, timeout=120)
     assert prop == "one_per_row_col", tried
+
+
+SWITCH = "rtl/chronos/slot_switch.py"
+
+
+def _edit_of(source: str, line_text: str, what: str, nth: int = 0) -> Edit:
+    """The ``nth`` edit ``what`` of ``source`` on the line holding ``line_text``."""
+    text = (ROOT / source).read_text()
+    lines = text.splitlines()
+    found = [e for e in edits_of(text) if line_text in lines[e.line - 1] and e.what == what]
+    return found[nth]
+
+
+def test_an_edit_of_a_sub_block_is_judged_on_it_alone(tmp_path):
+    """The slot switch co-simulated inside the N = 2 fabric: an edit of the slot master
+    changes that module only, so the checks compare the master alone, at the parameters the
+    fabric instances it with. ``phase_n2 + 1`` kept one bit wider (the extra bit is cut off
+    where it is assigned back) is proven equivalent there; ``stopped`` without the stack's
+    ready is a real difference: not proven, and the switch alone tells it apart (which says
+    nothing of the fabric: 'PART')."""
+    spec = Spec("slot_switch", "slot_fabric", {"n": 2, "d": 4, "depth": 3, "hold_bits": 2,
+                                                "rtt_bits": 4}, SWITCH)
+    wider = _edit_of(SWITCH, "phase_n2, phase_n2_p1 = Signal(", "constant: 1 -> 2", 1)
+    assert wider.col > _edit_of(SWITCH, "phase_n2, phase_n2_p1 = Signal(",
+                                "constant: 1 -> 2", 0).col
+    ready = _edit_of(SWITCH, "stopped_next.eq(", "operand: ~self.enable | bad | "
+                     "~self.stack_ready -> (~self.enable | bad)")
+    live, dropped = source_mutants(spec, 2, 1, tmp_path, edits=[wider, ready])
+    assert dropped == [] and [m.edit for m in live] == [wider, ready]
+    same, real = live
+    top = same.top
+    # the master's ``stack_ready`` then reads nothing, and Amaranth drops the port: the
+    # switch around it changes too, and is judged instead
+    for m, part in ((same, f"{top}.switch.master"), (real, f"{top}.switch")):
+        flatten_gate(spec, m, tmp_path)
+        assert edited_parts(tmp_path, m) == [part]
+        (j,) = judged(spec, m, tmp_path, parts=True)
+        assert (j.name, j.part) == (part, True)
+    assert [j.name for j in judged(spec, same, tmp_path)] == [top]     # parts off: the fabric
+    assert proved_equivalent(spec, same, tmp_path, parts=True)
+    assert not proved_equivalent(spec, real, tmp_path, parts=True)
+    assert equivalent(spec, real, tmp_path, parts=True, depth=3, timeout=120) == "PART"
+
+
+def _memory_design(kind: str) -> str:
+    """RTLIL of a small block with a memory (5 words of 4 bits, written at ``waddr``, read at
+    ``raddr``) and a 3-bit counter: the original, its counter's ``+ 1`` kept one bit wider
+    (``wider``: equivalent, the carry is cut off) or its memory read one word further on
+    (``later``: a real difference)."""
+    from amaranth.back import rtlil
+    from amaranth.hdl import Module, Signal
+    from amaranth.lib import memory
+    m = Module()
+    we, waddr, raddr = Signal(), Signal(3), Signal(3)
+    din, dout, cnt = Signal(4), Signal(4), Signal(3)
+    m.submodules.mem = mem = memory.Memory(shape=4, depth=5, init=[])
+    w, r = mem.write_port(), mem.read_port(domain="comb")
+    nxt = Signal(4 if kind == "wider" else 3)
+    m.d.comb += [w.addr.eq(waddr), w.data.eq(din), w.en.eq(we), nxt.eq(cnt + 1),
+                 r.addr.eq(raddr + 1 if kind == "later" else raddr), dout.eq(r.data ^ cnt)]
+    m.d.sync += cnt.eq(nxt)
+    return rtlil.convert(m, name="top", ports=[we, waddr, raddr, din, dout])
+
+
+@pytest.mark.parametrize("kind,proven", [("wider", True), ("later", False)])
+def test_memories_cut_out_of_the_proofs(tmp_path, kind, proven):
+    """With the memory cut out (its read data a free input, its address, enable and the
+    data it writes outputs), the wider counter is proven equivalent; the read one word
+    further on is not, and the cut miter tells it apart, which is reported as undecided
+    ('CUT': free read data may hold what the memory never does), not as a difference."""
+    from aifabric.cosim.mutate import Judged, _miter, _pair, _prove
+    (tmp_path / "design.il").write_text(_memory_design("original"))
+    (tmp_path / "m.il").write_text(_memory_design(kind))
+    yosys_run = __import__("aifabric.cosim.mutate", fromlist=["yosys"]).yosys
+    yosys_run("read_rtlil m.il\nhierarchy -top top\nproc\nflatten\nopt_clean\n"
+              "write_rtlil gate.il\n", tmp_path)
+    j = Judged(tmp_path, "top", "delete top\nread_rtlil gate.il", cut=True)
+    assert _prove(j, 120) is proven
+    cut = (tmp_path / "pair_cut.il").read_text()
+    assert "$memrd_v2" not in cut and cut.count("memcut.mem.r0.DATA") >= 2
+    if not proven:
+        assert _miter(j, _pair(j, 120), 3, 120) == "FAIL"
+
+
+def test_memories_that_do_not_pair_are_not_cut():
+    """A memory the two modules do not share unchanged (another size) is not cut: None. One
+    they share: its read data an input, its address an output, in both."""
+    mem = ("  memory width 2 size {size} \\mem\n"
+           "  cell $memrd_v2 $m\n    parameter \\MEMID \"\\\\mem\"\n    parameter \\WIDTH 2\n"
+           "    parameter \\ABITS 1\n    parameter \\CLK_ENABLE 0\n"
+           "    connect \\ADDR \\a\n    connect \\DATA \\y\n    connect \\EN 1'1\n"
+           "    connect \\CLK 1'x\n    connect \\ARST 1'0\n    connect \\SRST 1'0\n  end\n")
+    mod = "module \\{name}\n  wire input 1 \\a\n  wire width 2 output 2 \\y\n{mem}end\n"
+    same = mod.format(name="gold", mem=mem.format(size=2)) + \
+        mod.format(name="gate", mem=mem.format(size=2))
+    cut = cut_memories(same)
+    assert cut.count("wire width 2 input 3 \\memcut.mem.r0.DATA") == 2
+    assert cut.count("connect \\memcut.mem.r0.ADDR \\a") == 2
+    assert "$memrd_v2" not in cut and "memory width" not in cut
+    assert cut_memories(mod.format(name="gold", mem=mem.format(size=2)) +
+                        mod.format(name="gate", mem=mem.format(size=1))) is None
+    assert cut_memories(mod.format(name="gold", mem="") + mod.format(name="gate", mem="")) \
+        is None
+
+
+def test_reused_cosim_keeps_the_kills_and_refuses_another_run(tmp_path):
+    """``--reuse-cosim``: a run's co-simulation kills are kept, every other verdict is
+    judged again; a run at another seed, or of other mutants, is refused."""
+    import json
+
+    from aifabric.cosim.mutate import Outcome, SourceMutant
+    from aifabric.scripts.mutate import reused_cosim
+    spec = Spec("wwfa", "wwfa", {"n": 4}, WWFA)
+    row = _edit("rf.eq(row_free[i] & ~g)", "operand: row_free[i] & ~g -> (row_free[i])")
+    wide = _edit("(a + 1)[:len(a)]", "slice: len(a) -> ((len(a)) + 1)")
+    ms = [SourceMutant(1, row, WWFA, "top"), SourceMutant(2, wide, WWFA, "top")]
+    rows = [Outcome(ms[0], "killed", "cosim", "granted twice", 3.0).row(),
+            Outcome(ms[1], "equivalent", "equiv_induct", "", 4.0).row()]
+    path = tmp_path / "outcomes.json"
+    path.write_text(json.dumps({"seed": 1, "drawn": 2, "params": {"n": 4},
+                                "original_seconds": 2.5, "outcomes": rows}))
+    outs, base, error = reused_cosim(path, spec, ms, 1, 2)
+    assert error == "" and base == 2.5
+    assert [(o.mutant, o.verdict, o.by) for o in outs] == [(ms[0], "killed", "cosim"),
+                                                           (ms[1], "", "")]
+    assert "another seed" in reused_cosim(path, spec, ms, 2, 2)[2]
+    swapped = [SourceMutant(1, wide, WWFA, "top"), SourceMutant(2, row, WWFA, "top")]
+    assert "other mutants" in reused_cosim(path, spec, swapped, 1, 2)[2]
+    assert "no earlier run" in reused_cosim(tmp_path / "none.json", spec, ms, 1, 2)[2]
