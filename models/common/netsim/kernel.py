@@ -24,8 +24,8 @@ as possible:
 A router's cycle is the reference model's phases, one function each, inlined into
 :func:`run`'s loop: :func:`_credit_arrival`, :func:`_inject`, :func:`_vc_allocate`, switch
 allocation (:func:`_sa_eligible`, then per round :func:`_separable_round` or
-:func:`_wavefront_round`) and :func:`_traverse` for every grant; :func:`_end_of_cycle` after
-the last router.
+:func:`_wavefront_round`), and :func:`_traverse` and :func:`_deliver` for every grant;
+:func:`_end_of_cycle` after the last router.
 
 State is a dict of arrays built by :class:`models.common.netsim.sim.Simulator`; scalars
 live in ``cfg`` (int64) and ``ctr`` (int64 counters, indices below); the packet pool and
@@ -271,17 +271,15 @@ def _inject(t, r, cfg, fcfg, ctr, ports, vrow, rt, buf, vc, occ, vaw, pk, free,
 
 
 @numba.njit(cache=True, inline="always")
-def _vc_allocate(t, r, cfg, vc, buf, vaw, act, link_busy, ports, pk,
+def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports, pk,
                  pidx, vidx, req_q, req_pri, req_tag):
     """Phase 3, :meth:`RouterModel.allocate`: route computation and VC allocation for the
     heads that arrived in an earlier cycle (the set bits of ``vaw[r]``: a head without an
-    output VC). Returns (acted, the earliest cycle a waiting front flit becomes ready)."""
-    V, B = cfg[C_VCS], cfg[C_BUF]
+    output VC). ``age``: oldest packet first; ``links``: the link model's code, ``Vb`` VCs per
+    link. Returns (acted, the earliest cycle a waiting front flit becomes ready)."""
     PV = req_q.shape[0]
-    age = cfg[C_ALLOC] == 2                 # oldest packet first (creation cycle, then tag)
-    plinks = cfg[C_LINKS] >= 1              # parallel links, each held by one packet
-    perlink = cfg[C_LINKS] == 2             # ... each with its own VCs: VC l * Vb + class
-    Vb = cfg[C_CLS]                         # VCs of one link (the routing's VC numbers)
+    plinks = links >= 1                     # parallel links, each held by one packet
+    perlink = links == 2                    # ... each with its own VCs: VC l * Vb + class
     acted = False
     soon = INF
     nreq = 0
@@ -493,25 +491,16 @@ def _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne,
 
 
 @numba.njit(cache=True, inline="always")
-def _traverse(t, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt, buf, vc, occ, wake,
-              cred_ring, cmask, pend, vaw, act, pk, free, hist, ev, util, vsent):
-    """Phase 5, :meth:`RouterModel._traverse` and :meth:`ReferenceNetwork._deliver`: the
-    front flit of input p VC v crosses to output ``op``: its credit goes upstream, it is
-    ejected (op 0) or written into the next router's input VC, taking a credit; a tail
-    frees the output VC (and its link) and the input VC. Returns (still eligible, ok):
-    whether the VC may send another flit this cycle, and False if an invariant failed."""
-    V, B = cfg[C_VCS], cfg[C_BUF]
-    w0, w1, check, logcap = cfg[C_W0], cfg[C_W1], cfg[C_CHECK], cfg[C_LOGCAP]
-    plinks = cfg[C_LINKS] >= 1
-    perlink = cfg[C_LINKS] == 2
-    Vb = cfg[C_CLS]
+def _traverse(t, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cred_ring,
+              cmask, pend, vaw, act, pk, ev, util, vsent):
+    """Phase 5, :meth:`RouterModel._traverse`: the front flit of input p VC v crosses the
+    switch to output ``op``; its credit goes upstream (over the credit delay), and a tail
+    frees the input VC (a head behind it waits for VC allocation). ``inwin``: t is in the
+    measurement window. Returns the flit (packet slot, sequence | tail << 15 | length << 16)."""
     D1 = cred_ring.shape[1]
-    H = hist.shape[0]
-    slot = t % D1
     ov = vc[r, p, v, V_OV]
     h = vc[r, p, v, V_HEAD]
     sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
-    seq, tail = sq_t & 0x7FFF, ((sq_t >> 15) & 1) == 1
     vc[r, p, v, V_HEAD] = _wrap(h + 1, B)
     vc[r, p, v, V_CNT] -= 1
     if vc[r, p, v, V_CNT] > 0:
@@ -519,16 +508,33 @@ def _traverse(t, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt, buf, vc, occ
     occ[r] -= 1
     ctr[K_LAST] = t
     if logcap > 0:
-        _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk[sid, PK_TAG], seq)
+        _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk[sid, PK_TAG], sq_t & 0x7FFF)
     if p > 0:
         u, up = ports[r, p, PT_NBR], ports[r, p, PT_NPORT]
-        ds = _wrap(slot + ports[r, p, PT_CDELAY], D1)
+        ds = _wrap(t % D1 + ports[r, p, PT_CDELAY], D1)
         cred_ring[u, ds, up, v] += 1
         _mark3(cmask, u, ds, up * V + v)
         pend[u, ds] += 1
-    if w0 <= t < w1:
+    if inwin:
         util[r, op] += 1
     vsent[p, v] += 1
+    if (sq_t >> 15) & 1:
+        vc[r, p, v, V_STATE] = 0
+        _unmark(act, r, p * V + v)
+        vc[r, p, v, V_RPORT] = -2
+        if vc[r, p, v, V_CNT] > 0:
+            _mark(vaw, r, p * V + v)
+    return sid, sq_t
+
+
+@numba.njit(cache=True, inline="always")
+def _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr, ports,
+             link_busy, vrow, rt, buf, vc, occ, wake, vaw, pk, free, hist):
+    """Phase 5, :meth:`ReferenceNetwork._deliver`: the flit that crossed to output ``op``
+    VC ``ov`` is ejected (op 0: a tail completes its packet) or written into the next
+    router's input VC over the link's delay, taking a credit; a tail frees the output VC
+    (and its link). ``links``: the link model's code. False: an invariant failed."""
+    seq, tail = sq_t & 0x7FFF, ((sq_t >> 15) & 1) == 1
     if op == 0:
         ctr[K_EJ] += 1
         if w0 <= t < w1:
@@ -542,55 +548,46 @@ def _traverse(t, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt, buf, vc, occ
                 ctr[K_LAT_SUM] += lat
                 if lat > ctr[K_LAT_MAX]:
                     ctr[K_LAT_MAX] = lat
-                hist[min(lat, H - 1)] += 1
+                hist[min(lat, hist.shape[0] - 1)] += 1
             free[ctr[K_FREE]] = sid
             ctr[K_FREE] += 1
-    else:
-        s, sq = ports[r, op, PT_NBR], ports[r, op, PT_NPORT]
-        j = _wrap(vc[s, sq, ov, V_HEAD] + vc[s, sq, ov, V_CNT], B)
-        if check:
-            if vc[s, sq, ov, V_CNT] >= B or vc[r, op, ov, V_CRED] <= 0:
-                ctr[K_STATUS] = CREDIT
-                ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = r, op, ov, vc[r, op, ov, V_CRED]
-                return False, False
-            lp, ls = vc[s, sq, ov, V_LPKT], vc[s, sq, ov, V_LSEQ]
-            ok = (seq == 0 and ls == -1) or (sid == lp and seq == ls + 1)
-            if not ok:
-                ctr[K_STATUS] = CONTIGUITY
-                ctr[K_E0], ctr[K_E1], ctr[K_E2] = s, sq, ov
-                ctr[K_E3] = pk[sid, PK_TAG]
-                return False, False
-            vc[s, sq, ov, V_LPKT] = sid
-            vc[s, sq, ov, V_LSEQ] = -1 if tail else seq
-        arrive = t + ports[r, op, PT_DELAY] + 1
-        buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
-        buf[s, sq, ov, j, 2] = arrive
-        if seq == 0:
-            buf[s, sq, ov, j, 3] = _route(rt, s, vrow[ov], pk[sid, PK_DST])
-        if vc[s, sq, ov, V_CNT] == 0:
-            vc[s, sq, ov, V_READY] = arrive
-            wake[s] = min(wake[s], arrive)
-            if vc[s, sq, ov, V_STATE] == 0:
-                _mark(vaw, s, sq * V + ov)
-        vc[s, sq, ov, V_CNT] += 1
-        occ[s] += 1
-        vc[r, op, ov, V_CRED] -= 1
-        if tail:
-            vc[r, op, ov, V_BUSY] = 0
-            if perlink:
-                link_busy[r, op] &= ~(np.int32(1) << (ov // Vb))
-            elif plinks:
-                link_busy[r, op] -= 1
+        return True
+    s, sq = ports[r, op, PT_NBR], ports[r, op, PT_NPORT]
+    j = _wrap(vc[s, sq, ov, V_HEAD] + vc[s, sq, ov, V_CNT], B)
+    if check:
+        if vc[s, sq, ov, V_CNT] >= B or vc[r, op, ov, V_CRED] <= 0:
+            ctr[K_STATUS] = CREDIT
+            ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = r, op, ov, vc[r, op, ov, V_CRED]
+            return False
+        lp, ls = vc[s, sq, ov, V_LPKT], vc[s, sq, ov, V_LSEQ]
+        ok = (seq == 0 and ls == -1) or (sid == lp and seq == ls + 1)
+        if not ok:
+            ctr[K_STATUS] = CONTIGUITY
+            ctr[K_E0], ctr[K_E1], ctr[K_E2] = s, sq, ov
+            ctr[K_E3] = pk[sid, PK_TAG]
+            return False
+        vc[s, sq, ov, V_LPKT] = sid
+        vc[s, sq, ov, V_LSEQ] = -1 if tail else seq
+    arrive = t + ports[r, op, PT_DELAY] + 1
+    buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
+    buf[s, sq, ov, j, 2] = arrive
+    if seq == 0:
+        buf[s, sq, ov, j, 3] = _route(rt, s, vrow[ov], pk[sid, PK_DST])
+    if vc[s, sq, ov, V_CNT] == 0:
+        vc[s, sq, ov, V_READY] = arrive
+        wake[s] = min(wake[s], arrive)
+        if vc[s, sq, ov, V_STATE] == 0:
+            _mark(vaw, s, sq * V + ov)
+    vc[s, sq, ov, V_CNT] += 1
+    occ[s] += 1
+    vc[r, op, ov, V_CRED] -= 1
     if tail:
-        vc[r, p, v, V_STATE] = 0
-        _unmark(act, r, p * V + v)
-        vc[r, p, v, V_RPORT] = -2
-        if vc[r, p, v, V_CNT] > 0:
-            _mark(vaw, r, p * V + v)
-    more = not tail and vc[r, p, v, V_CNT] > 0 and vc[r, p, v, V_READY] <= t and \
-        (op == 0 or vc[r, op, ov, V_CRED] > 0) and \
-        (not plinks or op == 0 or vsent[p, v] * ports[r, op, PT_LINKS] < ports[r, op, PT_WIDTH])
-    return more, True
+        vc[r, op, ov, V_BUSY] = 0
+        if links == 2:
+            link_busy[r, op] &= ~(np.int32(1) << (ov // Vb))
+        elif links == 1:
+            link_busy[r, op] -= 1
+    return True
 
 
 @numba.njit(cache=True, inline="always")
@@ -668,6 +665,8 @@ def run(t0, t1, cfg, fcfg, ctr,
     wavefront = cfg[C_ALLOC] == 1
     age = cfg[C_ALLOC] == 2
     bypass = cfg[C_BYPASS]                  # 1: a head may cross in the cycle it is allocated
+    links, Vb = cfg[C_LINKS], cfg[C_CLS]    # link model, VCs of one link
+    w0, w1, logcap = cfg[C_W0], cfg[C_W1], cfg[C_LOGCAP]
     # out_done's stamps count from 0 again in every call; elig and ne start clear
     stamp = 0
     for p in range(P):
@@ -699,8 +698,8 @@ def run(t0, t1, cfg, fcfg, ctr,
             if occ[r] == 0:
                 wake[r] = t + 1 if acted else INF
                 continue
-            va_acted, soon = _vc_allocate(t, r, cfg, vc, buf, vaw, act, link_busy, ports,
-                                          pk, pidx, vidx,
+            va_acted, soon = _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act,
+                                          link_busy, ports, pk, pidx, vidx,
                                           req_q, req_pri, req_tag)
             acted = acted or va_acted
             for p in range(P):
@@ -734,11 +733,21 @@ def run(t0, t1, cfg, fcfg, ctr,
                     sa_in[r, p] = _wrap(v + 1, V)
                     lanes_in[p] += 1
                     used[op] += 1
-                    more, ok = _traverse(t, r, p, v, op, cfg, ctr, ports, link_busy, vrow,
-                                         rt, buf, vc, occ, wake, cred_ring, cmask, pend,
-                                         vaw, act, pk, free, hist, ev, util, vsent)
-                    if not ok:
+                    ov = vc[r, p, v, V_OV]
+                    sid, sq_t = _traverse(t, r, p, v, op, V, B, logcap, w0 <= t < w1, ctr,
+                                          ports, buf, vc, occ, cred_ring, cmask, pend, vaw,
+                                          act, pk, ev, util, vsent)
+                    if not _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb,
+                                    ctr, ports, link_busy, vrow, rt, buf, vc, occ, wake, vaw,
+                                    pk, free, hist):
                         return t
+                    # the VC may send another flit this cycle (parallel links: while its
+                    # link has lanes left)
+                    more = ((sq_t >> 15) & 1) == 0 and vc[r, p, v, V_CNT] > 0 and \
+                        vc[r, p, v, V_READY] <= t and \
+                        (op == 0 or vc[r, op, ov, V_CRED] > 0) and \
+                        (links == 0 or op == 0 or
+                         vsent[p, v] * ports[r, op, PT_LINKS] < ports[r, op, PT_WIDTH])
                     if elig[p, v] and not more:
                         elig[p, v] = False
                         ne[p] -= 1
