@@ -106,6 +106,14 @@ _ONE = np.uint64(1)
 
 
 @numba.njit(cache=True, inline="always")
+def _pop_low(m):
+    """(index of the lowest set bit of the non-zero uint64 m, m without it): a de Bruijn
+    multiply instead of a loop over the bits."""
+    low = m & (~m + _ONE)
+    return _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)], m ^ low
+
+
+@numba.njit(cache=True, inline="always")
 def _mark(mask, r, i):
     """Set bit i of router r's VC mask (bit p * V + v)."""
     mask[r, i >> 6] |= _ONE << np.uint64(i & 63)
@@ -177,9 +185,8 @@ def _credit_arrival(r, slot, B, check, vc, cred_ring, cmask, pend, pidx, vidx, c
         m = cmask[r, slot, w]
         cmask[r, slot, w] = 0
         while m != 0:
-            low = m & (~m + _ONE)
-            m ^= low
-            i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
+            b, m = _pop_low(m)
+            i = w * 64 + b
             p, v = pidx[i], vidx[i]
             vc[r, p, v, V_CRED] += cred_ring[r, slot, p, v]
             cred_ring[r, slot, p, v] = 0
@@ -286,9 +293,8 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
     for w in range(vaw.shape[1]):
         m = vaw[r, w]
         while m != 0:
-            low = m & (~m + _ONE)
-            m ^= low
-            i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
+            b, m = _pop_low(m)
+            i = w * 64 + b
             p, v = pidx[i], vidx[i]
             if vc[r, p, v, V_READY] > t:
                 soon = min(soon, vc[r, p, v, V_READY])
@@ -376,9 +382,8 @@ def _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist, vsent, soon
     for w in range(act.shape[1]):
         m = act[r, w]
         while m != 0:
-            low = m & (~m + _ONE)
-            m ^= low
-            i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
+            b, m = _pop_low(m)
+            i = w * 64 + b
             p, v = pidx[i], vidx[i]
             vsent[p, v] = 0
             if vc[r, p, v, V_READY] > t and vc[r, p, v, V_CNT] > 0:
