@@ -157,17 +157,22 @@ def _pick_link_vc(vc, link_busy, r, op, nl, Vb, lo, hi, B, ln):
     """Per-link VCs: the output VC (l * Vb + class) a head asks for on output ``op``: the
     first free, empty VC (all B credits) of a free link, else the first free one with room
     for the packet, links in order, each link's classes lo..hi in order (CNSim's
-    ``vc_allocate``); -1: none."""
-    for pas in range(2):
-        need = B if pas == 0 else np.int64(ln)
-        for l in range(nl):
-            if link_busy[r, op] & (np.int32(1) << l):
-                continue
-            for c in range(lo, hi + 1):
-                ov = l * Vb + c
-                if not vc[r, op, ov, V_BUSY] and vc[r, op, ov, V_CRED] >= need:
+    ``vc_allocate``); -1: none. One pass over the candidates: the first empty one is the
+    answer at once, the first with room is kept for when none is empty."""
+    room = -1
+    held = link_busy[r, op]
+    for l in range(nl):
+        if held & (np.int32(1) << l):
+            continue
+        for c in range(lo, hi + 1):
+            ov = l * Vb + c
+            if not vc[r, op, ov, V_BUSY]:
+                cr = vc[r, op, ov, V_CRED]
+                if cr >= B:
                     return ov
-    return -1
+                if room < 0 and cr >= ln:
+                    room = ov
+    return room
 
 
 # -- the phases of one router's cycle, in the reference model's order (credit arrival,
