@@ -21,8 +21,16 @@ as possible:
 - the route tables are packed, one entry per (router, row, destination), rows shared by
   the VCs that route alike (``vrow``, see :func:`models.common.netsim.sim.route_table`).
 
+A router's cycle is the reference model's phases, one function each, inlined into
+:func:`run`'s loop: :func:`_credit_arrival`, :func:`_inject`, :func:`_vc_allocate`, switch
+allocation (:func:`_sa_eligible`, then per round :func:`_separable_round` or
+:func:`_wavefront_round`), and :func:`_traverse` and :func:`_deliver` for every grant;
+:func:`_end_of_cycle` after the last router.
+
 State is a dict of arrays built by :class:`models.common.netsim.sim.Simulator`; scalars
-live in ``cfg`` (int64) and ``ctr`` (int64 counters, indices below).
+live in ``cfg`` (int64) and ``ctr`` (int64 counters, indices below); the packet pool and
+the network's per-port tables are records too (``pk``, ``ports``: fields ``PK_*``,
+``PT_*``).
 
 numba's on-disk cache of :func:`run` is keyed by this file only, not by the functions it
 inlines from :mod:`.traffic` (``destination``, ``gap``, ``uniform``): a change there must
@@ -52,6 +60,15 @@ from .traffic import MODE_TRACE, destination, gap, uniform
 (V_HEAD, V_CNT, V_READY, V_AT, V_STATE, V_OP, V_OV, V_RPORT, V_RLO, V_RHI, V_RLEN, V_CRED,
  V_BUSY, V_VAPTR, V_LPKT, V_LSEQ) = range(16)
 V_FIELDS = 16
+# packet-pool record fields (``pk[slot, field]``, int64, 32 bytes per packet): destination
+# chip, length in flits, creation cycle, tag (source << 32 | its packet number)
+PK_DST, PK_LEN, PK_CREATE, PK_TAG = range(4)
+PK_FIELDS = 4
+# per-port record fields (``ports[router, port, field]``, int32, 32 bytes per port): the
+# neighbour's router and port, the link's delay, the credits' delay back, lanes, parallel
+# links
+PT_NBR, PT_NPORT, PT_DELAY, PT_CDELAY, PT_WIDTH, PT_LINKS = range(6)
+PT_FIELDS = 8
 # status codes
 OK, DEADLOCK, CONSERVATION, CREDIT, CONTIGUITY, CAPACITY, LOGFULL = range(7)
 EV_INJECT, EV_SWITCH = 0, 1
@@ -86,6 +103,14 @@ _DB_TABLE = np.zeros(64, np.int64)
 for _i in range(64):
     _DB_TABLE[((1 << _i) * 0x03F79D71B4CB0A89 % (1 << 64)) >> 58] = _i
 _ONE = np.uint64(1)
+
+
+@numba.njit(cache=True, inline="always")
+def _pop_low(m):
+    """(index of the lowest set bit of the non-zero uint64 m, m without it): a de Bruijn
+    multiply instead of a loop over the bits."""
+    low = m & (~m + _ONE)
+    return _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)], m ^ low
 
 
 @numba.njit(cache=True, inline="always")
@@ -132,79 +157,532 @@ def _pick_link_vc(vc, link_busy, r, op, nl, Vb, lo, hi, B, ln):
     """Per-link VCs: the output VC (l * Vb + class) a head asks for on output ``op``: the
     first free, empty VC (all B credits) of a free link, else the first free one with room
     for the packet, links in order, each link's classes lo..hi in order (CNSim's
-    ``vc_allocate``); -1: none."""
-    for pas in range(2):
-        need = B if pas == 0 else np.int64(ln)
-        for l in range(nl):
-            if link_busy[r, op] & (np.int32(1) << l):
-                continue
-            for c in range(lo, hi + 1):
-                ov = l * Vb + c
-                if not vc[r, op, ov, V_BUSY] and vc[r, op, ov, V_CRED] >= need:
+    ``vc_allocate``); -1: none. One pass over the candidates: the first empty one is the
+    answer at once, the first with room is kept for when none is empty."""
+    room = -1
+    held = link_busy[r, op]
+    for l in range(nl):
+        if held & (np.int32(1) << l):
+            continue
+        for c in range(lo, hi + 1):
+            ov = l * Vb + c
+            if not vc[r, op, ov, V_BUSY]:
+                cr = vc[r, op, ov, V_CRED]
+                if cr >= B:
                     return ov
-    return -1
+                if room < 0 and cr >= ln:
+                    room = ov
+    return room
 
 
-@numba.njit(cache=True, error_model="numpy")
+# -- the phases of one router's cycle, in the reference model's order (credit arrival,
+# injection, route computation + VC allocation, switch allocation, traversal). Each is
+# inlined into run() by numba's IR inliner (inline="always"), so the arrays they take are
+# bound, not passed: no call, no reference counts, the same machine code as one loop.
+
+
+@numba.njit(cache=True, inline="always")
+def _credit_arrival(r, slot, B, check, vc, cred_ring, cmask, pend, pidx, vidx, ctr):
+    """Phase 1, :meth:`RouterModel.credit`: the credits due at router r in this cycle (the
+    (port, VC) bits of ``cmask[r, slot]``). False: a count exceeded B (``ctr`` says where)."""
+    pend[r, slot] = 0
+    for w in range(cmask.shape[2]):
+        m = cmask[r, slot, w]
+        cmask[r, slot, w] = 0
+        while m != 0:
+            b, m = _pop_low(m)
+            i = w * 64 + b
+            p, v = pidx[i], vidx[i]
+            vc[r, p, v, V_CRED] += cred_ring[r, slot, p, v]
+            cred_ring[r, slot, p, v] = 0
+            if check and vc[r, p, v, V_CRED] > B:
+                ctr[K_STATUS] = CREDIT
+                ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = r, p, v, vc[r, p, v, V_CRED]
+                return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _inject(t, r, cfg, fcfg, ctr, ports, vrow, rt, buf, vc, occ, vaw, pk, free,
+            nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
+            tr, tr_ptr, tr_end, perm, hot, ev):
+    """Phase 2, :meth:`ReferenceNetwork._inject`: up to ``ports[r, 0, PT_WIDTH]`` flits from chip r's
+    source queue into its local VCs. Returns 1 if a flit was written, 0 if none, -1 if the
+    packet pool is exhausted (``ctr[K_STATUS]``)."""
+    B, L, mode, seed = cfg[C_BUF], cfg[C_LEN], cfg[C_MODE], cfg[C_SEED]
+    w0, w1, logcap = cfg[C_W0], cfg[C_W1], cfg[C_LOGCAP]
+    VI, open_src = cfg[C_VINJ], cfg[C_SOURCE] == 1
+    wrote = 0
+    budget = ports[r, 0, PT_WIDTH]
+    while budget > 0:
+        if inj_vc[r] < 0:
+            if srcn[r] > t:                  # the source queue's head is not due
+                break
+            ln = tr[tr_ptr[r], 3] if mode == MODE_TRACE else L
+            vv = -1
+            for i in range(VI):
+                v = _wrap(inj_ptr[r] + i, VI)
+                if vc[r, 0, v, V_CNT] == 0 if open_src else B - vc[r, 0, v, V_CNT] >= ln:
+                    vv = v
+                    break
+            if vv < 0:                       # no injection VC has room for it
+                break
+            tc, s = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)
+            if mode == MODE_TRACE:
+                dst = tr[tr_ptr[r], 2]
+            else:
+                k = sk[r]
+                dst = destination(mode, perm, hot, fcfg[1], srcn.shape[0], r,
+                                  uniform(seed, r, k, -1), uniform(seed, r, k, -2))
+            top = ctr[K_FREE]
+            if top == 0:
+                ctr[K_STATUS] = CAPACITY
+                return -1
+            ctr[K_FREE] = top - 1
+            slot_id = free[top - 1]
+            pk[slot_id, PK_DST], pk[slot_id, PK_LEN] = dst, ln
+            pk[slot_id, PK_CREATE] = tc
+            pk[slot_id, PK_TAG] = (r << 32) | sk[r]
+            sk[r] += 1
+            if mode == MODE_TRACE:
+                tr_ptr[r] += 1
+            else:
+                j = sj[r, s] + 1
+                sj[r, s] = j
+                nxt[r, s] += gap(uniform(seed, r, s, j), fcfg[0])
+            srcn[r] = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)[0]
+            if w0 <= tc < w1:
+                ctr[K_MEAS_INJ] += 1
+            ctr[K_PKT_INJ] += 1
+            inj_vc[r], inj_slot[r], inj_done[r] = vv, slot_id, 0
+            inj_ptr[r] = _wrap(vv + 1, VI)
+        v, sid = inj_vc[r], inj_slot[r]
+        j = _wrap(vc[r, 0, v, V_HEAD] + vc[r, 0, v, V_CNT], B)
+        ln = pk[sid, PK_LEN]
+        buf[r, 0, v, j, 0] = sid
+        buf[r, 0, v, j, 1] = inj_done[r] | ((inj_done[r] == ln - 1) << 15) | (ln << 16)
+        buf[r, 0, v, j, 2] = t + 1
+        if inj_done[r] == 0:
+            buf[r, 0, v, j, 3] = _route(rt, r, vrow[0], pk[sid, PK_DST])
+        if vc[r, 0, v, V_CNT] == 0:
+            vc[r, 0, v, V_READY] = t + 1
+            if vc[r, 0, v, V_STATE] == 0:
+                _mark(vaw, r, v)
+        vc[r, 0, v, V_CNT] += 1
+        occ[r] += 1
+        wrote = 1
+        ctr[K_INJ] += 1
+        ctr[K_LAST] = t
+        if logcap > 0:
+            _log(ev, ctr, logcap, t, EV_INJECT, r, 0, v, -1, -1, pk[sid, PK_TAG], inj_done[r])
+        inj_done[r] += 1
+        budget -= 1
+        if inj_done[r] == pk[sid, PK_LEN]:
+            inj_vc[r] = -1
+    return wrote
+
+
+@numba.njit(cache=True, inline="always")
+def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports, pk,
+                 pidx, vidx, req_q, req_pri, req_tag):
+    """Phase 3, :meth:`RouterModel.allocate`: route computation and VC allocation for the
+    heads that arrived in an earlier cycle (the set bits of ``vaw[r]``: a head without an
+    output VC). ``age``: oldest packet first; ``links``: the link model's code, ``Vb`` VCs per
+    link. Returns (acted, the earliest cycle a waiting front flit becomes ready)."""
+    PV = req_q.shape[0]
+    plinks = links >= 1                     # parallel links, each held by one packet
+    perlink = links == 2                    # ... each with its own VCs: VC l * Vb + class
+    acted = False
+    soon = INF
+    nreq = 0
+    for w in range(vaw.shape[1]):
+        m = vaw[r, w]
+        while m != 0:
+            b, m = _pop_low(m)
+            i = w * 64 + b
+            p, v = pidx[i], vidx[i]
+            if vc[r, p, v, V_READY] > t:
+                soon = min(soon, vc[r, p, v, V_READY])
+                continue
+            op = vc[r, p, v, V_RPORT]
+            if op == -2:
+                # the head's route, read once from the head flit (looked up in the
+                # tables when the head was written, see _route): a blocked head
+                # retries every cycle
+                h = vc[r, p, v, V_HEAD]
+                rw = buf[r, p, v, h, 3]
+                op = (rw & 0xFF) - 1
+                vc[r, p, v, V_RPORT], vc[r, p, v, V_RLO] = op, (rw >> 8) & 0xFF
+                vc[r, p, v, V_RHI], vc[r, p, v, V_RLEN] = (rw >> 16) & 0xFF, buf[r, p, v, h, 1] >> 16
+            if op == 0:
+                vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, 0, 0
+                _unmark(vaw, r, i)
+                _mark(act, r, i)
+                vc[r, p, v, V_AT] = t
+                acted = True
+                continue
+            if op < 0:
+                continue
+            ln = vc[r, p, v, V_RLEN]
+            if perlink:
+                ov = _pick_link_vc(vc, link_busy, r, op,
+                                   ports[r, op, PT_LINKS], Vb, vc[r, p, v, V_RLO],
+                                   vc[r, p, v, V_RHI], B, ln)
+            else:
+                if plinks and link_busy[r, op] >= ports[r, op, PT_LINKS]:
+                    continue
+                ov = -1
+                for c in range(vc[r, p, v, V_RLO], vc[r, p, v, V_RHI] + 1):
+                    if not vc[r, op, c, V_BUSY] and vc[r, op, c, V_CRED] >= ln:
+                        ov = c
+                        break
+            if ov >= 0:
+                o = op * V + ov
+                qq = p * V + v
+                if age:
+                    sid = buf[r, p, v, vc[r, p, v, V_HEAD], 0]
+                    pri, tg = pk[sid, PK_CREATE], pk[sid, PK_TAG]
+                else:
+                    pri, tg = _unwrap(qq - vc[r, op, ov, V_VAPTR], PV), 0
+                if nreq == 0:
+                    for x in range(PV):
+                        req_q[x] = -1
+                nreq += 1
+                if req_q[o] < 0 or pri < req_pri[o] or \
+                        (pri == req_pri[o] and tg < req_tag[o]):
+                    req_q[o], req_pri[o], req_tag[o] = qq, pri, tg
+    if nreq > 0:
+        acted = True
+        for o in range(PV):
+            qq = req_q[o]
+            if qq < 0:
+                continue
+            op, ov = o // V, o % V
+            p, v = qq // V, qq % V
+            if perlink:
+                bit = np.int32(1) << (ov // Vb)
+                if link_busy[r, op] & bit:
+                    continue            # the link went to a lower output VC
+                link_busy[r, op] |= bit
+            elif plinks:
+                if link_busy[r, op] >= ports[r, op, PT_LINKS]:
+                    continue            # the port's links went to lower output VCs
+                link_busy[r, op] += 1
+            vc[r, op, ov, V_BUSY] = 1
+            vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
+            _unmark(vaw, r, qq)
+            _mark(act, r, qq)
+            vc[r, p, v, V_AT] = t
+            vc[r, op, ov, V_VAPTR] = _wrap(qq + 1, PV)
+    return acted, soon
+
+
+@numba.njit(cache=True, inline="always")
+def _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist, vsent, soon):
+    """Phase 4a, the ``ready`` test of :meth:`RouterModel.switch`: over the VCs holding an
+    output VC (the set bits of ``act[r]``), mark those that may send a flit this cycle in
+    ``elig`` (all False between routers) and list their input ports in ``plist``. Returns
+    (ports listed, ``soon`` lowered to the earliest front flit not ready yet)."""
+    npl = 0
+    for w in range(act.shape[1]):
+        m = act[r, w]
+        while m != 0:
+            b, m = _pop_low(m)
+            i = w * 64 + b
+            p, v = pidx[i], vidx[i]
+            vsent[p, v] = 0
+            if vc[r, p, v, V_READY] > t and vc[r, p, v, V_CNT] > 0:
+                soon = min(soon, vc[r, p, v, V_READY])
+            elif vc[r, p, v, V_AT] < t + bypass and vc[r, p, v, V_CNT] > 0 and \
+                    (vc[r, p, v, V_OP] == 0 or
+                     vc[r, vc[r, p, v, V_OP], vc[r, p, v, V_OV], V_CRED] > 0):
+                elig[p, v] = True
+                if ne[p] == 0:
+                    plist[npl] = p
+                    npl += 1
+                ne[p] += 1
+    return npl, soon
+
+
+@numba.njit(cache=True, inline="always")
+def _wavefront_round(r, ports, vc, sa_in, wf_prio, elig, ne, plist, npl, used, lanes_in,
+                     wf_v, wf_row, wf_col, c_p, c_v, c_op, c_ok):
+    """Phase 4b, :meth:`RouterModel._wavefront_round`: requests input port x output port,
+    each with its first eligible VC in round-robin order, granted by the wrapped wave-front
+    arbiter; the grants in ``c_*`` in input-port order. Returns their number."""
+    P, V = elig.shape
+    nc = 0
+    for k in range(npl):
+        p = plist[k]
+        for oq in range(P):
+            wf_v[p, oq] = -1
+        if ne[p] == 0 or lanes_in[p] >= ports[r, p, PT_WIDTH]:
+            continue
+        for i in range(V):
+            v = _wrap(sa_in[r, p] + i, V)
+            if elig[p, v]:
+                op = vc[r, p, v, V_OP]
+                if used[op] < ports[r, op, PT_WIDTH] and wf_v[p, op] < 0:
+                    wf_v[p, op] = v
+    for oq in range(P):
+        wf_col[oq] = False
+    for k in range(npl):
+        wf_row[plist[k]] = False
+    prio = wf_prio[r]
+    for d in range(P):
+        diag = _wrap(prio + d, P)
+        for k in range(npl):
+            p = plist[k]
+            oq = _unwrap(diag - p, P)
+            if not wf_row[p] and not wf_col[oq] and wf_v[p, oq] >= 0:
+                wf_row[p], wf_col[oq] = True, True
+                c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, wf_v[p, oq], oq, True
+                nc += 1
+    wf_prio[r] = _wrap(prio + 1, P)
+    # grants in input-port order, as the separable allocator traverses them
+    for i in range(1, nc):
+        j = i
+        while j > 0 and c_p[j - 1] > c_p[j]:
+            c_p[j - 1], c_p[j] = c_p[j], c_p[j - 1]
+            c_v[j - 1], c_v[j] = c_v[j], c_v[j - 1]
+            c_op[j - 1], c_op[j] = c_op[j], c_op[j - 1]
+            j -= 1
+    return nc
+
+
+@numba.njit(cache=True, inline="always")
+def _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne,
+                     plist, npl, used, lanes_in, stamp, out_done, best_pri, best_c,
+                     best_tag, c_p, c_v, c_op, c_ok):
+    """Phase 4b, :meth:`RouterModel._separable_round`: each input port offers its first
+    eligible VC in round-robin order (age: its oldest) whose output has a lane left, each
+    output grants one offer (round robin; age: the oldest). The offers in ``c_*``, granted
+    ones with ``c_ok``; returns their number."""
+    P, V = elig.shape
+    nc = 0
+    for k in range(npl):
+        p = plist[k]
+        if ne[p] == 0 or lanes_in[p] >= ports[r, p, PT_WIDTH]:
+            continue
+        bv, bpri, btg = -1, INF, INF
+        for i in range(V):
+            v = _wrap(sa_in[r, p] + i, V)
+            if not elig[p, v]:
+                continue
+            op = vc[r, p, v, V_OP]
+            if used[op] >= ports[r, op, PT_WIDTH]:
+                continue
+            if not age:
+                bv = v
+                break
+            sid = buf[r, p, v, vc[r, p, v, V_HEAD], 0]
+            if pk[sid, PK_CREATE] < bpri or (pk[sid, PK_CREATE] == bpri and pk[sid, PK_TAG] < btg):
+                bv, bpri, btg = v, pk[sid, PK_CREATE], pk[sid, PK_TAG]
+        if bv < 0:
+            continue
+        v = bv
+        op = vc[r, p, v, V_OP]
+        c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
+        if age:
+            pri, tg = bpri, btg
+        else:
+            pri, tg = _unwrap(p - sa_out[r, op], P), 0
+        if out_done[op] != stamp or pri < best_pri[op] or \
+                (pri == best_pri[op] and tg < best_tag[op]):
+            out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
+            best_tag[op] = tg
+        nc += 1
+    for c in range(nc):
+        op = c_op[c]
+        if best_c[op] == c:
+            c_ok[c] = True
+            sa_out[r, op] = _wrap(c_p[c] + 1, P)
+    return nc
+
+
+@numba.njit(cache=True, inline="always")
+def _traverse(t, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cred_ring,
+              cmask, pend, vaw, act, pk, ev, util, vsent):
+    """Phase 5, :meth:`RouterModel._traverse`: the front flit of input p VC v crosses the
+    switch to output ``op``; its credit goes upstream (over the credit delay), and a tail
+    frees the input VC (a head behind it waits for VC allocation). ``inwin``: t is in the
+    measurement window. Returns the flit (packet slot, sequence | tail << 15 | length << 16)."""
+    D1 = cred_ring.shape[1]
+    ov = vc[r, p, v, V_OV]
+    h = vc[r, p, v, V_HEAD]
+    sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
+    vc[r, p, v, V_HEAD] = _wrap(h + 1, B)
+    vc[r, p, v, V_CNT] -= 1
+    if vc[r, p, v, V_CNT] > 0:
+        vc[r, p, v, V_READY] = buf[r, p, v, _wrap(h + 1, B), 2]
+    occ[r] -= 1
+    ctr[K_LAST] = t
+    if logcap > 0:
+        _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk[sid, PK_TAG], sq_t & 0x7FFF)
+    if p > 0:
+        u, up = ports[r, p, PT_NBR], ports[r, p, PT_NPORT]
+        ds = _wrap(t % D1 + ports[r, p, PT_CDELAY], D1)
+        cred_ring[u, ds, up, v] += 1
+        _mark3(cmask, u, ds, up * V + v)
+        pend[u, ds] += 1
+    if inwin:
+        util[r, op] += 1
+    vsent[p, v] += 1
+    if (sq_t >> 15) & 1:
+        vc[r, p, v, V_STATE] = 0
+        _unmark(act, r, p * V + v)
+        vc[r, p, v, V_RPORT] = -2
+        if vc[r, p, v, V_CNT] > 0:
+            _mark(vaw, r, p * V + v)
+    return sid, sq_t
+
+
+@numba.njit(cache=True, inline="always")
+def _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr, ports,
+             link_busy, vrow, rt, buf, vc, occ, wake, vaw, pk, free, hist):
+    """Phase 5, :meth:`ReferenceNetwork._deliver`: the flit that crossed to output ``op``
+    VC ``ov`` is ejected (op 0: a tail completes its packet) or written into the next
+    router's input VC over the link's delay, taking a credit; a tail frees the output VC
+    (and its link). ``links``: the link model's code. False: an invariant failed."""
+    seq, tail = sq_t & 0x7FFF, ((sq_t >> 15) & 1) == 1
+    if op == 0:
+        ctr[K_EJ] += 1
+        if w0 <= t < w1:
+            ctr[K_WIN_EJ] += 1
+        if tail:
+            ctr[K_PKT_DONE] += 1
+            tc = pk[sid, PK_CREATE]
+            if w0 <= tc < w1:
+                lat = t - tc
+                ctr[K_MEAS_DONE] += 1
+                ctr[K_LAT_SUM] += lat
+                if lat > ctr[K_LAT_MAX]:
+                    ctr[K_LAT_MAX] = lat
+                hist[min(lat, hist.shape[0] - 1)] += 1
+            free[ctr[K_FREE]] = sid
+            ctr[K_FREE] += 1
+        return True
+    s, sq = ports[r, op, PT_NBR], ports[r, op, PT_NPORT]
+    j = _wrap(vc[s, sq, ov, V_HEAD] + vc[s, sq, ov, V_CNT], B)
+    if check:
+        if vc[s, sq, ov, V_CNT] >= B or vc[r, op, ov, V_CRED] <= 0:
+            ctr[K_STATUS] = CREDIT
+            ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = r, op, ov, vc[r, op, ov, V_CRED]
+            return False
+        lp, ls = vc[s, sq, ov, V_LPKT], vc[s, sq, ov, V_LSEQ]
+        ok = (seq == 0 and ls == -1) or (sid == lp and seq == ls + 1)
+        if not ok:
+            ctr[K_STATUS] = CONTIGUITY
+            ctr[K_E0], ctr[K_E1], ctr[K_E2] = s, sq, ov
+            ctr[K_E3] = pk[sid, PK_TAG]
+            return False
+        vc[s, sq, ov, V_LPKT] = sid
+        vc[s, sq, ov, V_LSEQ] = -1 if tail else seq
+    arrive = t + ports[r, op, PT_DELAY] + 1
+    buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
+    buf[s, sq, ov, j, 2] = arrive
+    if seq == 0:
+        buf[s, sq, ov, j, 3] = _route(rt, s, vrow[ov], pk[sid, PK_DST])
+    if vc[s, sq, ov, V_CNT] == 0:
+        vc[s, sq, ov, V_READY] = arrive
+        wake[s] = min(wake[s], arrive)
+        if vc[s, sq, ov, V_STATE] == 0:
+            _mark(vaw, s, sq * V + ov)
+    vc[s, sq, ov, V_CNT] += 1
+    occ[s] += 1
+    vc[r, op, ov, V_CRED] -= 1
+    if tail:
+        vc[r, op, ov, V_BUSY] = 0
+        if links == 2:
+            link_busy[r, op] &= ~(np.int32(1) << (ov // Vb))
+        elif links == 1:
+            link_busy[r, op] -= 1
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _end_of_cycle(t, cfg, ctr, occ):
+    """The end of cycle t: flit conservation (every ``C_EVERY`` cycles when checking) and
+    the watchdog. False: the run stops (``ctr[K_STATUS]`` says why)."""
+    if cfg[C_CHECK] and (t + 1) % cfg[C_EVERY] == 0:
+        total = 0
+        for r in range(occ.shape[0]):
+            total += occ[r]
+        if total != ctr[K_INJ] - ctr[K_EJ]:
+            ctr[K_STATUS] = CONSERVATION
+            ctr[K_E0], ctr[K_E1], ctr[K_E2] = ctr[K_INJ], ctr[K_EJ], total
+            return False
+    if ctr[K_INJ] > ctr[K_EJ] and t - ctr[K_LAST] > cfg[C_WATCHDOG]:
+        ctr[K_STATUS] = DEADLOCK
+        return False
+    return ctr[K_STATUS] == OK
+
+
+def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
+    """run()'s working arrays, by parameter name, for R routers of P ports of V VCs whose
+    port p has ``width[r, p]`` lanes."""
+    PV = P * V
+    return {
+        "req_q": np.empty(PV, np.int64),        # VA: requester per output VC (op * V + ov)
+        "req_pri": np.empty(PV, np.int64),
+        "req_tag": np.empty(PV, np.int64),      # age: the requester's tag (ties of creation)
+        "c_p": np.empty(PV, np.int64),          # SA: offers / grants of a round
+        "c_v": np.empty(PV, np.int64),
+        "c_op": np.empty(PV, np.int64),
+        "c_ok": np.empty(PV, np.bool_),
+        "elig": np.zeros((P, V), np.bool_),     # SA: VC may send a flit this cycle
+        "ne": np.zeros(P, np.int64),            # eligible VCs per input port
+        "best_pri": np.zeros(P, np.int64),      # SA: best offer per output this round
+        "best_c": np.zeros(P, np.int64),
+        "best_tag": np.zeros(P, np.int64),
+        "plist": np.zeros(P, np.int64),         # SA: input ports with an eligible VC
+        "maxw": width.max(axis=1).astype(np.int64),   # SA rounds: the widest port's lanes
+        "wf_v": np.full((P, P), -1, np.int64),  # wavefront SA: VC of input p requesting q
+        "wf_row": np.zeros(P, np.bool_),
+        "wf_col": np.zeros(P, np.bool_),
+        "vsent": np.zeros((P, V), np.int64),    # flits a VC sent this cycle (parallel links)
+        "used": np.zeros(P, np.int64),          # SA: lanes used this cycle per output port
+        "lanes_in": np.zeros(P, np.int64),      # and per input port
+        "out_done": np.zeros(P, np.int64),      # output arbitrated at SA visit number stamp
+        "pidx": np.arange(PV, dtype=np.int64) // V,   # VC bit -> (port, VC)
+        "vidx": np.arange(PV, dtype=np.int64) % V,
+    }
+
+
+@numba.njit(cache=True, error_model="numpy", _nrt=False)
 def run(t0, t1, cfg, fcfg, ctr,
-        nbr, nbr_port, width, delay, cdelay, nlinks, link_busy, vrow, rt,
+        ports, link_busy, vrow, rt,
         buf, vc, occ, wake, cred_ring, cmask, pend,
         sa_in, sa_out, vaw, act,
-        pk_src, pk_dst, pk_len, pk_create, pk_tag, free,
+        pk, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
-        tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio):
+        tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio,
+        req_q, req_pri, req_tag, c_p, c_v, c_op, c_ok, elig, ne, best_pri, best_c, best_tag,
+        plist, maxw, wf_v, wf_row, wf_col, vsent, used, lanes_in, out_done, pidx, vidx):
     """Simulate cycles t0 .. t1-1. Returns the cycle it stopped at (t1, or the cycle an
-    invariant failed; ``ctr[K_STATUS]`` says which)."""
-    R, P = nbr.shape
-    V, B, L = cfg[C_VCS], cfg[C_BUF], cfg[C_LEN]
-    mode, seed, check = cfg[C_MODE], cfg[C_SEED], cfg[C_CHECK]
-    watchdog, every, logcap = cfg[C_WATCHDOG], cfg[C_EVERY], cfg[C_LOGCAP]
-    w0, w1 = cfg[C_W0], cfg[C_W1]
-    q_inject, hot_frac = fcfg[0], fcfg[1]
+    invariant failed; ``ctr[K_STATUS]`` says which). The arrays after ``wf_prio`` are
+    :func:`scratch`'s.
+
+    Compiled without numba's reference counting (``_nrt=False``): the phases are inlined
+    into this loop, and each array a phase takes would otherwise be counted in and out on
+    every router visit (an atomic add each way), which made a split kernel run at a sixth
+    of the speed; so run() allocates nothing (its working arrays come from :func:`scratch`)
+    and every array it touches belongs to the caller."""
+    R, P = ports.shape[0], ports.shape[1]
+    V, B = cfg[C_VCS], cfg[C_BUF]
+    check = cfg[C_CHECK]
     D1 = cred_ring.shape[1]
-    H = hist.shape[0]
-    PV = P * V
-    logging = logcap > 0
-    # scratch
-    req_q = np.empty(PV, np.int64)          # VA: requester per output VC (index op*V+ov)
-    req_pri = np.empty(PV, np.int64)
-    c_p = np.empty(PV, np.int64)             # SA stage-1 winners
-    c_v = np.empty(PV, np.int64)
-    c_op = np.empty(PV, np.int64)
-    c_ok = np.empty(PV, np.bool_)
-    elig = np.zeros((P, V), np.bool_)       # SA: VC may send a flit this cycle
-    ne = np.zeros(P, np.int64)               # eligible VCs per input port
-    best_pri = np.zeros(P, np.int64)         # SA: best offer per output this round
-    best_c = np.zeros(P, np.int64)
-    plist = np.zeros(P, np.int64)           # SA: input ports with an eligible VC
-    maxw = np.zeros(R, np.int64)             # SA rounds: the router's widest port
-    for r in range(R):
-        for p in range(P):
-            maxw[r] = max(maxw[r], width[r, p])
-    wf_v = np.full((P, P), -1, np.int64)     # wavefront SA: VC of input p requesting q
-    wf_row = np.zeros(P, np.bool_)
-    wf_col = np.zeros(P, np.bool_)
     wavefront = cfg[C_ALLOC] == 1
-    age = cfg[C_ALLOC] == 2                 # oldest packet first (creation cycle, then tag)
+    age = cfg[C_ALLOC] == 2
     bypass = cfg[C_BYPASS]                  # 1: a head may cross in the cycle it is allocated
-    plinks = cfg[C_LINKS] >= 1              # parallel links, each held by one packet
-    perlink = cfg[C_LINKS] == 2             # ... each with its own VCs: VC l * Vb + class
-    Vb = cfg[C_CLS]                         # VCs of one link (the routing's VC numbers)
-    VI = cfg[C_VINJ]                        # local VCs the source writes into
-    open_src = cfg[C_SOURCE] == 1           # no FIFO: a packet only into an empty local VC
-    req_tag = np.empty(PV, np.int64)        # age: the requester's tag (ties of creation)
-    best_tag = np.zeros(P, np.int64)
-    vsent = np.zeros((P, V), np.int64)       # flits a VC sent this cycle (parallel links)
-    used = np.zeros(P, np.int64)             # SA: lanes used this cycle per output port
-    lanes_in = np.zeros(P, np.int64)         # and per input port
-    out_done = np.zeros(P, np.int64)         # output arbitrated at SA visit number stamp
+    links, Vb = cfg[C_LINKS], cfg[C_CLS]    # link model, VCs of one link
+    w0, w1, logcap = cfg[C_W0], cfg[C_W1], cfg[C_LOGCAP]
+    # out_done's stamps count from 0 again in every call; elig and ne start clear
     stamp = 0
-    n_chips = R
-    NW = vaw.shape[1]
-    pidx = np.empty(PV, np.int64)            # VC bit -> (port, VC)
-    vidx = np.empty(PV, np.int64)
-    for i in range(PV):
-        pidx[i], vidx[i] = i // V, i % V
+    for p in range(P):
+        out_done[p], ne[p] = 0, 0
+        for v in range(V):
+            elig[p, v] = False
     for t in range(t0, t1):
         slot = t % D1
         for r in range(R):
@@ -216,297 +694,48 @@ def run(t0, t1, cfg, fcfg, ctr,
             if wake[r] > t and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
                 continue
             acted = False
-            # 1. credits that arrive this cycle (the (port, VC) bits of cmask[r, slot])
             if pend[r, slot] > 0:
-                pend[r, slot] = 0
                 acted = True
-                for w in range(NW):
-                    m = cmask[r, slot, w]
-                    cmask[r, slot, w] = 0
-                    while m != 0:
-                        low = m & (~m + _ONE)
-                        m ^= low
-                        i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
-                        p, v = pidx[i], vidx[i]
-                        vc[r, p, v, V_CRED] += cred_ring[r, slot, p, v]
-                        cred_ring[r, slot, p, v] = 0
-                        if check and vc[r, p, v, V_CRED] > B:
-                            ctr[K_STATUS] = CREDIT
-                            ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
-                                r, p, v, vc[r, p, v, V_CRED]
-                            return t
-            # 2. injection: up to width[r, 0] flits from the source queue
-            budget = width[r, 0]
-            while budget > 0:
-                if inj_vc[r] < 0:
-                    if srcn[r] > t:                  # the source queue's head is not due
-                        break
-                    ln = tr[tr_ptr[r], 3] if mode == MODE_TRACE else L
-                    vv = -1
-                    for i in range(VI):
-                        v = _wrap(inj_ptr[r] + i, VI)
-                        if vc[r, 0, v, V_CNT] == 0 if open_src else B - vc[r, 0, v, V_CNT] >= ln:
-                            vv = v
-                            break
-                    if vv < 0:                       # no injection VC has room for it
-                        break
-                    tc, s = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)
-                    if mode == MODE_TRACE:
-                        dst = tr[tr_ptr[r], 2]
-                    else:
-                        k = sk[r]
-                        dst = destination(mode, perm, hot, hot_frac, n_chips, r,
-                                          uniform(seed, r, k, -1), uniform(seed, r, k, -2))
-                    top = ctr[K_FREE]
-                    if top == 0:
-                        ctr[K_STATUS] = CAPACITY
-                        return t
-                    ctr[K_FREE] = top - 1
-                    slot_id = free[top - 1]
-                    pk_src[slot_id], pk_dst[slot_id], pk_len[slot_id] = r, dst, ln
-                    pk_create[slot_id] = tc
-                    pk_tag[slot_id] = (r << 32) | sk[r]
-                    sk[r] += 1
-                    if mode == MODE_TRACE:
-                        tr_ptr[r] += 1
-                    else:
-                        j = sj[r, s] + 1
-                        sj[r, s] = j
-                        nxt[r, s] += gap(uniform(seed, r, s, j), q_inject)
-                    srcn[r] = _source_head(r, mode, nxt, tr, tr_ptr, tr_end)[0]
-                    if w0 <= tc < w1:
-                        ctr[K_MEAS_INJ] += 1
-                    ctr[K_PKT_INJ] += 1
-                    inj_vc[r], inj_slot[r], inj_done[r] = vv, slot_id, 0
-                    inj_ptr[r] = _wrap(vv + 1, VI)
-                v, sid = inj_vc[r], inj_slot[r]
-                j = _wrap(vc[r, 0, v, V_HEAD] + vc[r, 0, v, V_CNT], B)
-                ln = pk_len[sid]
-                buf[r, 0, v, j, 0] = sid
-                buf[r, 0, v, j, 1] = inj_done[r] | ((inj_done[r] == ln - 1) << 15) | (ln << 16)
-                buf[r, 0, v, j, 2] = t + 1
-                if inj_done[r] == 0:
-                    buf[r, 0, v, j, 3] = _route(rt, r, vrow[0], pk_dst[sid])
-                if vc[r, 0, v, V_CNT] == 0:
-                    vc[r, 0, v, V_READY] = t + 1
-                    if vc[r, 0, v, V_STATE] == 0:
-                        _mark(vaw, r, v)
-                vc[r, 0, v, V_CNT] += 1
-                occ[r] += 1
-                acted = True
-                ctr[K_INJ] += 1
-                ctr[K_LAST] = t
-                if logging:
-                    _log(ev, ctr, logcap, t, EV_INJECT, r, 0, v, -1, -1, pk_tag[sid],
-                         inj_done[r])
-                inj_done[r] += 1
-                budget -= 1
-                if inj_done[r] == pk_len[sid]:
-                    inj_vc[r] = -1
+                if not _credit_arrival(r, slot, B, check, vc, cred_ring, cmask, pend,
+                                       pidx, vidx, ctr):
+                    return t
+            wrote = _inject(t, r, cfg, fcfg, ctr, ports, vrow, rt, buf, vc, occ, vaw, pk, free,
+                            nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
+                            tr, tr_ptr, tr_end, perm, hot, ev)
+            if wrote < 0:
+                return t
+            acted = acted or wrote > 0
             if occ[r] == 0:
                 wake[r] = t + 1 if acted else INF
                 continue
-            # the earliest cycle a front flit not ready yet becomes ready
-            soon = INF
-            # 3. route computation + VC allocation for heads that arrived in an earlier cycle
-            #    (the VCs with a head and no output VC yet are the set bits of vaw[r])
-            nreq = 0
-            for w in range(NW):
-                m = vaw[r, w]
-                while m != 0:
-                    low = m & (~m + _ONE)
-                    m ^= low
-                    i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
-                    p, v = pidx[i], vidx[i]
-                    if vc[r, p, v, V_READY] > t:
-                        soon = min(soon, vc[r, p, v, V_READY])
-                        continue
-                    op = vc[r, p, v, V_RPORT]
-                    if op == -2:
-                        # the head's route, read once from the head flit (looked up in the
-                        # tables when the head was written, see _route): a blocked head
-                        # retries every cycle
-                        h = vc[r, p, v, V_HEAD]
-                        rw = buf[r, p, v, h, 3]
-                        op = (rw & 0xFF) - 1
-                        vc[r, p, v, V_RPORT], vc[r, p, v, V_RLO] = op, (rw >> 8) & 0xFF
-                        vc[r, p, v, V_RHI], vc[r, p, v, V_RLEN] = (rw >> 16) & 0xFF, buf[r, p, v, h, 1] >> 16
-                    if op == 0:
-                        vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, 0, 0
-                        _unmark(vaw, r, i)
-                        _mark(act, r, i)
-                        vc[r, p, v, V_AT] = t
-                        acted = True
-                        continue
-                    if op < 0:
-                        continue
-                    ln = vc[r, p, v, V_RLEN]
-                    if perlink:
-                        ov = _pick_link_vc(vc, link_busy, r, op,
-                                           nlinks[r, op], Vb, vc[r, p, v, V_RLO],
-                                           vc[r, p, v, V_RHI], B, ln)
-                    else:
-                        if plinks and link_busy[r, op] >= nlinks[r, op]:
-                            continue
-                        ov = -1
-                        for c in range(vc[r, p, v, V_RLO], vc[r, p, v, V_RHI] + 1):
-                            if not vc[r, op, c, V_BUSY] and vc[r, op, c, V_CRED] >= ln:
-                                ov = c
-                                break
-                    if ov >= 0:
-                        o = op * V + ov
-                        qq = p * V + v
-                        if age:
-                            sid = buf[r, p, v, vc[r, p, v, V_HEAD], 0]
-                            pri, tg = pk_create[sid], pk_tag[sid]
-                        else:
-                            pri, tg = _unwrap(qq - vc[r, op, ov, V_VAPTR], PV), 0
-                        if nreq == 0:
-                            for x in range(PV):
-                                req_q[x] = -1
-                        nreq += 1
-                        if req_q[o] < 0 or pri < req_pri[o] or \
-                                (pri == req_pri[o] and tg < req_tag[o]):
-                            req_q[o], req_pri[o], req_tag[o] = qq, pri, tg
-            if nreq > 0:
-                acted = True
-                for o in range(PV):
-                    qq = req_q[o]
-                    if qq < 0:
-                        continue
-                    op, ov = o // V, o % V
-                    p, v = qq // V, qq % V
-                    if perlink:
-                        bit = np.int32(1) << (ov // Vb)
-                        if link_busy[r, op] & bit:
-                            continue            # the link went to a lower output VC
-                        link_busy[r, op] |= bit
-                    elif plinks:
-                        if link_busy[r, op] >= nlinks[r, op]:
-                            continue            # the port's links went to lower output VCs
-                        link_busy[r, op] += 1
-                    vc[r, op, ov, V_BUSY] = 1
-                    vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
-                    _unmark(vaw, r, qq)
-                    _mark(act, r, qq)
-                    vc[r, p, v, V_AT] = t
-                    vc[r, op, ov, V_VAPTR] = _wrap(qq + 1, PV)
-            # 4. switch allocation in rounds, as many as the router's widest port has lanes:
-            #    each round every port with a lane left wins at most one flit (input first,
-            #    then output)
-            #    over the VCs holding an output VC (the set bits of act[r]); elig is all False
-            #    between routers
-            npl = 0
+            va_acted, soon = _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act,
+                                          link_busy, ports, pk, pidx, vidx,
+                                          req_q, req_pri, req_tag)
+            acted = acted or va_acted
             for p in range(P):
                 used[p], lanes_in[p], ne[p] = 0, 0, 0
-            for w in range(NW):
-                m = act[r, w]
-                while m != 0:
-                    low = m & (~m + _ONE)
-                    m ^= low
-                    i = w * 64 + _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)]
-                    p, v = pidx[i], vidx[i]
-                    vsent[p, v] = 0
-                    if vc[r, p, v, V_READY] > t and vc[r, p, v, V_CNT] > 0:
-                        soon = min(soon, vc[r, p, v, V_READY])
-                    elif vc[r, p, v, V_AT] < t + bypass and vc[r, p, v, V_CNT] > 0 and \
-                            (vc[r, p, v, V_OP] == 0 or
-                             vc[r, vc[r, p, v, V_OP], vc[r, p, v, V_OV], V_CRED] > 0):
-                        elig[p, v] = True
-                        if ne[p] == 0:
-                            plist[npl] = p
-                            npl += 1
-                        ne[p] += 1
+            npl, soon = _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist,
+                                     vsent, soon)
             if npl == 0:
                 # nothing moved: it next acts when a front flit becomes ready, a flit or
                 # credits arrive, or its source has a packet due (the visit rule above)
                 wake[r] = t + 1 if acted else soon
                 continue
             wake[r] = t + 1
+            # switch allocation in rounds, as many as the router's widest port has lanes:
+            # each round every port with a lane left wins at most one flit
             for lane in range(maxw[r]):
-                nc = 0
                 stamp += 1
                 if wavefront:
-                    # requests: input port x output port, each with its first eligible VC in
-                    # round-robin order; the wrapped wave-front arbiter grants a matching
-                    for k in range(npl):
-                        p = plist[k]
-                        for oq in range(P):
-                            wf_v[p, oq] = -1
-                        if ne[p] == 0 or lanes_in[p] >= width[r, p]:
-                            continue
-                        for i in range(V):
-                            v = _wrap(sa_in[r, p] + i, V)
-                            if elig[p, v]:
-                                op = vc[r, p, v, V_OP]
-                                if used[op] < width[r, op] and wf_v[p, op] < 0:
-                                    wf_v[p, op] = v
-                    for oq in range(P):
-                        wf_col[oq] = False
-                    for k in range(npl):
-                        wf_row[plist[k]] = False
-                    prio = wf_prio[r]
-                    for d in range(P):
-                        diag = _wrap(prio + d, P)
-                        for k in range(npl):
-                            p = plist[k]
-                            oq = _unwrap(diag - p, P)
-                            if not wf_row[p] and not wf_col[oq] and wf_v[p, oq] >= 0:
-                                wf_row[p], wf_col[oq] = True, True
-                                c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, wf_v[p, oq], oq, True
-                                nc += 1
-                    wf_prio[r] = _wrap(prio + 1, P)
-                    if nc == 0:
-                        break
-                    # grants in input-port order, as the separable allocator traverses them
-                    for i in range(1, nc):
-                        j = i
-                        while j > 0 and c_p[j - 1] > c_p[j]:
-                            c_p[j - 1], c_p[j] = c_p[j], c_p[j - 1]
-                            c_v[j - 1], c_v[j] = c_v[j], c_v[j - 1]
-                            c_op[j - 1], c_op[j] = c_op[j], c_op[j - 1]
-                            j -= 1
+                    nc = _wavefront_round(r, ports, vc, sa_in, wf_prio, elig, ne, plist,
+                                          npl, used, lanes_in, wf_v, wf_row, wf_col,
+                                          c_p, c_v, c_op, c_ok)
                 else:
-                    for k in range(npl):
-                        p = plist[k]
-                        if ne[p] == 0 or lanes_in[p] >= width[r, p]:
-                            continue
-                        bv, bpri, btg = -1, INF, INF
-                        for i in range(V):
-                            v = _wrap(sa_in[r, p] + i, V)
-                            if not elig[p, v]:
-                                continue
-                            op = vc[r, p, v, V_OP]
-                            if used[op] >= width[r, op]:
-                                continue
-                            if not age:
-                                bv = v
-                                break
-                            sid = buf[r, p, v, vc[r, p, v, V_HEAD], 0]
-                            if pk_create[sid] < bpri or (pk_create[sid] == bpri and
-                                                         pk_tag[sid] < btg):
-                                bv, bpri, btg = v, pk_create[sid], pk_tag[sid]
-                        if bv < 0:
-                            continue
-                        v = bv
-                        op = vc[r, p, v, V_OP]
-                        c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
-                        if age:
-                            pri, tg = bpri, btg
-                        else:
-                            pri, tg = _unwrap(p - sa_out[r, op], P), 0
-                        if out_done[op] != stamp or pri < best_pri[op] or \
-                                (pri == best_pri[op] and tg < best_tag[op]):
-                            out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
-                            best_tag[op] = tg
-                        nc += 1
-                    if nc == 0:
-                        break
-                    for c in range(nc):
-                        op = c_op[c]
-                        if best_c[op] == c:
-                            c_ok[c] = True
-                            sa_out[r, op] = _wrap(c_p[c] + 1, P)
+                    nc = _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne, plist, npl, used, lanes_in,
+                                          stamp, out_done, best_pri, best_c, best_tag,
+                                          c_p, c_v, c_op, c_ok)
+                if nc == 0:
+                    break
                 for c in range(nc):
                     if not c_ok[c]:
                         continue
@@ -515,107 +744,26 @@ def run(t0, t1, cfg, fcfg, ctr,
                     lanes_in[p] += 1
                     used[op] += 1
                     ov = vc[r, p, v, V_OV]
-                    h = vc[r, p, v, V_HEAD]
-                    sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
-                    seq, tail = sq_t & 0x7FFF, ((sq_t >> 15) & 1) == 1
-                    vc[r, p, v, V_HEAD] = _wrap(h + 1, B)
-                    vc[r, p, v, V_CNT] -= 1
-                    if vc[r, p, v, V_CNT] > 0:
-                        vc[r, p, v, V_READY] = buf[r, p, v, _wrap(h + 1, B), 2]
-                    occ[r] -= 1
-                    ctr[K_LAST] = t
-                    if logging:
-                        _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk_tag[sid], seq)
-                    if p > 0:
-                        u, up = nbr[r, p], nbr_port[r, p]
-                        ds = _wrap(slot + cdelay[r, p], D1)
-                        cred_ring[u, ds, up, v] += 1
-                        _mark3(cmask, u, ds, up * V + v)
-                        pend[u, ds] += 1
-                    if w0 <= t < w1:
-                        util[r, op] += 1
-                    vsent[p, v] += 1
-                    if op == 0:
-                        ctr[K_EJ] += 1
-                        if w0 <= t < w1:
-                            ctr[K_WIN_EJ] += 1
-                        if tail:
-                            ctr[K_PKT_DONE] += 1
-                            tc = pk_create[sid]
-                            if w0 <= tc < w1:
-                                lat = t - tc
-                                ctr[K_MEAS_DONE] += 1
-                                ctr[K_LAT_SUM] += lat
-                                if lat > ctr[K_LAT_MAX]:
-                                    ctr[K_LAT_MAX] = lat
-                                hist[min(lat, H - 1)] += 1
-                            free[ctr[K_FREE]] = sid
-                            ctr[K_FREE] += 1
-                    else:
-                        s, sq = nbr[r, op], nbr_port[r, op]
-                        j = _wrap(vc[s, sq, ov, V_HEAD] + vc[s, sq, ov, V_CNT], B)
-                        if check:
-                            if vc[s, sq, ov, V_CNT] >= B or vc[r, op, ov, V_CRED] <= 0:
-                                ctr[K_STATUS] = CREDIT
-                                ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = \
-                                    r, op, ov, vc[r, op, ov, V_CRED]
-                                return t
-                            lp, ls = vc[s, sq, ov, V_LPKT], vc[s, sq, ov, V_LSEQ]
-                            ok = (seq == 0 and ls == -1) or (sid == lp and seq == ls + 1)
-                            if not ok:
-                                ctr[K_STATUS] = CONTIGUITY
-                                ctr[K_E0], ctr[K_E1], ctr[K_E2] = s, sq, ov
-                                ctr[K_E3] = pk_tag[sid]
-                                return t
-                            vc[s, sq, ov, V_LPKT] = sid
-                            vc[s, sq, ov, V_LSEQ] = -1 if tail else seq
-                        buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
-                        buf[s, sq, ov, j, 2] = t + delay[r, op] + 1
-                        if seq == 0:
-                            buf[s, sq, ov, j, 3] = _route(rt, s, vrow[ov], pk_dst[sid])
-                        if vc[s, sq, ov, V_CNT] == 0:
-                            vc[s, sq, ov, V_READY] = t + delay[r, op] + 1
-                            wake[s] = min(wake[s], t + delay[r, op] + 1)
-                            if vc[s, sq, ov, V_STATE] == 0:
-                                _mark(vaw, s, sq * V + ov)
-                        vc[s, sq, ov, V_CNT] += 1
-                        occ[s] += 1
-                        vc[r, op, ov, V_CRED] -= 1
-                        if tail:
-                            vc[r, op, ov, V_BUSY] = 0
-                            if perlink:
-                                link_busy[r, op] &= ~(np.int32(1) << (ov // Vb))
-                            elif plinks:
-                                link_busy[r, op] -= 1
-                    if tail:
-                        vc[r, p, v, V_STATE] = 0
-                        _unmark(act, r, p * V + v)
-                        vc[r, p, v, V_RPORT] = -2
-                        if vc[r, p, v, V_CNT] > 0:
-                            _mark(vaw, r, p * V + v)
-                    e = not tail and vc[r, p, v, V_CNT] > 0 and \
+                    sid, sq_t = _traverse(t, r, p, v, op, V, B, logcap, w0 <= t < w1, ctr,
+                                          ports, buf, vc, occ, cred_ring, cmask, pend, vaw,
+                                          act, pk, ev, util, vsent)
+                    if not _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb,
+                                    ctr, ports, link_busy, vrow, rt, buf, vc, occ, wake, vaw,
+                                    pk, free, hist):
+                        return t
+                    # the VC may send another flit this cycle (parallel links: while its
+                    # link has lanes left)
+                    more = ((sq_t >> 15) & 1) == 0 and vc[r, p, v, V_CNT] > 0 and \
                         vc[r, p, v, V_READY] <= t and \
                         (op == 0 or vc[r, op, ov, V_CRED] > 0) and \
-                        (not plinks or op == 0 or
-                         vsent[p, v] * nlinks[r, op] < width[r, op])
-                    if elig[p, v] and not e:
+                        (links == 0 or op == 0 or
+                         vsent[p, v] * ports[r, op, PT_LINKS] < ports[r, op, PT_WIDTH])
+                    if elig[p, v] and not more:
                         elig[p, v] = False
                         ne[p] -= 1
             for k in range(npl):
                 for v in range(V):
                     elig[plist[k], v] = False
-        # end of cycle: invariants and the watchdog
-        if check and (t + 1) % every == 0:
-            total = 0
-            for r in range(R):
-                total += occ[r]
-            if total != ctr[K_INJ] - ctr[K_EJ]:
-                ctr[K_STATUS] = CONSERVATION
-                ctr[K_E0], ctr[K_E1], ctr[K_E2] = ctr[K_INJ], ctr[K_EJ], total
-                return t
-        if ctr[K_INJ] > ctr[K_EJ] and t - ctr[K_LAST] > watchdog:
-            ctr[K_STATUS] = DEADLOCK
-            return t
-        if ctr[K_STATUS] != OK:
+        if not _end_of_cycle(t, cfg, ctr, occ):
             return t
     return t1

@@ -258,9 +258,9 @@ class Simulator:
             # VCs holding a head without an output VC, one bit each (p * V + v)
             "vaw": np.zeros((R, (P * V + 63) // 64), np.uint64),
             "act": np.zeros((R, (P * V + 63) // 64), np.uint64),  # VCs with an output VC
-            "pk_src": np.zeros(cap, np.int32), "pk_dst": np.zeros(cap, np.int32),
-            "pk_len": np.zeros(cap, np.int32), "pk_create": np.zeros(cap, np.int64),
-            "pk_tag": np.zeros(cap, np.int64),
+            # the packet pool, one 32-byte record per packet (kernel.PK_*; pk_dst, ...
+            # below are views)
+            "pk": np.zeros((cap, K.PK_FIELDS), np.int64),
             "free": np.arange(cap, dtype=np.int32)[::-1].copy(),
         }
         vc = st["vc"]
@@ -271,6 +271,9 @@ class Simulator:
                             ("va_ptr", K.V_VAPTR), ("last_pkt", K.V_LPKT),
                             ("last_seq", K.V_LSEQ)):
             st[name] = vc[..., field]
+        for name, field in (("pk_dst", K.PK_DST), ("pk_len", K.PK_LEN),
+                            ("pk_create", K.PK_CREATE), ("pk_tag", K.PK_TAG)):
+            st[name] = st["pk"][:, field]
         st["hrt"] = vc[..., K.V_RPORT:K.V_RLEN + 1]     # head route: port, VC lo/hi, length
         st["hrt"][...] = -2
         st["last_pkt"][...] = st["last_seq"][...] = -1
@@ -296,14 +299,19 @@ class Simulator:
         vrow, st["rt"] = route_table(net)
         st["vrow"] = vrow[np.arange(V) % Vb]          # VC l * Vb + c routes as class c
         # credits travel back over the link's delay ("link") or arrive the next cycle ("next")
-        st["cdelay"] = (net.delay if rtr.credit == "link" else
-                        np.where(net.nbr >= 0, 1, 0)).astype(np.int32)
-        st["nlinks"] = nlinks
-        bad = (net.nbr >= 0) & (net.width % st["nlinks"] != 0)
+        cdelay = net.delay if rtr.credit == "link" else np.where(net.nbr >= 0, 1, 0)
+        # one 32-byte record per (router, port): the link's ends, delays, lanes and links
+        ports = np.zeros((R, P, K.PT_FIELDS), np.int32)
+        for field, a in ((K.PT_NBR, net.nbr), (K.PT_NPORT, net.nbr_port),
+                         (K.PT_DELAY, net.delay), (K.PT_CDELAY, cdelay),
+                         (K.PT_WIDTH, net.width), (K.PT_LINKS, nlinks)):
+            ports[:, :, field] = a
+        st["ports"] = ports
+        bad = (net.nbr >= 0) & (net.width % nlinks != 0)
         if lnk.code and bad.any():
             r, p = (int(x[0]) for x in np.nonzero(bad))
             raise NetworkError(f"{net.name}: router {r} port {p}: {net.width[r, p]} lanes do "
-                               f"not split into {st['nlinks'][r, p]} parallel links")
+                               f"not split into {nlinks[r, p]} parallel links")
         if lnk.name == "perlink" and nlinks.max() > 30:
             raise NetworkError(f"{net.name}: per-link VCs take at most 30 links per port, not "
                                f"{nlinks.max()}")
@@ -312,6 +320,7 @@ class Simulator:
                                f"{nlinks.max()} links, or the open source's), at most "
                                f"{VC_MAX}")
         st["link_busy"] = np.zeros((R, P), np.int32)
+        st.update(K.scratch(R, P, V, net.width))
         self.state = st
         self.cfg = np.zeros(17, np.int64)
         self.cfg[K.C_CLS], self.cfg[K.C_VINJ], self.cfg[K.C_SOURCE] = Vb, VI, src.code
@@ -329,11 +338,11 @@ class Simulator:
     # -- running --------------------------------------------------------------------------
     def _args(self):
         """The kernel's arguments after (t0, t1), by the names of its parameters: the
-        configuration, the network's tables and the state arrays of the same name."""
-        n, s = self.net, self.state
+        configuration and the state arrays of the same name (the network's tables are in
+        ``ports``)."""
+        s = self.state
         names = _kernel_params(K.run)
-        have = {"cfg": self.cfg, "fcfg": self.fcfg, "ctr": self.ctr, "nbr": n.nbr,
-                "nbr_port": n.nbr_port, "width": n.width, "delay": n.delay}
+        have = {"cfg": self.cfg, "fcfg": self.fcfg, "ctr": self.ctr}
         return tuple(have[k] if k in have else s[k] for k in names)
 
     def advance(self, cycles: int) -> None:
