@@ -86,10 +86,13 @@ class MeshBench(Testbench):
         await reset_idle(self, self.inject, self.edges)
 
     async def load_tables(self) -> None:
+        """Every router's entries through ``table``, one a cycle; ``table.ready`` must be
+        high whenever one is offered (the routers take an entry every cycle)."""
         rb = width_of(self.n)
         for r in range(self.n):
             for row, dst, port, lo, hi in table_entries(self.net, r):
                 await self.tick()
+                assert read_int(self.table.ready) == 1, f"table not ready for router {r}'s entry"
                 entry = encode_entry(row, dst, port, lo, hi, ports=self.P, vcs=self.V,
                                      dst_width=self.DW)
                 self.table.payload.value = r | entry << rb

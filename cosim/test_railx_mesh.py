@@ -148,10 +148,12 @@ class RailXBench(Testbench):
         await reset_idle(self, self.inject, zip(self.edge_i, self.edge_o))
 
     async def write_table(self, entries) -> None:
-        """(router, entry) pairs through ``table``, one a cycle."""
+        """(router, entry) pairs through ``table``, one a cycle; ``table.ready`` must be
+        high whenever one is offered (the routers take an entry every cycle)."""
         rb = width_of(M * self.side * M * self.side)
         for r, entry in entries:
             await self.tick()
+            assert read_int(self.table.ready) == 1, f"table not ready for router {r}'s entry"
             self.table.payload.value = r | encode_entry(*entry, ports=self.P, vcs=self.V,
                                                         dst_width=self.DW) << rb
             self.table.valid.value = 1

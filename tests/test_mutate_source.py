@@ -17,7 +17,8 @@ import pytest
 
 from aifabric.cosim.mutate import (Spec, build_source, cut_memories, edited_parts, equivalent,
                                    flatten_gate, formal_kill, judged, proved_equivalent,
-                                   run_mutant, source_mutants, substituted, verilate, _edited)
+                                   run_mutant, source_mutants, substituted, verilate, _edited,
+                                   _normal, _renumbered)
 from aifabric.cosim.source_edits import KINDS, Edit, draw, edits_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,6 +134,59 @@ def test_an_edit_of_the_ports_is_dropped(tmp_path):
                and e.what == "constant: 1 -> 2"]
     live, dropped = source_mutants(spec, 1, 1, tmp_path, edits=[busy])
     assert live == [] and [(d.edit, d.why) for d in dropped] == [(busy, "interface")]
+
+
+SHARED_TOP = r"""module \{top}.sub0
+{ports}
+  cell ${op} ${cell}
+    connect \A \a
+    connect \B \b
+    connect \Y \port${out}$0
+  end
+end
+module \{top}
+  wire width 1 input 1 \x
+  wire width 1 input 2 \z
+  wire width 1 output 3 \y
+{extra}
+  cell \{top}.sub0 \sub0
+    connect \a \x
+    connect \b \{b}
+    connect \port${out}$0 \y
+  end
+end
+"""
+PORTS_AB = "  wire width 1 input 1 \\a\n  wire width 1 input 2 \\b\n  attribute \\init 1'0\n" \
+           "  wire width 1 output 3 \\port${out}$0"
+PORTS_BA = "  wire width 1 input 1 \\b\n  wire width 1 input 2 \\a\n  attribute \\init 1'0\n" \
+           "  wire width 1 output 3 \\port${out}$0"
+
+
+def _shared_top(top, ports=PORTS_AB, op="and", cell=11, out=10, b="x", extra=""):
+    return SHARED_TOP.format(top=top, ports=ports.format(out=out), op=op, cell=cell, out=out,
+                             b=b, extra=extra)
+
+
+def test_shared_instances_renumbered_or_dropped():
+    """A system's routers are shared by every copy of its top, so an edit of the top must
+    leave them as they are. Amaranth numbers the names it makes up across the whole design
+    and orders a module's ports by where their drivers come from: a top that differs only
+    in its wiring gives the shared module other numbers and another port order, and the
+    mutant's names are made the original's; a shared module whose logic differs, or a name
+    the renaming would take that the mutant already uses, drops the edit."""
+    spec = Spec("t", "t", {}, "x.py", shared="sub*")
+    original = _normal(_shared_top("t"), "t", "t")
+    # wired otherwise, renumbered, ports reordered: renamed to the original's numbers
+    mutant = _shared_top("t_s1", PORTS_BA, cell=21, out=20, b="z")
+    new = _renumbered(spec, mutant, "t_s1", original, "t")
+    assert new is not None and "$20" not in new and "$21" not in new
+    assert new == _shared_top("t_s1", PORTS_BA, b="z")
+    # the shared module's logic differs (an OR): dropped
+    assert _renumbered(spec, _shared_top("t_s1", op="or", cell=21, out=20), "t_s1",
+                       original, "t") is None
+    # the top already has a wire of the name the shared module's port would take
+    clash = _shared_top("t_s1", cell=21, out=20, extra="  wire width 1 \\port$10$0")
+    assert _renumbered(spec, clash, "t_s1", original, "t") is None
 
 
 def test_source_mutants_judged_killed_and_equivalent(tmp_path):
