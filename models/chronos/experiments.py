@@ -196,7 +196,9 @@ def quantization_records(res: dict, quick: bool = False) -> list[Record]:
                "fo4_ps": S.FO4_PS}
     sizes = sorted(S.ENGINE_PERIOD_FO4)
     a, b = sizes[-2:]
-    how = (f"measured on the N = {n} netlist (mapped by ABC without structural choices, "
+    earlier = S.ENGINE_PERIOD_EARLIER.get(n) if measured else None
+    of, on = (f" of {earlier}", f" on {earlier}") if earlier else ("", "")
+    how = (f"measured on the N = {n} netlist{of} (mapped by ABC without structural choices, "
            f"3-6 % slower than its default mapping at N = 8 to 32)" if measured else
            f"estimated: the N = {n} netlist was not mapped, so the line through the periods "
            f"measured at N = {a} and {b} ({S.ENGINE_PERIOD_FO4[a]:g} and "
@@ -222,7 +224,7 @@ def quantization_records(res: dict, quick: bool = False) -> list[Record]:
                 f"of rtl/chronos/bvn.py per matrix (permutations + 2: from its last load beat "
                 f"to its final step, alone or in a back-to-back stream, whose next matrix "
                 f"loads while it runs) x its period at N = {n}, {fo4:.1f} FO4 "
-                f"{'(measured)' if measured else '(estimated, not measured)'} "
+                f"({'estimated, not measured' if not measured else 'measured' + on}) "
                 f"({period * 1e12:,.0f} ps at {S.FO4_PS:g} ps per FO4); {span[0]:.2f}-"
                 f"{span[1]:.2f} us at {lo_ps:g}-{hi_ps:g} ps; < 1 us needs at most "
                 f"{need:.1f} FO4 per cycle")
