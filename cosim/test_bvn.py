@@ -9,10 +9,12 @@ positive and no larger than any matched residual; the steps sum to the loaded ma
 is on the final step only and ``done`` follows it. Bad frames (too few beats, too many beats,
 an entry wider than W) must raise their error flag and emit no step: the flags read 0 from
 the cycle after a frame's first beat is taken to the cycle its last beat is taken, and the
-frame's flag from the cycle after. The boundaries are drawn on purpose: a short frame ending
-after its first beat and one a beat early, long frames one and three beats too long, 2^W in
-the last lane of the last beat and 2^32 - 1 in the first lane of the first (the full matrix
-sends 2^W - 1).
+frame's flag from the cycle after. Frames queued back to back load into the engine's second
+bank while the matrix before them runs: a stream with the output always ready is timed cycle
+for cycle against the golden model's ``engine_cycles``. The boundaries are drawn on purpose:
+a short frame ending after its first beat and one a beat early, long frames one and three
+beats too long, 2^W in the last lane of the last beat and 2^32 - 1 in the first lane of the
+first (the full matrix sends 2^W - 1).
 
 Stimulus per N: 200 random matrices (300 below N = 8; density 2% .. 100%; entries small,
 large or log-uniform up to 2**W - 1), 100 Chronos MoE matrices (``moe_traffic_matrix`` in tokens, scaled into W
@@ -46,6 +48,7 @@ from aifabric.cosim.testbench import StreamMonitor, StreamSink, StreamSource, Te
 from aifabric.rtl.chronos.bvn import BvnEngine
 from aifabric.models.chronos.bvn import decompose, quantize
 from aifabric.models.chronos.experiments import QUANT_BUDGETS
+from aifabric.models.chronos.setting import engine_cycles
 from aifabric.models.chronos.moe import moe_traffic_matrix
 
 RANDOM_MATRICES = 200
@@ -62,7 +65,8 @@ DENSITIES = (0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 # so an even mix would spend most of the regression's time on a few dense matrices.
 DENSITY_WEIGHTS = (0.2, 0.2, 0.2, 0.2, 0.1, 0.1)
 ERRORS = {"short": 0b001, "long": 0b010, "overflow": 0b100}
-BACK_TO_BACK = 24   # matrices queued back to back
+BACK_TO_BACK = 22   # matrices queued back to back
+STREAM = 8          # quantised matrices streamed with the output always ready
 
 
 def load_rows() -> int:
@@ -471,19 +475,23 @@ async def back_to_back_frames(dut):
     dones, was_done = 0, False    # done is low after reset (no matrix loaded yet)
     idle_before = False
     overlaps = 0                  # cycles a new frame waits behind an untaken final step
+    during_run = 0                # load beats taken while a matrix is decomposed
+    busy = h.io.reader("busy")
     finished = False
     limit = sum(4 * (len(e) + n + 10) for e in expects) + 1000
 
     def until(t: int) -> bool:
-        nonlocal dones, was_done, idle_before, overlaps, finished
+        nonlocal dones, was_done, idle_before, overlaps, during_run, finished
         done = bool(h.done())
         dones += done and not was_done
         if h.load_valid and not h.load_ready and h.steps_valid \
                 and h._steps_bits()[0] == "1":          # ``last``: the payload's top bit
             overlaps += 1
+        during_run += bool(h.load_valid and h.load_ready and busy())
         was_done = done
-        # idle at the previous sample too: the last beat's handshake has been registered
-        finished = idle_before and done and not h.steps_valid
+        # idle at the previous sample too: the last beat's handshake has been registered;
+        # done rises between matrices too (before the next is copied out of the bank)
+        finished = idle_before and dones == len(mats) and done and not h.steps_valid
         idle_before = h.idle
         return finished
     await h.run(None, limit, until=until)
@@ -503,7 +511,57 @@ async def back_to_back_frames(dut):
             [(list(map(int, p)), int(wt)) for p, wt in expect], f"matrix {k}"
     assert dones == len(mats), f"done rose {dones} times for {len(mats)} matrices"
     assert overlaps >= 5, f"only {overlaps} cycles with a frame waiting behind a final step"
-    h.finish("back_to_back_frames", transactions=h.logs[0].beats + h.logs[1].beats)
+    # the second bank: frames load while the matrix before them is decomposed (small N has
+    # many runs shorter than a load, so a fifth of the beats is the floor)
+    beats = len(mats) * (n // h.rows)
+    assert during_run >= beats // 5, f"only {during_run} of {beats} beats loaded during a run"
+    h.finish("back_to_back_frames", transactions=h.logs[0].beats + h.logs[1].beats,
+             beats_during_run=during_run)
+
+
+@cocotb.test()
+async def stream_hides_the_load(dut):
+    """Slot-quantised MoE matrices streamed back to back with the output always ready and no
+    idle cycle between beats, a one-step and the zero matrix among them: each frame loads into
+    the second bank while the matrix before it runs, so a matrix occupies the engine exactly
+    the golden model's ``engine_cycles(N, steps, R)`` = max(steps + 2, N / R) cycles (from
+    ``busy`` rising, the cycle after its copy out of the bank, to the next matrix's); a
+    stream pays its load once. Every step equals the model's; ``done`` rises once per
+    matrix."""
+    n, w = dims(dut)
+    h = await started(dut, seed=4)
+    rng = h.rng
+    mats = [quantised_matrix(rng, n, w) for _ in range(STREAM)]
+    mats[2] = np.zeros((n, n), dtype=np.int64)                  # no step: 2 cycles
+    mats[5] = np.diag(np.arange(1, n + 1))                      # one step: the load's N / R
+    expects = [decompose(mat, "wavefront") for mat in mats]
+    for mat in mats:
+        h.send(beats_of(mat, h.rows))
+    h.set_stimulus(gap_p=0.0, ready_p=1.0)
+    busy = h.io.reader("busy")
+    rises, was_busy, dones, was_done = [], False, 0, False
+
+    def until(t: int) -> bool:
+        nonlocal was_busy, dones, was_done
+        now = bool(busy())
+        if now and not was_busy:
+            rises.append(t)
+        was_busy = now
+        done = bool(h.done())
+        dones += done and not was_done
+        was_done = done
+        return len(rises) == len(mats) and done and not h.steps_valid
+    limit = sum(engine_cycles(n, len(e), h.rows) for e in expects) + 2 * n + 100
+    await h.run(None, limit, until=until)
+    h.check_streams()
+    assert len(rises) == len(mats), f"{len(rises)} runs of {len(mats)} in {limit} cycles"
+    want = [engine_cycles(n, len(e), h.rows) for e in expects[:-1]]
+    assert np.diff(rises).tolist() == want, (np.diff(rises).tolist(), want)
+    assert [(p, wt) for p, wt, _ in h.steps()] == \
+        [(list(map(int, p)), int(wt)) for e in expects for p, wt in e]
+    assert dones == len(mats), f"done rose {dones} times for {len(mats)} matrices"
+    h.finish("stream_hides_the_load", transactions=h.logs[0].beats + h.logs[1].beats,
+             cycles_per_matrix=want)
 
 
 @cocotb.test()
@@ -547,11 +605,12 @@ async def monitor_catches_a_dropped_beat(dut):
     n, _ = dims(dut)
     h = await started(dut, np.random.default_rng(0))
     h.set_stimulus(ready_p=0.0)
-    # a full frame of an all-ones matrix: the final step waits, so load.ready stays low after
+    # two full frames of an all-ones matrix: the first runs and stalls with its steps
+    # waiting, the second fills the second bank, so load.ready stays low after
     mat = np.ones((n, n), dtype=np.int64)
-    h.send(beats_of(mat, h.rows))
-    await h.run(None, 4 * n + 100, until=lambda t: h.idle and h.steps_valid)
-    assert h.idle and h.steps_valid, "the final step does not wait"
+    h.send(beats_of(mat, h.rows) * 2)
+    await h.run(None, 8 * n + 100, until=lambda t: h.idle and h.steps_valid)
+    assert h.idle and h.steps_valid, "the steps do not wait"
     h.send([([1] * n * h.rows, False)])
     await h.tick()
     assert h.current is not None and not h.sent[-1][0] == h.count, "the beat was taken"
@@ -567,7 +626,7 @@ async def monitor_catches_a_dropped_beat(dut):
         raise AssertionError("the stream rules missed valid falling before ready")
     assert "stream 'load'" in message and "load__valid" in message and \
         f"cycle {withdrawn}:" in message, message
-    assert h.logs[0].beats == n // h.rows
+    assert h.logs[0].beats == 2 * n // h.rows
     h.stream_monitors.remove(h.monitors[0])     # its violation is the one planted above
     h.finish("monitor_catches_a_dropped_beat", transactions=h.logs[0].beats)
 

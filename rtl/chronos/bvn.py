@@ -11,7 +11,8 @@ step (permutation, ``w``) is emitted. The weighted sum of the steps equals the l
 Timing
 ------
 One step per clock cycle. The whole step is one combinational path from the residual
-registers back to them: arbiter wave (N diagonals) over registered non-zero flags -> per-row
+registers back to them (and to the "anything left" flag, the loop's only control
+register): arbiter wave (N diagonals) over registered non-zero flags -> per-row
 selection of the matched entry -> ``ceil(log4 N)``-level minimum tree of 4-input nodes ->
 subtractors and write-back (the flags and "anything left" are written back beside the
 residual: an entry stays non-zero when it was above the weight, and something is left when a
@@ -31,19 +32,28 @@ loop. On the ECP5 this took N = 16, W = 10 from 19,131 LUTs at 13.0 MHz to 15,07
 with the same sequence of permutations.
 
 - Load: N / R beats of R rows each (``rows`` = R, 1 by default), one beat per cycle when
-  ``load.valid`` is held.
-  ``load.ready`` stays low while a step of the previous matrix waits in an output
-  register: the next frame is accepted only once that step is taken, so ``done`` rises for
+  ``load.valid`` is held, into a second bank of N^2 registers, also while the residual is
+  being decomposed; the bank is copied into the residual in one cycle once the run before
+  has ended and its final step has been taken. A stream of matrices pays the load once: the
+  next frame loads while the current one runs. ``load.ready`` is low while the bank holds
+  a frame that has not been copied out yet, and a frame's first beat is also refused while
+  the final step of the run before waits in an output register, so ``done`` rises for
   every matrix, also under back-to-back loads.
-- Latency: the first step is in the output register one cycle after the first ``RUN`` cycle,
-  i.e. two cycles after the beat with ``last`` was taken.
+- Latency and time to result: the bank is copied in the cycle after the edge that took
+  the last beat; the engine computes the first step in the next cycle, and it is in the
+  output register in the cycle after that. With the output always ready, a decomposition
+  of S steps occupies the engine ``max(S + 2, N / R)`` cycles from its copy to the next
+  frame's (``models.chronos.setting.engine_cycles``): S + 2 from its last load beat to
+  its final step, alone or in a back-to-back stream (the load of the next frame hidden
+  behind the run), N / R when its run is shorter than the next frame's load.
 - Throughput: one step per cycle while ``steps.ready`` is high. The output is a register and
   a skid register behind it: a step computed while the output waits goes to the skid
   register, and the engine stalls only while that is full (no step is lost or repeated), so
   ``steps.ready`` reaches the two output registers and none of the residual's enables.
-- ``done`` is high once the final step has been taken from the output registers (or one
-  cycle after the load of an all-zero matrix, which emits no step) and stays high until the
-  next load starts: a consumer that waits for ``done`` has every step.
+- ``done`` is high once the final step of the matrix run last has been taken from the output
+  registers (for an all-zero matrix, which emits no step, two cycles after its copy) and
+  stays high until the next frame's first beat is taken or the next matrix is copied in:
+  a consumer that waits for ``done`` has every step.
 
 Load beat format (``load`` stream, payload :func:`load_layout`)
 --------------------------------------------------------------
@@ -55,8 +65,9 @@ shortens the load from N to N / R cycles (R must divide N).
 Errors (``error``, cleared when the next load starts)
 ----------------------------------------------------
 ``short``: ``last`` came before N / R beats. ``long``: N / R beats without ``last`` (the engine then
-drops beats until ``last``). ``overflow``: an entry does not fit in W bits. Any error leaves the
-engine idle with no step emitted: a corrupted matrix is never decomposed.
+drops beats until ``last``). ``overflow``: an entry does not fit in W bits. A rejected frame is
+never copied out of the second bank, so a corrupted matrix is never decomposed and emits no
+step (the good matrix before it, if it is still running, goes on).
 """
 
 import functools
@@ -192,20 +203,27 @@ class BvnEngine(wiring.Component):
         n, w, rows = self._n, self._w, self._rows
         beats = n // rows
 
-        # No reset on the N^2 residual registers and their non-zero flags: a frame writes
-        # every one of them before a step reads them (``running`` rises only at a good
-        # frame's last beat), so a reset would only load N^2 flops' reset trees.
+        # No reset on the N^2 residual registers, their non-zero flags and the second bank: a
+        # frame writes every register of the bank before the bank is copied into the
+        # residual, and the copy writes every residual register and flag before a step reads
+        # them (``running`` rises only at the copy), so a reset would only load N^2 flops'
+        # reset trees.
         resid = [[Signal(w, name=f"r{i}_{t}", reset_less=True) for t in range(n)]
                  for i in range(n)]
         nz = [[Signal(name=f"nz{i}_{t}", reset_less=True) for t in range(n)] for i in range(n)]
+        # The second bank: a frame loads here, also while the residual is being decomposed,
+        # and is copied into the residual in one cycle once the run before it has ended.
+        bank = [[Signal(w, name=f"b{i}_{t}", reset_less=True) for t in range(n)]
+                for i in range(n)]
         # One-hot beat pointer: row_at[b] is high while the next beat holds rows b*R .. b*R+R-1.
         row_at = Signal(beats, name="load_row", init=1)
         first_row, last_row = row_at[0], row_at[beats - 1]
         overflow = Signal(name="load_overflow")
-        loading = Signal(init=1)  # state LOAD: accepting a frame (the state after reset)
-        draining = Signal()    # state DRAIN: dropping the rest of a too-long frame
-        running = Signal()     # state RUN
-        finished = Signal()    # the loaded matrix is decomposed (its final step may wait)
+        draining = Signal()    # dropping the rest of a too-long frame
+        full = Signal()        # the bank holds a good frame not yet copied into the residual
+        bank_left = Signal()   # the bank (the rows loaded so far) has a non-zero entry
+        running = Signal()     # decomposing the residual
+        finished = Signal()    # the matrix run last is decomposed (its final step may wait)
         left = Signal()        # RUN: the residual has a non-zero entry (registered)
         m.d.comb += self.busy.eq(running)
 
@@ -218,14 +236,24 @@ class BvnEngine(wiring.Component):
         skid = Signal(step_layout(n, w), name="skid")
         pending = Signal()     # a step waits in either register
         m.d.comb += pending.eq(self.steps.valid | skid_valid)
+        # The run before has ended (or ends this cycle: nothing is left) but its final step
+        # still waits: the bank is not copied and no frame begins until it is taken, so
+        # ``done`` rises once for every matrix. While something is left, every step out is
+        # one before the final.
+        final_waits = Signal()
+        m.d.comb += final_waits.eq(pending & ~(running & left))
+        # Copy the bank into the residual: a good frame waits in it and nothing runs.
+        swap = Signal()
+        m.d.comb += swap.eq(full & ~running & ~final_waits)
 
         # ---- load --------------------------------------------------------------------------
         lanes = self.load.payload.row
         take = Signal()
-        # A new frame waits until the previous matrix's final step has been taken: accepting
-        # it earlier would clear ``finished`` and ``done`` would never rise for that matrix.
+        # The bank takes a beat while it holds no waiting frame, or in the cycle the waiting
+        # frame is copied out; a frame's first beat (which clears ``finished``) not while the
+        # final step of the run before waits.
         accept = Signal()
-        m.d.comb += [accept.eq(loading & ~pending),
+        m.d.comb += [accept.eq((~full | swap) & ~draining & ~(final_waits & first_row)),
                      self.load.ready.eq(accept | draining),
                      take.eq(self.load.valid & accept)]
         beat_overflow = Signal()
@@ -237,14 +265,14 @@ class BvnEngine(wiring.Component):
         # (which matters when a frame is one beat, rows = n).
         frame_overflow = Signal()
         m.d.comb += frame_overflow.eq(beat_overflow | (overflow & ~first_row))
-        start = Signal()       # a good frame ended: decompose it
-        m.d.comb += start.eq(take & self.load.payload.last & last_row & ~frame_overflow)
 
+        with m.If(swap):
+            m.d.sync += [full.eq(0), running.eq(1), left.eq(bank_left), finished.eq(0)]
         with m.If(take):
             with m.If(first_row):
                 m.d.sync += [self.error.eq(0), finished.eq(0)]
             m.d.sync += [overflow.eq(frame_overflow),
-                         left.eq((left & ~first_row) | Cat(*lane_nz).any())]
+                         bank_left.eq((bank_left & ~first_row) | Cat(*lane_nz).any())]
             with m.If(self.load.payload.last):
                 m.d.sync += row_at.eq(1)
                 with m.If(~last_row):
@@ -252,13 +280,13 @@ class BvnEngine(wiring.Component):
                 with m.Elif(frame_overflow):
                     m.d.sync += self.error.overflow.eq(1)
                 with m.Else():
-                    m.d.sync += [loading.eq(0), running.eq(1)]
+                    m.d.sync += full.eq(1)
             with m.Elif(last_row):
-                m.d.sync += [row_at.eq(1), loading.eq(0), draining.eq(1)]
+                m.d.sync += [row_at.eq(1), draining.eq(1)]
             with m.Else():
                 m.d.sync += row_at.eq(row_at.rotate_left(1))
         with m.If(draining & self.load.valid & self.load.payload.last):
-            m.d.sync += [draining.eq(0), loading.eq(1), self.error.long.eq(1)]
+            m.d.sync += [draining.eq(0), self.error.long.eq(1)]
 
         # ---- one step: arbiter, selection, minimum, subtraction ----------------------------
         # The residual is stored in wave order: resid[i][s] is entry (i, (s + a_i) mod n), the
@@ -269,7 +297,7 @@ class BvnEngine(wiring.Component):
         # The wave reads the registered non-zero flags: no W-bit OR in front of it.
         commit = Signal()
         m.d.comb += commit.eq(running & left & ~skid_valid)
-        rot = rotation_counters(m, n, advance=commit, restart=start)
+        rot = rotation_counters(m, n, advance=commit, restart=swap)
         grants = wave_steps(m, nz)               # grants[i][s], wave order
 
         # Row i's matched entry (the arbiter grants at most one cell per row).
@@ -308,7 +336,9 @@ class BvnEngine(wiring.Component):
                 with m.If(take & row_at[i // rows]):
                     # Loaded under priority 0 (a_i = -i): step t holds entry (i, t - i).
                     lane = (i % rows) * n + (t - i) % n
-                    m.d.sync += [resid[i][t].eq(lanes[lane][:w]), nz[i][t].eq(lane_nz[lane])]
+                    m.d.sync += bank[i][t].eq(lanes[lane][:w])
+                with m.If(swap):
+                    m.d.sync += [resid[i][t].eq(bank[i][t]), nz[i][t].eq(bank[i][t].any())]
                 with m.Elif(commit):
                     # The priority advances: the cell at step t + 1 moves to step t.
                     u = (t + 1) % n
@@ -331,12 +361,13 @@ class BvnEngine(wiring.Component):
                          skid_valid.eq(0)]
         with m.Elif(commit):
             m.d.sync += [skid_valid.eq(1), skid.eq(step)]
+        # The loop ends at ``left`` alone: the run stops in the cycle after the step that
+        # left nothing (that step is then in the output register: no cycle is lost before
+        # the next copy, which waits for it to be taken), and at once for an all-zero matrix.
         with m.If(commit):
             m.d.sync += left.eq(remaining)
-            with m.If(~remaining):
-                m.d.sync += [running.eq(0), loading.eq(1), finished.eq(1)]
-        with m.If(running & ~left):  # an all-zero matrix: nothing to emit
-            m.d.sync += [running.eq(0), loading.eq(1), finished.eq(1)]
+        with m.If(running & ~left):
+            m.d.sync += [running.eq(0), finished.eq(1)]
         # The final step may still wait in an output register: done only once it is taken.
         m.d.comb += self.done.eq(finished & ~pending)
 

@@ -21,8 +21,12 @@ def test_period_is_the_measured_fo4_at_the_assumed_fo4(monkeypatch):
     assert setting.engine_period_s(12) == pytest.approx(1.0e-9)      # a larger size's bound
     assert setting.engine_period_s(17) == pytest.approx(2.5e-9)
     assert setting.engine_period_s(64, fo4_ps=16.0) == pytest.approx(4.0e-9)
-    # 16 load beats + 1 + 100 permutations = 117 cycles of 1 ns
-    assert setting.engine_seconds(16, 100) == pytest.approx(117e-9)
+    # per matrix in a stream: the copy + 100 permutations + the final step taken = 102
+    # cycles of 1 ns, the 16 load beats hidden behind the run
+    assert setting.engine_seconds(16, 100) == pytest.approx(102e-9)
+    # a run shorter than the next frame's load: the 16 beats, or 4 of 4 rows each
+    assert setting.engine_cycles(16, 10) == 16 and setting.engine_cycles(16, 10, rows=4) == 12
+    assert setting.engine_cycles(16, 0) == 16 and setting.engine_cycles(16, 0, rows=16) == 2
     assert setting.engine_period_fo4(64) == (250.0, True)
     # above the largest measured size: the line through the two largest, marked estimated
     assert setting.engine_period_fo4(112) == (pytest.approx(400.0), False)
@@ -34,6 +38,7 @@ def test_records_from_cycles_and_period(monkeypatch):
     """Mean 500 and worst 600 cycles at 150 FO4 x 12 ps (1.8 ns): 0.9 us holds the paper's
     < 1 us, 1.08 us does not, and says by how much (1 us / 600 cycles = 138.9 FO4)."""
     monkeypatch.setattr(setting, "ENGINE_PERIOD_FO4", {32: 100.0, 64: 150.0})
+    monkeypatch.setattr(setting, "ENGINE_PERIOD_EARLIER", {})
     res = {64: {setting.ENGINE_BUDGET: {"cycles": np.array([400, 500, 600]),
                                         "exact_overhead": np.array([0.05, 0.05, 0.05])}}}
     mean, worst = experiments.quantization_records(res)
@@ -44,6 +49,12 @@ def test_records_from_cycles_and_period(monkeypatch):
     assert "0.75-1.20 us at 10-16 ps" in mean.note
     assert mean.setting["period_fo4"] == pytest.approx(150.0) and mean.unit == "us"
     assert mean.setting["period_measured"] and "estimated" not in mean.note
+    assert "150.0 FO4 (measured)" in mean.note
+    # measured on an earlier form of the engine: the note and the choice say which
+    monkeypatch.setattr(setting, "ENGINE_PERIOD_EARLIER", {64: "the engine before X"})
+    mean, _ = experiments.quantization_records(res)
+    assert "150.0 FO4 (measured on the engine before X)" in mean.note
+    assert "N = 64 netlist of the engine before X" in mean.choices["period_fo4"]
     # the N = 64 period not measured: the line through N = 16 and 32, said in the record
     monkeypatch.setattr(setting, "ENGINE_PERIOD_FO4", {16: 90.0, 32: 120.0})
     mean, worst = experiments.quantization_records(res)

@@ -8,6 +8,7 @@ import pytest
 from aifabric.cosim.codec import decode_step, encode_row
 from aifabric.cosim.pysim import run_sync
 from aifabric.models.chronos.bvn import decompose
+from aifabric.models.chronos.setting import engine_cycles
 from aifabric.rtl.chronos.bvn import BvnEngine
 
 
@@ -89,10 +90,11 @@ def test_one_step_per_cycle_without_backpressure():
     x = np.arange(1, n * n + 1).reshape(n, n)
     (r,) = simulate(n, w, [frame(x)], ready_p=1.0)
     check_against_model(x, r)
-    # cycle 0 is the cycle after the edge that took the last beat (the engine computes the
-    # first step in it); the first step is valid in cycle 1, then one step per cycle
-    assert r["first"] == 1
-    assert r["cycles"] == len(r["steps"])
+    # cycle 0 is the cycle after the edge that took the last beat (the engine copies the
+    # second bank into the residual in it, and computes the first step in cycle 1); the
+    # first step is valid in cycle 2, then one step per cycle
+    assert r["first"] == 2
+    assert r["cycles"] == len(r["steps"]) + 1
 
 
 @pytest.mark.parametrize("case,flag", [("short", 0b001), ("long", 0b010), ("overflow", 0b100)])
@@ -137,7 +139,8 @@ def test_wide_load_equals_model(n, rows):
     for x, r in zip(mats, res):
         check_against_model(x, r)
     (r,) = simulate(n, w, [frame(mats[2], rows)], rows=rows)
-    assert r["first"] == 1 and r["cycles"] == len(r["steps"])   # one step per cycle after
+    # one step per cycle after the bank's copy and the first step's computation
+    assert r["first"] == 2 and r["cycles"] == len(r["steps"]) + 1
 
 
 @pytest.mark.parametrize("case,flag", [("short", 0b001), ("long", 0b010), ("overflow", 0b100)])
@@ -198,60 +201,72 @@ def test_done_waits_for_the_final_step_to_be_taken():
     assert seen[-1][2] and len(seen) == len(expect) > 1
 
 
-def test_back_to_back_load_waits_for_the_final_step():
-    """A new frame offered while the previous matrix's final step waits in the output register
-    is refused until that step is taken; done rises for the first matrix, and the second is
-    decomposed step for step."""
-    n, w = 4, 8
-    a = np.diag([3, 5, 7, 9])
-    b = np.arange(1, n * n + 1).reshape(n, n)
+def test_next_frame_loads_during_a_run():
+    """The next frame loads into the second bank while the current matrix is decomposed: B's
+    beats are all taken from the cycle A leaves the bank, while A runs; B starts only once A's final step is taken (held in
+    the output register for 6 cycles: no B step, ``done`` low, the full bank refusing a
+    third frame), ``done`` rises for A in the cycle after, B's first step is valid two cycles
+    after that, and both are decomposed step for step."""
+    n, w = 5, 8
+    a = np.arange(1, n * n + 1).reshape(n, n)      # 13 steps: B's 5 beats fit in A's run
+    b = np.diag([3, 5, 7, 9, 11])
     dut = BvnEngine(n=n, w=w)
     got = {"a": [], "b": []}
-    log = {"refused": 0, "done_a": False}
+    log = {"b_beats_busy": 0, "held": 0, "done_a": None, "b_first": None}
 
     async def bench(ctx):
         for values, last in frame(a):
             ctx.set(dut.load.valid, 1)
             ctx.set(dut.load.payload.as_value(), encode_row(values, last))
             await ctx.tick().until(dut.load.ready)
-        # B's first beat is offered at once and stays offered
-        ctx.set(dut.load.payload.as_value(), encode_row(frame(b)[0][0], False))
         ctx.set(dut.steps.ready, 1)
-        while True:
+        beats = list(frame(b))
+        while True:                     # B's beats offered back to back, A's steps taken
+            ctx.set(dut.load.valid, bool(beats))
+            if beats:
+                ctx.set(dut.load.payload.as_value(), encode_row(*beats[0]))
             await ctx.delay(0)
+            if beats and ctx.get(dut.load.ready):
+                log["b_beats_busy"] += ctx.get(dut.busy)
+                beats.pop(0)
             if ctx.get(dut.steps.valid):
                 step = decode_step(ctx.get(dut.steps.payload.as_value()), n, w)
                 if step[2]:
                     break
                 got["a"].append(step)
             await ctx.tick()
+        assert not beats, "B was not loaded during A's run"
+        ctx.set(dut.load.valid, 1)      # a third frame offered: the bank is full
+        ctx.set(dut.load.payload.as_value(), encode_row(frame(b)[0][0], False))
         ctx.set(dut.steps.ready, 0)     # hold A's final step for 6 cycles
         for _ in range(6):
-            await ctx.delay(0)
-            assert ctx.get(dut.steps.valid) and not ctx.get(dut.load.ready)
-            log["refused"] += 1
             await ctx.tick()
+            await ctx.delay(0)
+            assert ctx.get(dut.steps.valid) and decode_step(
+                ctx.get(dut.steps.payload.as_value()), n, w)[2]
+            assert not (ctx.get(dut.busy) or ctx.get(dut.done) or ctx.get(dut.load.ready))
+            log["held"] += 1
         got["a"].append(decode_step(ctx.get(dut.steps.payload.as_value()), n, w))
+        ctx.set(dut.load.valid, 0)
         ctx.set(dut.steps.ready, 1)
         await ctx.tick()                # A's final step taken
         await ctx.delay(0)
         log["done_a"] = bool(ctx.get(dut.done))
-        assert ctx.get(dut.load.ready)
-        await ctx.tick()                # B's first beat taken
-        for values, last in frame(b)[1:]:
-            ctx.set(dut.load.payload.as_value(), encode_row(values, last))
-            await ctx.tick().until(dut.load.ready)
-        ctx.set(dut.load.valid, 0)
-        for _ in range(200):
+        for cycle in range(1, 200):
+            await ctx.tick()
             await ctx.delay(0)
             if ctx.get(dut.steps.valid):
+                if log["b_first"] is None:
+                    log["b_first"] = cycle
                 got["b"].append(decode_step(ctx.get(dut.steps.payload.as_value()), n, w))
             if ctx.get(dut.done) and not ctx.get(dut.steps.valid):
                 break
-            await ctx.tick()
 
     run_sync(bench, dut=dut)
-    assert log["refused"] == 6 and log["done_a"]
+    # B's first beat is taken in the cycle A is copied out of the bank (busy rises at its
+    # end), the others while A runs
+    assert log["b_beats_busy"] == n - 1 and log["held"] == 6 and log["done_a"]
+    assert log["b_first"] == 2, log
     for name, mat in (("a", a), ("b", b)):
         expect = decompose(mat, "wavefront")
         assert [(p, wt) for p, wt, _ in got[name]] == [(list(p), wt) for p, wt in expect], name
@@ -270,3 +285,53 @@ def test_one_beat_frames_after_an_overflow():
         assert res[k]["steps"] == [] and res[k]["error"] == 0b100, k
     check_against_model(good, res[1])
     check_against_model(good, res[4])
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_stream_hides_the_load(rows):
+    """Frames offered back to back with the output always ready, at N = 6 (a size that is not
+    a power of two): each frame loads into the second bank while the one before runs, so a
+    matrix occupies the engine ``engine_cycles(n, steps, rows)`` = max(steps + 2, N / R)
+    cycles (busy rising at each copy out of the bank measures it: a long run hides the whole
+    load, a one-step matrix and the zero matrix wait for theirs); the steps equal the
+    model's."""
+    n, w = 6, 8
+    rng = np.random.default_rng(rows)
+    mats = [rng.integers(1, 1 << w, (n, n)),            # ~N^2 steps: the load hidden
+            np.diag(np.full(n, 5)),                     # one step: shorter than the load
+            rng.integers(0, 1 << w, (n, n)) * (rng.random((n, n)) < 0.3),
+            np.zeros((n, n), dtype=np.int64),           # no step
+            np.arange(1, n * n + 1).reshape(n, n),
+            np.diag(np.arange(1, n + 1))]
+    expects = [decompose(x, "wavefront") for x in mats]
+    dut = BvnEngine(n=n, w=w, rows=rows)
+    rises, steps = [], []
+
+    async def bench(ctx):
+        beats = [b for x in mats for b in frame(x, rows)]
+        ctx.set(dut.steps.ready, 1)
+        was_busy, cycle = 0, 0
+        while cycle < 2000:
+            ctx.set(dut.load.valid, bool(beats))
+            if beats:
+                ctx.set(dut.load.payload.as_value(), encode_row(*beats[0]))
+            await ctx.delay(0)
+            busy = ctx.get(dut.busy)
+            if busy and not was_busy:
+                rises.append(cycle)
+            was_busy = busy
+            if beats and ctx.get(dut.load.ready):
+                beats.pop(0)
+            if ctx.get(dut.steps.valid):
+                steps.append(decode_step(ctx.get(dut.steps.payload.as_value()), n, w))
+            if len(rises) == len(mats) and ctx.get(dut.done) and not ctx.get(dut.steps.valid):
+                break
+            await ctx.tick()
+            cycle += 1
+
+    run_sync(bench, dut=dut)
+    assert len(rises) == len(mats), rises
+    assert np.diff(rises).tolist() == [engine_cycles(n, len(e), rows) for e in expects[:-1]]
+    assert [(p, wt) for p, wt, _ in steps] == \
+        [(list(p), wt) for e in expects for p, wt in e]
+    assert sum(last for *_, last in steps) == sum(1 for e in expects if len(e))
