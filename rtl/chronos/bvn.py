@@ -53,7 +53,9 @@ with the same sequence of permutations.
 - ``done`` is high once the final step of the matrix run last has been taken from the output
   registers (for an all-zero matrix, which emits no step, two cycles after its copy) and
   stays high until the next frame's first beat is taken or the next matrix is copied in:
-  a consumer that waits for ``done`` has every step.
+  a consumer that waits for ``done`` has every step. It rises once per matrix, in the
+  order they were loaded: with the next frame already loading, the ``done`` seen is still
+  the matrix before's, so a consumer of a stream counts its rises.
 
 Load beat format (``load`` stream, payload :func:`load_layout`)
 --------------------------------------------------------------
