@@ -346,12 +346,13 @@ class Router(wiring.Component):
                                         for q in range(1, P)]
         held = [Const(0, V)] + [Signal(V, name=f"held{q}") for q in range(1, P)]
         over = []
+        backs = [None] + [[Signal(name=f"back{q}_{w}") for w in range(V)] for q in range(1, P)]
         for q in range(1, P):
             back_vc = _decode(m, self.o[q].credit_vc, V, f"crv{q}")
             for w in range(V):
                 # a credit returned to a VC that already counts ``depth`` is surplus: flagged
                 # and dropped, so the count never exceeds the downstream buffer
-                back = Signal(name=f"back{q}_{w}")
+                back = backs[q][w]
                 full = Signal(name=f"full{q}_{w}")
                 m.d.comb += [back.eq(self.o[q].credit & back_vc[w]),
                              full.eq(eq_const(credit[q][w], B)),
@@ -362,7 +363,9 @@ class Router(wiring.Component):
         # has_credit[q][w]: output VC (q, w) can take a flit now
         has_credit = [Const((1 << V) - 1, V)] + [Signal(V, name=f"hc{q}") for q in range(1, P)]
         for q in range(1, P):
-            m.d.comb += has_credit[q].eq(Cat(*[avail[q][w].any() for w in range(V)]))
+            # avail > 0 without the adder: a count of 0 is not full, so a credit back counts
+            m.d.comb += has_credit[q].eq(Cat(*[credit[q][w].any() | backs[q][w]
+                                                for w in range(V)]))
 
         # ---- input units ---------------------------------------------------------------------
         count = [[Signal(range(B + 1), name=f"cnt{p}_{v}") for v in range(V)] for p in range(P)]

@@ -118,3 +118,43 @@ def test_one_vc_router_delivers_to_the_local_and_a_mesh_port(out):
 
     run_sync(bench, dut=dut)
 
+
+def test_a_credit_counts_in_the_cycle_it_arrives():
+    """The contract's credit timing at the switch: a credit arriving on an output in cycle t
+    counts for that cycle's allocation. Output 2 (depth 2, V = 1) is left without credits
+    by a one-flit packet and the head of a two-flit packet whose head says one flit (VC
+    allocation lets it through on one credit); its body flit waits for a credit, and the
+    one returned in cycle t puts it on the output in t + 1 (an output VC with no credit
+    left takes the returned one without waiting for the count to be registered)."""
+    dut = Router(ports=5, vcs=1, depth=2, data=16, dst_width=2, packet=2)
+    dst = 1
+
+    async def bench(ctx):
+        await ctx.tick().repeat(2)
+        i, o = dut.i[1], dut.o[2]
+        out = []
+        # the one-flit packet, gone before the others come (the input VC holds two flits)
+        for head, tail, length, gap in ((1, 1, 1, 4), (1, 0, 1, 0), (0, 1, 0, 0)):
+            for sig, value in ((i.valid, 1), (i.flit.head, head), (i.flit.tail, tail),
+                               (i.flit.data, dst | length << 2), (i.route.valid, 1),
+                               (i.route.port, 2), (i.route.vcs, 1)):
+                ctx.set(sig, value)
+            await ctx.tick()
+            out.append(ctx.get(o.valid))
+            ctx.set(i.valid, 0)
+            for _ in range(gap):
+                await ctx.tick()
+                out.append(ctx.get(o.valid))
+        ctx.set(i.valid, 0)
+        for _ in range(6):
+            await ctx.tick()
+            out.append(ctx.get(o.valid))
+        assert sum(out) == 2, f"{sum(out)} flits left on two credits"
+        ctx.set(o.credit, 1)
+        await ctx.tick()
+        ctx.set(o.credit, 0)
+        assert ctx.get(o.valid) and ctx.get(o.flit.tail), \
+            "the body flit did not cross in the cycle its credit came back"
+        assert ctx.get(dut.error) == 0
+
+    run_sync(bench, dut=dut)
