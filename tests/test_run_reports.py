@@ -286,13 +286,16 @@ def test_a_run_appends_to_its_record_and_draws_from_it(tmp_path, capsys, monkeyp
 
 
 def _table(section: str, columns: int) -> list[list[str]]:
-    """The rows of the table under ``## section`` of docs/figures.md with that many columns."""
+    """The rows of the table under ``## section`` of docs/figures.md with that many columns
+    whose first cell names a block (the section's other tables, a block's before-and-after
+    steps, start with something else; a misspelt block is then a record without its row)."""
+    from aifabric.rtl.catalog import BLOCKS
     text = (ROOT / "docs" / "figures.md").read_text()
     part = text[text.index(f"\n## {section}\n"):]
     part = part[:part.index("\n## ", 1)]
     rows = [[c.strip() for c in line.strip()[1:-1].split("|")] for line in part.splitlines()
             if line.startswith("| ") and not line.startswith("| block ")]
-    return [r for r in rows if len(r) == columns]
+    return [r for r in rows if len(r) == columns and r[0] in BLOCKS]
 
 
 def _instance_of(block: str, text: str) -> str:
