@@ -10,7 +10,7 @@ import numpy as np
 from .moe import moe_traffic_matrix
 
 __all__ = ["LINK_BPS", "T_X", "ENGINE_PERIOD_FO4", "ENGINE_PERIOD_EARLIER", "FO4_PS",
-           "FO4_PS_RANGE", "ENGINE_BUDGET", "engine_cycles", "engine_period_fo4",
+           "FO4_PS_RANGE", "ENGINE_BUDGET", "engine_cycles", "engine_latency", "engine_period_fo4",
            "engine_period_s", "engine_seconds", "moe_matrices"]
 
 LINK_BPS = 800e9
@@ -51,6 +51,14 @@ def engine_cycles(n: int, permutations: int, rows: int = 1) -> int:
     return max(permutations + 2, n // rows)
 
 
+def engine_latency(n: int, permutations: int, rows: int = 1) -> int:
+    """Clock cycles of ``rtl/chronos/bvn.py`` for one matrix given alone, from its first load
+    beat to its final step (the output always ready): ``n / rows`` beats into the second
+    bank, then :func:`engine_cycles`' S + 2 from the last beat. §8.1's circuit learns each
+    all-to-all's matrix when it is due, so nothing hides its load there."""
+    return n // rows - 1 + permutations + 2
+
+
 def moe_matrices(n: int, count: int, seed: int = 2025, unit: str = "tokens") -> list[np.ndarray]:
     """``count`` n x n MoE traffic matrices drawn from one generator seeded ``seed``."""
     rng = np.random.default_rng(seed)
@@ -81,5 +89,6 @@ def engine_period_s(n: int, fo4_ps: float | None = None) -> float:
 
 
 def engine_seconds(n: int, permutations: int, fo4_ps: float | None = None) -> float:
-    """Time to result of one decomposition: :func:`engine_cycles` x :func:`engine_period_s`."""
-    return engine_cycles(n, permutations) * engine_period_s(n, fo4_ps)
+    """Time to result of one matrix given alone: :func:`engine_latency` x
+    :func:`engine_period_s`."""
+    return engine_latency(n, permutations) * engine_period_s(n, fo4_ps)

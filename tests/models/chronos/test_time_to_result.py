@@ -21,9 +21,12 @@ def test_period_is_the_measured_fo4_at_the_assumed_fo4(monkeypatch):
     assert setting.engine_period_s(12) == pytest.approx(1.0e-9)      # a larger size's bound
     assert setting.engine_period_s(17) == pytest.approx(2.5e-9)
     assert setting.engine_period_s(64, fo4_ps=16.0) == pytest.approx(4.0e-9)
-    # per matrix in a stream: the copy + 100 permutations + the final step taken = 102
-    # cycles of 1 ns, the 16 load beats hidden behind the run
-    assert setting.engine_seconds(16, 100) == pytest.approx(102e-9)
+    # one matrix given alone (§8.1): 16 load beats, the copy, 100 permutations and the final
+    # step taken = 15 + 102 = 117 cycles of 1 ns from its first beat; per matrix in a stream
+    # the copy + 100 permutations + the final step = 102, the load hidden behind the run
+    assert setting.engine_seconds(16, 100) == pytest.approx(117e-9)
+    assert setting.engine_latency(16, 100) == 117 and setting.engine_cycles(16, 100) == 102
+    assert setting.engine_latency(16, 100, rows=4) == 105
     # a run shorter than the next frame's load: the 16 beats, or 4 of 4 rows each
     assert setting.engine_cycles(16, 10) == 16 and setting.engine_cycles(16, 10, rows=4) == 12
     assert setting.engine_cycles(16, 0) == 16 and setting.engine_cycles(16, 0, rows=16) == 2

@@ -8,7 +8,7 @@ import pytest
 from aifabric.cosim.codec import decode_step, encode_row
 from aifabric.cosim.pysim import run_sync
 from aifabric.models.chronos.bvn import decompose
-from aifabric.models.chronos.setting import engine_cycles
+from aifabric.models.chronos.setting import engine_cycles, engine_latency
 from aifabric.rtl.chronos.bvn import BvnEngine
 
 
@@ -95,6 +95,18 @@ def test_one_step_per_cycle_without_backpressure():
     # first step is valid in cycle 2, then one step per cycle
     assert r["first"] == 2
     assert r["cycles"] == len(r["steps"]) + 1
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_a_matrix_alone_takes_engine_latency_from_its_first_beat(rows):
+    """§8.1's circuit times each matrix alone (``engine_latency``): on a fresh engine its
+    N / R beats are taken one per cycle, the last in cycle -1, and the final step is taken
+    in cycle ``cycles``: from the first beat that is N / R + cycles cycles, at N = 6."""
+    n, w = 6, 8
+    x = np.arange(1, n * n + 1).reshape(n, n)
+    (r,) = simulate(n, w, [frame(x, rows)], ready_p=1.0, rows=rows)
+    check_against_model(x, r)
+    assert n // rows + r["cycles"] == engine_latency(n, len(r["steps"]), rows)
 
 
 @pytest.mark.parametrize("case,flag", [("short", 0b001), ("long", 0b010), ("overflow", 0b100)])
