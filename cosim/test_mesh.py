@@ -41,8 +41,7 @@ import numpy as np
 
 from aifabric.cosim.batch import gc_paused
 from aifabric.cosim.codec import decode_flit, encode_entry, width_of
-from aifabric.cosim.noc import (ID_BITS, Link, OutputChecker, Payload, RouteTables, expect_flags,
-                                read_int,
+from aifabric.cosim.noc import (ID_BITS, Link, OutputChecker, Payload, expect_flags, read_int,
                                 reset_idle)
 from aifabric.cosim.testbench import Testbench
 from aifabric.models.common.netsim import Traffic
@@ -72,14 +71,9 @@ class MeshBench(Testbench):
         self.payload = Payload(self.DW, self.L, prm["data"])
         self.payload.check_width(prm["data"])
         self.net = mesh_network(self.k, vcs=self.V, delay=prm.get("delay", 1), ports=self.P)
-        # the tables as loaded: the routes heads carry into a chip (lookahead routing; at
-        # the local port its source's, the bench's)
-        self.tables = RouteTables(ports=self.P, vcs=self.V, dst_width=self.DW)
-        self.inject = [self.tables.link(link, c, True)
-                       for c, link in enumerate(Link.ports(self, "inject", self.V))]
+        self.inject = Link.ports(self, "inject", self.V)
         self.eject = Link.ports(self, "eject", self.V)
-        self.edges = list(zip([self.tables.link(link, c, False) for (c, _), link in
-                               zip(self.component.edges, Link.ports(self, "edge_i", self.V))],
+        self.edges = list(zip(Link.ports(self, "edge_i", self.V),
                               Link.ports(self, "edge_o", self.V)))
         self.table = self.bus("table")
         self.per_src = 1 << (ID_BITS - width_of(self.n))   # packet numbers per chip
@@ -97,7 +91,6 @@ class MeshBench(Testbench):
         rb = width_of(self.n)
         for r in range(self.n):
             for row, dst, port, lo, hi in table_entries(self.net, r):
-                self.tables.load(r, row, dst, port, lo, hi)
                 await self.tick()
                 assert read_int(self.table.ready) == 1, f"table not ready for router {r}'s entry"
                 entry = encode_entry(row, dst, port, lo, hi, ports=self.P, vcs=self.V,
@@ -199,7 +192,6 @@ class MeshBench(Testbench):
         for c, injections in enumerate(check.model_inject):
             put_valid = self.inject[c].bus.writer("valid")
             put_flit = self.inject[c].bus.bits_writer("flit")
-            put_route = self.inject[c].bus.writer("route")
             before = None
             for t, (v, tag, seq) in injections:
                 _, dst, flits = check.packets[tag]
@@ -215,8 +207,6 @@ class MeshBench(Testbench):
                     data = words[tag, seq]
                 ops.append((put_flit, format((seq == 0) | (seq == flits - 1) << 1 | v << 2 |
                                              data << shift, fmt)))
-                if seq == 0:                   # its route at this chip, from its source
-                    ops.append((put_route, self.tables.route(c, 0, data)))
                 if before != t - 1:
                     ops.append((put_valid, 1))
                 before = t
@@ -494,7 +484,6 @@ async def edge_and_rail_ports(dut):
     await b.tick()
     b.table.payload.value = 0 | encode_entry(0, last, 2, 0, V - 1, ports=b.P, vcs=V,
                                              dst_width=b.DW) << rb
-    b.tables.load(0, 0, last, 2, 0, V - 1)
     b.table.valid.value = 1
     await b.tick()
     b.table.valid.value = 0

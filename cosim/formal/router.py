@@ -4,9 +4,8 @@ The harness is the router's neighbourhood as its docstring specifies it: senders
 credit for a VC before they send on it (``depth`` per VC at reset, one back per flit that
 leaves) and send well-formed packets (head with a length 1..``packet``, that many flits
 contiguous on one VC, the last a tail); downstream buffers of ``depth`` flits per output VC
-that return a credit for a flit they hold, on any later cycle; any route beside a head (it
-comes from the upstream router's copy of this router's table: lookahead routing) and any
-entries of the tables downstream, loaded at any time. Promises:
+that return a credit for a flit they hold, on any later cycle; any routing table, loaded at
+any time. Promises:
 
 - ``no_flit_into_full_vc``: no flit is sent into a downstream VC that is full;
 - ``credits_returned_le_taken``: the router returns a credit only for a flit it took (per
@@ -25,8 +24,8 @@ The error flags, each in both directions (:func:`build_flags`: every input free,
 computed by the harness): ``table_flag_exact``, ``length_flag_exact``,
 ``protocol_flag_exact`` and ``eject_credit_flag_exact`` -- the bit in t + 1 is
 ``~clear & (bit | cause)`` of t, so it rises on its violation and never otherwise. The
-no-route bit has no such property: its cause is a head without a route at the front of its
-VC, and which flit is at the front is in the buffer memories, which the harness cannot read. k-induction with the conservation invariants the harness carries (the credit
+no-route bit has no such property: its cause is a head whose table entry is empty, and the
+table is a memory the harness cannot read. k-induction with the conservation invariants the harness carries (the credit
 counter of every output VC plus the downstream occupancy is ``depth``; every input VC's fill
 plus its credit on the wire is what the sender counts as outstanding) does not close: it
 also needs the buffered route entries (in the buffers' meta memories) to name one port and
@@ -56,11 +55,10 @@ def _top(mod, params):
 
 
 def _free_input(m, link, dw, lb):
-    """Drive an input link (flit and route) with free values; returns its flit and a head's
-    length field."""
+    """Drive an input link with free values; returns its flit and a head's length field."""
     f = link.flit
-    fv, rv = f.as_value(), link.route.as_value()
-    m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv))), rv.eq(any_seq(len(rv)))]
+    fv = f.as_value()
+    m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv)))]
     return f, f.data[dw:dw + lb]
 
 
