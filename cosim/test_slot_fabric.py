@@ -557,17 +557,19 @@ async def long_slots(dut):
     full = budget_scale() == 1.0    # under a budget: one slot per configuration
     g0 = int(rng.integers(3, 64))
     g1 = ~g0 & 63 if ~g0 & 63 >= 3 else (~g0 & 63) | 64     # bits 0-5: the other way
+    # the fibres whose round trip the endpoint's counter holds (at 7 bits the longest is 63:
+    # 64 saturates, lost_and_late_echo); a guard must leave one of them a round trip above it
+    longest = min(64, (h.rtt_top - 1) // 2)
+    top = min(128, 2 * longest + 1)            # guards below 128 and below 2 longest + 1
     configs = [(0x13FF, g0), (0x17FF, g1),
-               (0x2000 | int(rng.integers(0x400)), int(rng.integers(3, 128)))]
-    configs += [(int(rng.integers(0x100, 0x800)), int(rng.integers(3, 128))) for _ in range(3)]
+               (0x2000 | int(rng.integers(0x400)), int(rng.integers(3, top)))]
+    configs += [(int(rng.integers(0x100, 0x800)), int(rng.integers(3, top))) for _ in range(3)]
     for k, (window, guard) in enumerate(configs):
         h.guard = guard
         h.period = h.guard + window
         # every endpoint but the 1-cycle one opens its window in the slot before (rtt > G),
         # with bit 6 of that opening phase one way in one configuration and the other way
-        # in the next; fibres whose round trip the endpoint's counter holds (at 7 bits the
-        # longest is 63: 64 saturates, lost_and_late_echo)
-        longest = min(64, (h.rtt_top - 1) // 2)
+        # in the next
         h.delay = [early_fibre(rng, h.period, guard, (k + i) % 2, longest) for i in range(h.n)]
         h.delay[k % h.n], h.delay[(k + 1) % h.n] = 1, longest
         await h.load(random_stack(rng, h.n, 3, 2))
