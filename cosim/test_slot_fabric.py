@@ -560,7 +560,7 @@ async def long_slots(dut):
     # the fibres whose round trip the endpoint's counter holds (at 7 bits the longest is 63:
     # 64 saturates, lost_and_late_echo); a guard must leave one of them a round trip above it
     longest = min(64, (h.rtt_top - 1) // 2)
-    top = min(128, 2 * longest + 1)            # guards below 128 and below 2 longest + 1
+    top = min(128, 2 * longest)         # guards below 128 and 2 longest (early_fibre's range)
     configs = [(0x13FF, g0), (0x17FF, g1),
                (0x2000 | int(rng.integers(0x400)), int(rng.integers(3, top)))]
     configs += [(int(rng.integers(0x100, 0x800)), int(rng.integers(3, top))) for _ in range(3)]
