@@ -25,4 +25,10 @@ def _version() -> str:
         return re.search(r'^version\s*=\s*"([^"]+)"', text, re.M).group(1)
 
 
-__version__ = _version()
+def __getattr__(name: str) -> str:
+    # looked up on first use, not at import: reading the installed metadata costs every
+    # process (the network simulator's included) about 20 ms it does not need
+    if name == "__version__":
+        globals()["__version__"] = v = _version()
+        return v
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

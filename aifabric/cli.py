@@ -14,8 +14,6 @@ from __future__ import annotations
 import importlib
 import sys
 
-from . import __version__
-
 __all__ = ["COMMANDS", "EXTRAS", "main"]
 
 # command -> (module under aifabric.scripts, one-line description)
@@ -49,6 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _usage() -> str:
+    from . import __version__
     width = max(map(len, COMMANDS))
     lines = [f"usage: aifabric <command> [options]   (aifabric {__version__})", "",
              "Commands:"]
@@ -87,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
         print(_usage())
         sys.exit(0)
     if argv[0] == "--version":
+        from . import __version__
         print(f"aifabric {__version__}")
         sys.exit(0)
     command, rest = argv[0], argv[1:]

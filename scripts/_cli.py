@@ -17,7 +17,6 @@ from pathlib import Path
 from aifabric import paths as _paths
 
 from aifabric.models.common.figures import md_table  # noqa: F401  (the scripts' table writer)
-from aifabric.rtl.catalog import BLOCKS, Block, get_block
 
 BUILD = _paths.BUILD
 
@@ -65,6 +64,7 @@ def parse_params(items: list[str] | None) -> dict | None:
 
 
 def add_block_args(parser: argparse.ArgumentParser) -> None:
+    from aifabric.rtl.catalog import BLOCKS     # the RTL (amaranth), for the block commands only
     parser.add_argument("--block", action="append", metavar="NAME",
                         help=f"block(s) to process (default: all: {', '.join(BLOCKS)})")
     parser.add_argument("--param", action="append", metavar="NAME=VALUE",
@@ -79,6 +79,7 @@ def selected(args, attr: str = "params", cosim: bool = False,
     With ``cosim``, blocks co-simulated inside another block are left out (or refused when
     asked for by name). With ``built``, (block, params, component) triples: the component
     that validated the set, for a command that converts or inspects it (built once)."""
+    from aifabric.rtl.catalog import BLOCKS, get_block
     names = args.block or [name for name, b in BLOCKS.items() if not (cosim and b.cosim_in)]
     blocks = []
     for name in names:

@@ -15,6 +15,7 @@ how the links are built (``k``); ``mesh_width`` sets the lanes directly instead.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from pathlib import Path
 
@@ -161,9 +162,13 @@ def railx_tables(topo: Topology, rt: MinimalRouting, vcs: int, link_port: dict):
     rows = np.arange(vcs) // width                      # class of the input VC
     algo1 = rt.vcs == "algorithm1"
     o_dst = rt.order[2]
+    # the next node depends on the node, not the chip, and a chip has a link towards few
+    # nodes: each is worked out once (the tables of 1,296 chips took seconds otherwise)
+    next_of = functools.lru_cache(maxsize=None)(rt.next_node)
     for c in range(n):
         here = topo.node_of(c)
         base = c - c % per
+        exits = {}
         for d in range(base, base + per):                 # destination in this node
             port[c, :, d] = LOCAL if d == c else _mesh_port(topo, c, d, o_dst)
             cls[c, :, d] = 0 if d == c else (2 if algo1 else rows)
@@ -172,8 +177,10 @@ def railx_tables(topo: Topology, rt: MinimalRouting, vcs: int, link_port: dict):
                 goal = (gx, gy)
                 if goal == here:
                     continue
-                nxt = rt.next_node(here, goal)
-                link, local, _ = rt.exit_link(c, nxt)
+                nxt = next_of(here, goal)
+                if nxt not in exits:
+                    exits[nxt] = rt.exit_link(c, nxt)
+                link, local, _ = exits[nxt]
                 optical = c == local
                 if optical:
                     p = link_port[(link, c)]
@@ -190,8 +197,7 @@ def railx_tables(topo: Topology, rt: MinimalRouting, vcs: int, link_port: dict):
                     kk = rows + 1 if optical else rows
                 g0 = topo.chip_id(gx, gy, 0, 0)
                 port[c, :, g0:g0 + per] = p
-                cls[c, :, g0:g0 + per] = np.broadcast_to(np.asarray(kk).reshape(-1, 1)
-                                                         if np.ndim(kk) else kk, (vcs, per))
+                cls[c, :, g0:g0 + per] = np.asarray(kk).reshape(-1, 1) if np.ndim(kk) else kk
     lo = cls * width
     bad = (lo >= vcs) & (port > LOCAL)
     port[bad] = -1                                        # class beyond the last: unreachable

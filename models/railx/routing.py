@@ -39,8 +39,6 @@ import functools
 import itertools
 from collections import deque
 
-import networkx as nx
-
 from .system import Topology
 
 __all__ = ["MinimalRouting", "AdaptiveRouting", "channel_dependency_graph", "vc_collapsed",
@@ -51,6 +49,7 @@ class _Base:
     def __init__(self, topo: Topology) -> None:
         self.topo = topo
         self.m = topo.system.m
+        import networkx as nx
         g = nx.Graph(topo.node_graph())
         self.node_dist = dict(nx.all_pairs_shortest_path_length(g))
         self.neighbours = {u: sorted(g.neighbors(u)) for u in g.nodes}
@@ -288,6 +287,7 @@ def _chain(deps: set, last, path: list) -> None:
 def channel_dependency_graph(routing) -> nx.DiGraph:
     """CDG of a routing function: an edge (c1, v1) -> (c2, v2) when a packet holding channel
     c1 on VC v1 may request channel c2 on VC v2."""
+    import networkx as nx
     g = nx.DiGraph()
     if isinstance(routing, AdaptiveRouting):
         g.add_edges_from(routing.dependencies())
@@ -299,6 +299,7 @@ def channel_dependency_graph(routing) -> nx.DiGraph:
 
 def vc_collapsed(cdg: nx.DiGraph) -> nx.DiGraph:
     """The same dependencies with every VC mapped to 0 (a single-VC network)."""
+    import networkx as nx
     g = nx.DiGraph()
     g.add_edges_from(((a[0], 0), (b[0], 0)) for a, b in cdg.edges)
     return g

@@ -28,7 +28,6 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-import networkx as nx
 import numpy as np
 
 from .rings import NotAnInteger, rail_rings
@@ -192,6 +191,7 @@ class Topology:
     def chip_graph(self) -> nx.MultiGraph:
         """Chips as nodes (with X, Y, x, y attributes); one edge per link, keyed by its index
         in :attr:`links`, with ``kind``, ``dim``, ``rail`` and ``weight`` (1)."""
+        import networkx as nx     # here, not at import: the network simulator's start-up
         g = nx.MultiGraph()
         for c in range(self.num_chips):
             X, Y, x, y = self.chip_coords(c)
@@ -202,6 +202,7 @@ class Topology:
 
     def node_graph(self) -> nx.MultiGraph:
         """Nodes (X, Y) as vertices, one edge per optical link."""
+        import networkx as nx
         g = nx.MultiGraph()
         g.add_nodes_from(itertools.product(range(self.nodes[0]), range(self.nodes[1])))
         for dim, rail, plus, minus in self.node_links:
@@ -216,6 +217,7 @@ class Topology:
 
     def node_diameter(self) -> int:
         """Inter-node diameter d_o (optical hops)."""
+        import networkx as nx
         return nx.diameter(nx.Graph(self.node_graph()))
 
     def links_between(self, a: tuple[int, int], b: tuple[int, int]) -> list[int]:

@@ -89,7 +89,8 @@ def run(args) -> str:
           f"{e2e['runs']}): {e2e['total_s']:.2f} s, of which start-up (interpreter, imports, "
           f"loading the cached kernel, the traffic) {e2e['startup_s']:.2f} s, building the "
           f"network {e2e['setup_s']:.2f} s and the simulated cycles {e2e['simulate_s']:.2f} "
-          f"s.")
+          f"s; in CPU-seconds of that process {e2e['cpu_s']:.2f} s, of which start-up "
+          f"(everything but the measured cycles) {e2e['startup_cpu_s']:.2f} s.")
     return ("## Network simulator (build/bench/netsim.json)\n\n"
             f"Uniform traffic, {args.netsim_cycles:,} measured cycles after 2,000 of warm-up, "
             "one process. Router-cycles count every router every cycle, the idle routers the "
@@ -117,7 +118,7 @@ net = mesh(16, vcs=2)
 t2 = time.perf_counter()
 res = simulate(net, "uniform", 0.06, warmup=0, window=15000, drain=0)
 t3 = time.perf_counter()
-print(t1 - t0, t2 - t1, t3 - t2, res.seconds)
+print(t1 - t0, t2 - t1, t3 - t2, res.seconds, res.cpu_seconds)
 """
 
 
@@ -177,6 +178,7 @@ def _same(a, b) -> bool:
 def _netsim_targets(hx) -> dict:
     """The section-4 targets: 16x16 mesh at 0.06 and near saturation (0.21), the RailX
     1,296-chip point, and a whole 15,000-cycle run in a fresh process."""
+    import resource
     import statistics
     import subprocess
     import sys
@@ -208,13 +210,17 @@ def _netsim_targets(hx) -> dict:
     runs = []
     for _ in range(3):
         start = time.perf_counter()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.run([sys.executable, "-c", _E2E], capture_output=True, text=True,
                               cwd=Path(__file__).resolve().parents[2], check=True)
         total = time.perf_counter() - start
-        _, setup, _, sim = map(float, proc.stdout.split())
-        # start-up: the interpreter, the imports, loading the cached kernel, the traffic
+        now = resource.getrusage(resource.RUSAGE_CHILDREN)
+        _, setup, _, sim, sim_cpu = map(float, proc.stdout.split())
+        cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+        # start-up: the interpreter, the imports, loading the cached kernel, the traffic;
+        # the CPU-seconds of the process do not depend on what else the machine runs
         runs.append({"total_s": total, "startup_s": total - setup - sim, "setup_s": setup,
-                     "simulate_s": sim})
+                     "simulate_s": sim, "cpu_s": cpu, "startup_cpu_s": cpu - sim_cpu})
     e2e = {k: round(statistics.median(r[k] for r in runs), 3) for k in runs[0]}
     e2e["runs"] = len(runs)
     rows = []
@@ -236,5 +242,10 @@ def _netsim_targets(hx) -> dict:
                  "target": NETSIM_TARGETS["end_to_end_s"], "measured": e2e["total_s"],
                  "factor": round(e2e["total_s"] / NETSIM_TARGETS["end_to_end_s"], 2),
                  "met": e2e["total_s"] <= NETSIM_TARGETS["end_to_end_s"]})
+    # the same run in CPU-seconds of the process, the figure the rates above are given in
+    rows.append({"what": "the same run, CPU-seconds of the process (s)",
+                 "target": NETSIM_TARGETS["end_to_end_s"], "measured": e2e["cpu_s"],
+                 "factor": round(e2e["cpu_s"] / NETSIM_TARGETS["end_to_end_s"], 2),
+                 "met": e2e["cpu_s"] <= NETSIM_TARGETS["end_to_end_s"]})
     return {"rows": rows, "end_to_end": e2e,
             "baseline": NETSIM_BASELINE if base is not None else None}

@@ -12,10 +12,9 @@ def latency_curves(curves: dict[str, list[dict]], path: Path, title: str,
     """Mean latency against accepted throughput, one line per curve (stable points only: an
     unstable point has no finite latency); with ``max_lines`` a dotted vertical line at each
     curve's theoretical maximum. Written through a temporary file."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    from matplotlib.figure import Figure      # no pyplot: no backend, no global state
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.subplots()
     plotted = 0
     for label, rows in curves.items():
         stable = [r for r in rows if not r["saturated"] and r["latency_mean"] > 0]
@@ -40,6 +39,5 @@ def latency_curves(curves: dict[str, list[dict]], path: Path, title: str,
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp.png")
     fig.savefig(tmp, dpi=120)
-    plt.close(fig)
     tmp.replace(path)
     return path
