@@ -1017,8 +1017,9 @@ def _rtlil_of_edit(spec: Spec, edit: Edit, name: str) -> str:
             return _converted(spec, lambda: cls(**spec.params), name)
 
 
-# the RTLIL of a sub-block converted once (Spec.once), per module name after the top's
-_ONCE: dict[str, str] = {}
+# the RTLIL of a sub-block converted once (Spec.once) and its ports, per module name after
+# the top's
+_ONCE: dict[str, tuple[str, set]] = {}
 _ONCE_TOP = "aifabric_once_top"
 
 
@@ -1026,22 +1027,24 @@ def _converted(spec: Spec, build, name: str) -> str:
     """RTLIL of the component ``build()`` returns, module ``name``. With ``spec.once``
     (a system that elaborates sub-blocks of another file itself: the mesh's routers), every
     instance of that class elaborates to an ``Instance`` of one module per parameter set,
-    ``<name>.<class>_<hash of the parameters>``, with every member of its signature as a
-    port (as RailX instances its router), and that module's RTLIL, converted from the
-    unedited class once per process (forked children inherit it), is added under that name.
-    Same logic as the design converted whole: a constant or an undriven input reaches the
-    instance's port instead of being folded into the sub-block, an output nothing reads
-    stays a port. So an edit of the system's wiring leaves its sub-blocks' module text as
-    the original's (one elaboration of the top, not of every router, per edit), and only an
-    edit of their parameters or number changes them."""
+    ``<name>.<class>_<hash of the parameters>``, its ports the signature's members (and the
+    clock and reset where it has them; as RailX instances its router), and that module's
+    RTLIL, converted from the unedited class once per process (forked children inherit
+    it), is added under that name. Same logic as the design converted whole: a constant or
+    an undriven input reaches the instance's port instead of being folded into the
+    sub-block, an output nothing reads stays a port. So an edit of the system's wiring
+    leaves its sub-blocks' module text as the original's (one elaboration of the top, not
+    of every router, per edit), and only an edit of their parameters or number changes
+    them."""
     import hashlib
+    import importlib
+    import inspect
 
     from amaranth.back import rtlil
     from amaranth.hdl import ClockSignal, Instance, ResetSignal, Value
     from amaranth.lib.wiring import In
     if spec.once is None:
         return rtlil.convert(build(), name=name)
-    import importlib
     modname, clsname = spec.once.split(":")
     cls = getattr(importlib.import_module(modname), clsname)
     made = {}
@@ -1053,25 +1056,37 @@ def _converted(spec: Spec, build, name: str) -> str:
 
     def elaborate(self, platform):
         args, kwargs = self._once_args
-        key = hashlib.sha256(repr((args, sorted(kwargs.items()))).encode()).hexdigest()
+        bound = inspect.signature(init).bind(self, *args, **kwargs)
+        bound.apply_defaults()                  # Leaf() and Leaf(k=1) are the same
+        key = hashlib.sha256(repr(list(bound.arguments.items())[1:]).encode()).hexdigest()
         unit = f".{clsname.lower()}_{key[:12]}"
         made[unit] = self._once_args
         ports = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
         for path, member, value in self.signature.flatten(self):
             ports[f"{'i' if member.flow == In else 'o'}_{'__'.join(map(str, path))}"] = \
                 Value.cast(value)
+        if unit in _ONCE:                       # the ports the module has
+            ports = {p: v for p, v in ports.items() if p[2:] in _ONCE[unit][1]}
         return Instance(f"{name}{unit}", **ports)
 
-    with _AMARANTH:
+    def top():
+        made.clear()
         cls.__init__, cls.elaborate = __init__, elaborate
         try:
-            text = rtlil.convert(build(), name=name)
+            return rtlil.convert(build(), name=name)
         finally:
             cls.__init__, cls.elaborate = init, elab
-        for unit, (args, kwargs) in sorted(made.items()):
-            if unit not in _ONCE:
-                _ONCE[unit] = rtlil.convert(cls(*args, **kwargs), name=_ONCE_TOP + unit)
-            text += _ONCE[unit].replace(f"\\{_ONCE_TOP}{unit}", f"\\{name}{unit}")
+
+    with _AMARANTH:
+        text = top()
+        if any(unit not in _ONCE for unit in made):
+            for unit, (args, kwargs) in made.items():
+                if unit not in _ONCE:
+                    il = rtlil.convert(cls(*args, **kwargs), name=_ONCE_TOP + unit)
+                    _ONCE[unit] = il, {p for p, _, _ in rtlil_ports(il, _ONCE_TOP + unit)}
+            text = top()                        # the instances with the modules' ports
+        for unit in sorted(made):
+            text += _ONCE[unit][0].replace(f"\\{_ONCE_TOP}{unit}", f"\\{name}{unit}")
     return text
 
 
