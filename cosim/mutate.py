@@ -55,6 +55,11 @@ side by side behind ``mutsel`` (:func:`build_source`: every copy sees the inputs
 picks whose outputs leave) in the same wrapper, and judged as above; the formal harness is
 built from the edited source (with the copy substituted), and the equivalence checks
 compare the original with the mutant's flattened design (:func:`flatten_gate`).
+
+A system of sub-blocks from another file (the mesh's routers: ``Spec.shared``,
+``Spec.once``) is converted with those sub-blocks as instances of one module, converted
+once (:func:`_converted`), and one set of them serves every copy (:func:`build_source`);
+a mutant whose sub-blocks differ from the original's keeps its own (at most ``OWN_MAX``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ restored; and on the wave-front arbiter at N = 4, four edits through the whole j
 that does not elaborate and one that gives the original's RTLIL are dropped, a dropped row
 token is killed by the co-simulation (and the miter tells it from the original), and a
 counter's slice one bit wider (the carry it keeps is never read) is proven equivalent; the
-first also fails a formal property of the harness built from the edited source."""
+first also fails a formal property of the harness built from the edited source. A fixture
+system stands in for the mesh: its sub-blocks converted once and shared by every copy, or
+kept by a copy whose edit changes them."""
 
 import ast
 import hashlib
