@@ -1062,7 +1062,7 @@ def _converted(spec: Spec, build, name: str) -> str:
     def elaborate(self, platform):
         args, kwargs = self._once_args
         bound = inspect.signature(init).bind(self, *args, **kwargs)
-        bound.apply_defaults()                  # Leaf() and Leaf(k=1) are the same
+        bound.apply_defaults()                  # a default given or not: one module
         key = hashlib.sha256(repr(list(bound.arguments.items())[1:]).encode()).hexdigest()
         unit = f".{clsname.lower()}_{key[:12]}"
         made[unit] = self._once_args
