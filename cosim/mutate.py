@@ -55,6 +55,11 @@ side by side behind ``mutsel`` (:func:`build_source`: every copy sees the inputs
 picks whose outputs leave) in the same wrapper, and judged as above; the formal harness is
 built from the edited source (with the copy substituted), and the equivalence checks
 compare the original with the mutant's flattened design (:func:`flatten_gate`).
+
+A system of sub-blocks from another file (the mesh's routers: ``Spec.shared``,
+``Spec.once``) is converted with those sub-blocks as instances of one module, converted
+once (:func:`_converted`), and one set of them serves every copy (:func:`build_source`);
+a mutant whose sub-blocks differ from the original's keeps its own (at most ``OWN_MAX``).
 """
 
 from __future__ import annotations
@@ -85,6 +90,9 @@ __all__ = ["SPECS", "Spec", "Mutant", "Outcome", "mutants_of", "build", "verilat
 ROOT = Path(__file__).resolve().parent.parent
 MUTATE_DIR = ROOT / "build" / "mutate"
 EQUIV_DEPTH = 12
+# source mode: at most this many mutants of a system keep their own copy of the instances
+# the others share (Spec.shared): each adds them all to the one Verilated model
+OWN_MAX = 4
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,9 @@ class Spec:
     # source mode: the top's submodule instances (cell names, a glob) that come from other
     # files, one set shared by every copy of the top (see build_source)
     shared: str | None = None
+    # source mode: the class ("module:Class") of those instances when the top elaborates
+    # them itself: converted once per parameter set and instanced (see _converted)
+    once: str | None = None
 
 
 def _ci(block):
@@ -124,7 +135,8 @@ SPECS: dict[str, Spec] = {s.block: s for s in [
     Spec("slot_fabric", "slot_fabric", _ci("slot_fabric"), "rtl/chronos/slot_fabric.py",
          transactions=_ci_budget("slot_fabric")),
     Spec("router", "router", _ci("router"), "rtl/railx/router.py", formal="router"),
-    Spec("mesh", "mesh", _ci("mesh"), "rtl/railx/mesh.py", shared="router*"),
+    Spec("mesh", "mesh", _ci("mesh"), "rtl/railx/mesh.py", shared="router*",
+         once="aifabric.rtl.railx.router:Router"),
     # the RailX system's own wiring (rails, delay lines, the table fan-out, error OR), at
     # make test's budget (every scenario at a third of its length)
     Spec("railx_mesh", "railx_mesh", _ci("railx_mesh"), "rtl/railx/railx_mesh.py",
@@ -918,6 +930,7 @@ class SourceMutant:
     gate: str = ""               # its design flattened, module ``top`` (see flatten_gate)
     mode: str = "source"
     port: str = ""
+    own: bool = False            # keeps its own Spec.shared instances (see build_source)
 
     @property
     def src(self) -> list:
@@ -1000,14 +1013,86 @@ def _edited(source: str, edit: Edit):
 
 def _rtlil_of_edit(spec: Spec, edit: Edit, name: str) -> str:
     """The co-simulated design built from the edited source, as RTLIL (module ``name``)."""
-    from amaranth.back import rtlil
     with _AMARANTH:
         original, module = _edited(spec.source, edit)
         with substituted(original, module):
             cls = get_block(spec.bench).component
             if cls.__module__ == original.__name__:
                 cls = getattr(module, cls.__name__)
-            return rtlil.convert(cls(**spec.params), name=name)
+            return _converted(spec, lambda: cls(**spec.params), name)
+
+
+# the RTLIL of a sub-block converted once (Spec.once) and its ports, per module name after
+# the top's
+_ONCE: dict[str, tuple[str, set]] = {}
+_ONCE_TOP = "aifabric_once_top"
+
+
+def _converted(spec: Spec, build, name: str) -> str:
+    """RTLIL of the component ``build()`` returns, module ``name``. With ``spec.once``
+    (a system that elaborates sub-blocks of another file itself: the mesh's routers), every
+    instance of that class elaborates to an ``Instance`` of one module per parameter set,
+    ``<name>.<class>_<hash of the parameters>``, its ports the signature's members (and the
+    clock and reset where it has them; as RailX instances its router), and that module's
+    RTLIL, converted from the unedited class once per process (forked children inherit
+    it), is added under that name. Same logic as the design converted whole: a constant or
+    an undriven input reaches the instance's port instead of being folded into the
+    sub-block, an output nothing reads stays a port. So an edit of the system's wiring
+    leaves its sub-blocks' module text as the original's (one elaboration of the top, not
+    of every router, per edit), and only an edit of their parameters or number changes
+    them."""
+    import hashlib
+    import importlib
+    import inspect
+
+    from amaranth.back import rtlil
+    from amaranth.hdl import ClockSignal, Instance, ResetSignal, Value
+    from amaranth.lib.wiring import In
+    if spec.once is None:
+        return rtlil.convert(build(), name=name)
+    modname, clsname = spec.once.split(":")
+    cls = getattr(importlib.import_module(modname), clsname)
+    made = {}
+    init, elab = cls.__init__, cls.elaborate
+
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self._once_args = (args, kwargs)
+
+    def elaborate(self, platform):
+        args, kwargs = self._once_args
+        bound = inspect.signature(init).bind(self, *args, **kwargs)
+        bound.apply_defaults()                  # a default given or not: one module
+        key = hashlib.sha256(repr(list(bound.arguments.items())[1:]).encode()).hexdigest()
+        unit = f".{clsname.lower()}_{key[:12]}"
+        made[unit] = self._once_args
+        ports = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
+        for path, member, value in self.signature.flatten(self):
+            ports[f"{'i' if member.flow == In else 'o'}_{'__'.join(map(str, path))}"] = \
+                Value.cast(value)
+        if unit in _ONCE:                       # the ports the module has
+            ports = {p: v for p, v in ports.items() if p[2:] in _ONCE[unit][1]}
+        return Instance(f"{name}{unit}", **ports)
+
+    def top():
+        made.clear()
+        cls.__init__, cls.elaborate = __init__, elaborate
+        try:
+            return rtlil.convert(build(), name=name)
+        finally:
+            cls.__init__, cls.elaborate = init, elab
+
+    with _AMARANTH:
+        text = top()
+        if any(unit not in _ONCE for unit in made):
+            for unit, (args, kwargs) in made.items():
+                if unit not in _ONCE:
+                    il = rtlil.convert(cls(*args, **kwargs), name=_ONCE_TOP + unit)
+                    _ONCE[unit] = il, {p for p, _, _ in rtlil_ports(il, _ONCE_TOP + unit)}
+            text = top()                        # the instances with the modules' ports
+        for unit in sorted(made):
+            text += _ONCE[unit][0].replace(f"\\{_ONCE_TOP}{unit}", f"\\{name}{unit}")
+    return text
 
 
 def _elaborate_child(spec, edit, name, out, err):
@@ -1061,16 +1146,20 @@ def rtlil_ports(rtlil_text: str, module: str) -> list[tuple[str, str, int]]:
 
 
 def source_mutants(spec: Spec, count: int, seed: int, workdir: Path, *,
-                   edits: list[Edit] | None = None, timeout: float = 120,
+                   edits: list[Edit] | None = None, timeout: float = 120, own: int = OWN_MAX,
                    log=lambda s: None) -> tuple[list[SourceMutant], list[Dropped]]:
     """Up to ``count`` source mutants of the block: its file's edits (:func:`edits_of`) in
     the order of a ``seed``-ed shuffle (or ``edits``, in their order), each elaborated at the
     co-simulated parameters from a copy of the source; those that do not elaborate, change
     the ports, or give the original's RTLIL are dropped (and returned, with why) until
-    ``count`` remain. Writes ``design.il`` (the original) and ``src/s<k>.il`` (mutant k,
+    ``count`` remain. Where ``spec.shared`` names instances every copy shares, a mutant
+    whose instances differ from the original's keeps its own (``SourceMutant.own``), at
+    most ``own`` of them (each adds its instances to the Verilated model); further ones are
+    dropped. Writes ``design.il`` (the original) and ``src/s<k>.il`` (mutant k,
     module ``<name>_s<k>``) under ``workdir``."""
     import importlib
-    name, il = _rtlil(spec)
+    name = _name(spec)
+    il = _converted(spec, lambda: get_block(spec.bench).build(spec.params), name)
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "design.il").write_text(il)
     _declare_instanced(spec, il, workdir)
@@ -1093,13 +1182,22 @@ def source_mutants(spec: Spec, count: int, seed: int, workdir: Path, *,
             dropped.append(Dropped(edit, "interface", "the ports change"))
         elif _normal(text, mname, name) == original:
             dropped.append(Dropped(edit, "identical", "the original's RTLIL"))
-        elif _shared_cells(spec, _normal(text, mname, name), name) != shared and \
-                (text := _renumbered(spec, text, mname, original, name)) is None:
-            dropped.append(Dropped(edit, "interface", "the shared instances change"))
         else:
-            out.write_text(text)
-            live.append(SourceMutant(k, edit, spec.source, name))
-            continue
+            if _shared_cells(spec, _normal(text, mname, name), name) != shared:
+                text = _renumbered(spec, text, mname, original, name)
+            if text is not None:
+                out.write_text(text)
+                live.append(SourceMutant(k, edit, spec.source, name))
+                continue
+            if sum(m.own for m in live) < own:
+                # the shared instances differ (their parameters, their number): this copy
+                # keeps its own (build_source)
+                live.append(SourceMutant(k, edit, spec.source, name, own=True))
+                log(f"{spec.block}: {spec.source}:{edit.line}: {edit.what}: keeps its own "
+                    f"{spec.shared} (they differ from the shared ones)")
+                continue
+            dropped.append(Dropped(edit, "interface", "the shared instances change (more "
+                                   f"than {own} mutants with their own)"))
         d = dropped[-1]
         log(f"{spec.block}: {spec.source}:{edit.line}: {edit.what}: dropped ({d.why}: "
             f"{d.detail})")
@@ -1200,7 +1298,9 @@ def build_source(spec: Spec, mutants: list[SourceMutant], workdir: Path) -> Path
     -evert``: their connections become the copy's ports) and one set of them, the original's,
     serves every copy: their inputs come from the copy ``mutsel`` picks, their outputs go to
     every copy, their clock and reset from the top's. So a system of many routers is built
-    and simulated with its routers once, not once per copy."""
+    and simulated with its routers once, not once per copy. A mutant whose instances are not
+    the original's (``SourceMutant.own``: an edit of their parameters or their number) keeps
+    its own: the model holds the shared set plus one set per such mutant."""
     name = _name(spec)
     width = max(1, max((m.k for m in mutants), default=1).bit_length())
     ports = rtlil_ports((workdir / "design.il").read_text(), name)
@@ -1213,7 +1313,9 @@ def build_source(spec: Spec, mutants: list[SourceMutant], workdir: Path) -> Path
     shared, cut = {}, {}
     if spec.shared is not None:
         shared = _shared_kinds(spec, (workdir / "design.il").read_text(), name)
-        evert = "".join(f"expose -evert {mod}/c:{spec.shared}\n" for mod in modules)
+        own = {f"{name}_s{m.k}" for m in mutants if m.own}
+        evert = "".join(f"expose -evert {mod}/c:{spec.shared}\n" for mod in modules
+                        if mod not in own)
         yosys(f"read_rtlil design.il\n{reads}{evert}write_rtlil everted.il\n", workdir)
         everted = (workdir / "everted.il").read_text()
         for mod in modules:
@@ -1252,7 +1354,7 @@ def build_source(spec: Spec, mutants: list[SourceMutant], workdir: Path) -> Path
                 wire = _esc(f"{p}__r")
                 body.append(f"  wire [{w - 1}:0] {wire};")
                 pick = "".join(f"mutsel == {width}'d{m.k} ? {_esc(f'{p}__m{m.k}')} : "
-                               for m in mutants)
+                               for m in mutants if not m.own)
                 body.append(f"  assign {wire} = {pick}{_esc(f'{p}__m0')};")
             conn.append(f"    .{_esc(port)}({wire})")
         body.append(f"  {_esc(kind)} {_esc(cell)} (\n" + ",\n".join(conn) + "\n  );")

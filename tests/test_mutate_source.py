@@ -6,14 +6,20 @@ restored; and on the wave-front arbiter at N = 4, four edits through the whole j
 that does not elaborate and one that gives the original's RTLIL are dropped, a dropped row
 token is killed by the co-simulation (and the miter tells it from the original), and a
 counter's slice one bit wider (the carry it keeps is never read) is proven equivalent; the
-first also fails a formal property of the harness built from the edited source."""
+first also fails a formal property of the harness built from the edited source. A fixture
+system stands in for the mesh: its sub-blocks converted once and shared by every copy, or
+kept by a copy whose edit changes them."""
 
 import ast
 import hashlib
 import importlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
 
 from aifabric.cosim.mutate import (Spec, build_source, cut_memories, edited_parts, equivalent,
                                    flatten_gate, formal_kill, judged, proved_equivalent,
@@ -348,3 +354,102 @@ def test_reused_cosim_keeps_the_kills_and_refuses_another_run(tmp_path):
     swapped = [SourceMutant(1, wide, WWFA, "top"), SourceMutant(2, row, WWFA, "top")]
     assert "other mutants" in reused_cosim(path, spec, swapped, 1, 2)[2]
     assert "no earlier run" in reused_cosim(tmp_path / "none.json", spec, ms, 1, 2)[2]
+
+
+class Leaf(wiring.Component):
+    """A system's sub-block from another file (as the mesh's router): y = a + b + k."""
+    a: In(4)
+    b: In(4)
+    y: Out(4)
+
+    def __init__(self, k=1):
+        self.k = k
+        super().__init__()
+
+    elaborated = []                     # k of every elaboration
+
+    def elaborate(self, platform):
+        self.elaborated.append(self.k)
+        m = Module()
+        m.d.comb += self.y.eq(self.a + self.b + self.k)
+        return m
+
+
+class Pair(wiring.Component):
+    """Two leaves in a chain, as wired by ``variant``: the original; ``tied``: leaf 1's b
+    tied to 0 (an edit of the wiring); ``k2``, ``k3``: leaf 1 built with another k (an edit
+    of the sub-blocks themselves)."""
+    x: In(4)
+    z: In(4)
+    y: Out(4)
+
+    def __init__(self, variant="original"):
+        self.variant = variant
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.leaf0 = l0 = Leaf()
+        k = {"k2": 2, "k3": 3}.get(self.variant, 1)
+        m.submodules.leaf1 = l1 = Leaf(k=k)
+        m.d.comb += [l0.a.eq(self.x), l0.b.eq(self.z), l1.a.eq(l0.y),
+                     l1.b.eq(0 if self.variant == "tied" else self.z), self.y.eq(l1.y)]
+        return m
+
+
+def test_a_systems_sub_blocks_converted_once_and_kept_where_edited(tmp_path, monkeypatch):
+    """A system whose copies share one set of sub-blocks (the mesh's routers, Spec.shared).
+    Converted whole, an edit that ties a sub-block's input to 0 changes that sub-block's
+    module (Amaranth folds the constant in), which used to drop the edit. With Spec.once the
+    sub-blocks are instances of one module per parameter set, converted once: that edit
+    leaves them the original's, shares them and is judged; an edit of their parameters
+    keeps its own copy (up to ``own``; the next is dropped). Built behind ``mutsel``, each
+    copy computes its own edit: original 7, tied 5, k = 2 8 for x = 1, z = 2."""
+    import aifabric.cosim.mutate as mut
+    whole = Spec("pair", "pair", {}, "x.py", shared="leaf*")
+    once = replace(whole, once=f"{__name__}:Leaf")
+
+    def conv(spec, variant, name="pair"):
+        return mut._normal(mut._converted(spec, lambda: Pair(variant), name), name, "pair")
+    assert mut._shared_cells(whole, conv(whole, "tied"), "pair") != \
+        mut._shared_cells(whole, conv(whole, "original"), "pair")
+    calls = []
+    monkeypatch.setattr(Leaf, "elaborated", calls)
+    monkeypatch.setattr(mut, "_ONCE", {})
+    original = conv(once, "original")
+    assert calls == [1]                             # one conversion for both leaves
+    assert len(mut._shared_kinds(once, original, "pair")) == 2 and \
+        len(set(mut._shared_kinds(once, original, "pair").values())) == 1
+    assert mut._shared_cells(once, conv(once, "tied", "pair_s1"), "pair") == \
+        mut._shared_cells(once, original, "pair")
+    assert calls == [1]                             # none for an edit of the wiring
+    assert mut._shared_cells(once, conv(once, "k2", "pair_s2"), "pair") != \
+        mut._shared_cells(once, original, "pair")
+    assert calls == [1, 2]
+
+    # the draw: shared, own, dropped over the limit of one
+    class Block:
+        component = Pair
+
+        def instance_name(self, params):
+            return "pair"
+
+        def build(self, params):
+            return Pair()
+
+    monkeypatch.setattr(mut, "get_block", lambda name: Block())
+    monkeypatch.setattr(mut, "_instanced_modules", lambda *a, **k: "")
+
+    def elaborate(spec, edit, name, out, timeout):
+        out.write_text(mut._converted(spec, lambda: Pair(edit.after), name))
+        return ""
+    monkeypatch.setattr(mut, "_elaborate", elaborate)
+    edits = [Edit("constant", 1, 0, 1, 1, "v", v) for v in ("tied", "k2", "k3")]
+    live, dropped = source_mutants(once, 3, 1, tmp_path, edits=edits, own=1)
+    assert [(m.k, m.edit.after, m.own) for m in live] == [(1, "tied", False), (2, "k2", True)]
+    assert [(d.edit.after, d.why) for d in dropped] == [("k3", "interface")]
+    build_source(once, live, tmp_path)
+    for sel, y in ((0, 7), (1, 5), (2, 8)):
+        mut.yosys("read_verilog inner.v\nhierarchy -top pair_mutants\nproc\nflatten\n"
+                  f"sat -set mutsel {sel} -set x 1 -set z 2 -prove y {y} -verify\n", tmp_path)
+
