@@ -85,7 +85,7 @@ __all__ = ["SPECS", "Spec", "Mutant", "Outcome", "mutants_of", "build", "verilat
            "formal_kill", "ties_its_own_constant", "proved_equivalent", "equivalent", "sample",
            "SourceMutant", "Dropped", "source_mutants", "build_source", "flatten_gate",
            "substituted", "rtlil_ports", "Judged", "judged", "judged_dirs", "edited_parts",
-           "cut_memories", "MUTATE_DIR", "EQUIV_DEPTH"]
+           "cut_memories", "gold_port_names", "MUTATE_DIR", "EQUIV_DEPTH"]
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTATE_DIR = ROOT / "build" / "mutate"
@@ -684,14 +684,14 @@ def judged(spec: Spec, mutant: Mutant, workdir: Path, *, parts: bool = False) ->
     for unit, pdir in zip(units, judged_dirs(workdir, mutant, units)):
         pdir.mkdir(exist_ok=True)
         (pdir / "design.il").write_text((workdir / "design.il").read_text())
-        (pdir / "mutant.il").write_text((workdir / "src" / f"s{mutant.k}.il").read_text())
+        # the mutant's modules under the original's names, their ports too
+        (pdir / "mutant.il").write_text(_gate_text(workdir, mutant)[1])
         lib = ""
         if (workdir / "instanced.v").exists():
             (pdir / "instanced.v").write_text((workdir / "instanced.v").read_text())
             lib = "read_verilog -lib instanced.v\n"
-        mname = f"{mutant.top}_s{mutant.k}{unit[len(mutant.top):]}"
-        yosys(f"read_rtlil mutant.il\n{lib}hierarchy -top {mname}\nproc\nflatten\n"
-              f"hierarchy -top {mname}\nopt_clean\nrename {mname} {unit}\n"
+        yosys(f"read_rtlil mutant.il\n{lib}hierarchy -top {unit}\nproc\nflatten\n"
+              f"hierarchy -top {unit}\nopt_clean\n"
               f"select {unit}\nwrite_rtlil -selected gate.il\n", pdir)
         out.append(Judged(pdir, unit, f"delete {unit}\nread_rtlil gate.il", part=True,
                           cut=True))
@@ -711,15 +711,90 @@ def _modules(rtlil_text: str) -> dict[str, str]:
             re.finditer(r"^module \\(\S+)\n(.*?)^end$", rtlil_text, re.M | re.S)}
 
 
+def _gate_text(workdir: Path, mutant: SourceMutant) -> tuple[str, str]:
+    """The original's and the mutant's RTLIL, source lines aside, the mutant's modules under
+    the original's names and its sub-blocks' ports too (:func:`gold_port_names`)."""
+    name = mutant.top
+    gold = _normal((workdir / "design.il").read_text(), name, name)
+    gate = _normal((workdir / "src" / f"s{mutant.k}.il").read_text(), f"{name}_s{mutant.k}",
+                   name)
+    return gold, gold_port_names(gold, gate, name)
+
+
+_PORT_AT = re.compile(r"^  wire (?:width (\d+) )?(input|output|inout) (\d+) +\\(\S+)$", re.M)
+_IDENT = re.compile(r"(?<!\S)\\(\S+)")
+
+
+def gold_port_names(gold_text: str, gate_text: str, top: str) -> str:
+    """``gate_text`` with the ports of its sub-blocks (every module but ``top``) renamed to
+    the original's where they pair by position, direction and width but not by name, in the
+    module and in every instance of it; a wire of the module that bears a name a port takes
+    is renamed out of the way. The same design under the original's port names: Amaranth
+    names a port after its signal, and where an edit gives another signal of the same name
+    a new shape, the two may swap names (the stack's ``entries`` one bit wider: the
+    switch's port becomes ``entries$31``), which would make the switch look changed in its
+    ports and its parent changed in its connections. Both texts as :func:`_normal` gives
+    them (the same module names)."""
+    gold, gate = _modules(gold_text), _modules(gate_text)
+    maps = {}
+    for mod, body in gate.items():
+        ports = [{int(i): (p, d, int(w or 1)) for w, d, i, p in _PORT_AT.findall(b)}
+                 for b in (gold.get(mod, ""), body)]
+        if mod == top or ports[0].keys() != ports[1].keys() or \
+                any(ports[0][i][1:] != ports[1][i][1:] for i in ports[0]):
+            continue
+        ren = {ports[1][i][0]: ports[0][i][0] for i in ports[0]
+               if ports[1][i][0] != ports[0][i][0]}
+        taken = set(ren.values())
+        for wire in re.findall(r"^  wire .*\\(\S+)$", body, re.M):
+            if wire in taken and wire not in ren:
+                fresh = wire + "$gate"
+                while f"\\{fresh} " in body or f"\\{fresh}\n" in body:
+                    fresh += "_"
+                ren[wire] = fresh
+        if ren:
+            maps[mod] = ren
+    if not maps:
+        return gate_text
+
+    def renamed(body: str, own: dict) -> str:
+        def sig(text):
+            return _IDENT.sub(lambda m: "\\" + own.get(m.group(1), m.group(1)), text)
+        lines, cell = [], None
+        for line in body.split("\n"):
+            key = line.lstrip().split(" ", 1)[0]
+            if key == "cell":
+                cell = maps.get(line.split()[1].lstrip("\\"), {})
+            elif key == "end" and cell is not None:
+                cell = None
+            elif key == "wire":
+                head, _, last = line.rpartition(" ")
+                line = f"{head} {sig(last)}"
+            elif key in ("assign", "switch"):
+                line = sig(line)
+            elif key == "connect" and cell is not None:   # the instance's port, then ours
+                _, port, rest = line.lstrip().split(" ", 2)
+                port = "\\" + cell.get(port[1:], port[1:])
+                line = f"{line[:len(line) - len(line.lstrip())]}connect {port} {sig(rest)}"
+            elif key == "connect":
+                line = sig(line)
+            lines.append(line)
+        return "\n".join(lines)
+
+    text = gate_text
+    for mod, body in gate.items():
+        text = text.replace(f"module \\{mod}\n{body}end", f"module \\{mod}\n"
+                            f"{renamed(body, maps.get(mod, {}))}end", 1)
+    return text
+
+
 def edited_parts(workdir: Path, mutant: SourceMutant) -> list[str]:
     """The sub-blocks a source edit changes, when it changes nothing else: the outermost
     modules of the design (the original's names) whose RTLIL differs from the original's,
     source lines aside, each with the original's ports. [] when the top differs, a changed
     module's ports differ, or the modules are not the same set."""
     name = mutant.top
-    gold_text = _normal((workdir / "design.il").read_text(), name, name)
-    gate_text = _normal((workdir / "src" / f"s{mutant.k}.il").read_text(),
-                        f"{name}_s{mutant.k}", name)
+    gold_text, gate_text = _gate_text(workdir, mutant)
     gold, gate = _modules(gold_text), _modules(gate_text)
     if set(gold) != set(gate) or gold.get(name) is None:
         return []

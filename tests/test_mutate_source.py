@@ -24,7 +24,7 @@ from amaranth.lib.wiring import In, Out
 from aifabric.cosim.mutate import (Spec, build_source, cut_memories, edited_parts, equivalent,
                                    flatten_gate, formal_kill, judged, proved_equivalent,
                                    run_mutant, source_mutants, substituted, verilate, _edited,
-                                   _normal, _renumbered)
+                                   _normal, _renumbered, rtlil_ports)
 from aifabric.cosim.source_edits import KINDS, Edit, draw, edits_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -267,6 +267,31 @@ def test_an_edit_of_a_sub_block_is_judged_on_it_alone(tmp_path):
     assert proved_equivalent(spec, same, tmp_path, parts=True)
     assert not proved_equivalent(spec, real, tmp_path, parts=True)
     assert equivalent(spec, real, tmp_path, parts=True, depth=3, timeout=120) == "PART"
+
+
+def test_a_port_an_edit_renames_is_paired_by_position(tmp_path):
+    """The stack's ``entries`` one bit wider (depth 3: range(5), 3 bits, for a count that
+    never exceeds 3; the switch passes 2 bits of it on): equivalent. Amaranth then gives the
+    plain name ``entries`` to the stack's wider signal inside the switch and the switch's
+    own port another one, so the switch's ports and the fabric's connections to it look
+    changed; paired by position, direction and width, the ports keep the original's names,
+    the switch alone is judged and proven equal."""
+    spec = Spec("slot_switch", "slot_fabric", {"n": 2, "d": 4, "depth": 3, "hold_bits": 2,
+                                                "rtt_bits": 4}, SWITCH)
+    wider = _edit_of(SWITCH, '"entries": Out(range(depth + 1)), "overflow"', "constant: 1 -> 2")
+    text = (ROOT / SWITCH).read_text()         # the stack's port, not the switch's
+    assert text.index("class StackLoader") < sum(map(len, text.splitlines(True)[:wider.line])) \
+        < text.index("class Sequencer")
+    (m,), dropped = source_mutants(spec, 1, 1, tmp_path, edits=[wider])
+    assert dropped == []
+    top, switch = m.top, f"{m.top}.switch"
+    raw = (tmp_path / "src" / f"s{m.k}.il").read_text()
+    gold = (tmp_path / "design.il").read_text()
+    # the names do swap (else this case tests nothing)
+    assert rtlil_ports(raw, f"{top}_s{m.k}.switch") != rtlil_ports(gold, switch)
+    flatten_gate(spec, m, tmp_path)
+    assert edited_parts(tmp_path, m) == [switch]
+    assert proved_equivalent(spec, m, tmp_path, parts=True)
 
 
 def _memory_design(kind: str) -> str:
