@@ -887,6 +887,7 @@ def _pair(j: Judged, timeout: float) -> str:
     """Write the two designs ``j`` compares, flattened, as the modules ``gold`` (the
     original) and ``gate`` (the mutant), memories as memories (their port cells); with
     ``j.cut`` and memories that pair, cut out (:func:`cut_memories`). Returns the file."""
+    (j.edir / "pair_cut.il").unlink(missing_ok=True)      # an earlier judging's
     yosys(_PREP.format(il=j.il, top=j.name) + f"copy {j.name} gold\n{j.command}\n"
           f"rename {j.name} gate\nopt_clean\nwrite_rtlil pair.il\n", j.edir,
           timeout=timeout)
