@@ -665,6 +665,7 @@ class Judged:
     command: str
     part: bool = False
     cut: bool = False
+    il: str = "design.il"        # the file in ``edir`` that holds the original
 
 
 def judged(spec: Spec, mutant: Mutant, workdir: Path, *, parts: bool = False) -> list[Judged]:
@@ -678,6 +679,9 @@ def judged(spec: Spec, mutant: Mutant, workdir: Path, *, parts: bool = False) ->
     ``parts`` also cuts memories out (:func:`cut_memories`)."""
     edir = _stage(workdir, mutant)
     units = edited_parts(workdir, mutant) if parts and isinstance(mutant, SourceMutant) else []
+    if not units and parts and _everted(spec, mutant, workdir, edir):
+        return [Judged(edir, _name(spec), f"delete {_name(spec)}\nread_rtlil gate_ev.il",
+                       part=True, cut=True, il="design_ev.il")]
     if not units:
         return [Judged(edir, _name(spec), mutant.command, cut=parts)]
     out = []
@@ -696,6 +700,26 @@ def judged(spec: Spec, mutant: Mutant, workdir: Path, *, parts: bool = False) ->
         out.append(Judged(pdir, unit, f"delete {unit}\nread_rtlil gate.il", part=True,
                           cut=True))
     return out
+
+
+def _everted(spec: Spec, mutant, workdir: Path, edir: Path) -> bool:
+    """For an edit of a system's wiring that keeps the instances every copy shares
+    (``Spec.shared``, not ``SourceMutant.own``): write the original and the mutant with those
+    instances cut out, as :func:`build_source` cut them (``everted.il``: their outputs free
+    inputs, their inputs outputs), to ``design_ev.il`` and ``gate_ev.il``. Sound: the
+    instances are the same module in both, so if the tops are equal for every value of the
+    instances' outputs, the instances' inputs are equal in every cycle, hence their outputs,
+    hence the systems. A difference found so is undecided (the instances may never give
+    those outputs). False where this does not apply."""
+    if spec.shared is None or not isinstance(mutant, SourceMutant) or mutant.own or \
+            not (workdir / "everted.il").exists():
+        return False
+    name = _name(spec)
+    (edir / "design_ev.il").write_text((workdir / "everted.il").read_text())
+    yosys(f"read_rtlil design_ev.il\nhierarchy -top {name}_s{mutant.k}\nproc\nflatten\n"
+          f"hierarchy -top {name}_s{mutant.k}\nopt_clean\nrename {name}_s{mutant.k} {name}\n"
+          f"select {name}\nwrite_rtlil -selected gate_ev.il\n", edir)
+    return True
 
 
 def judged_dirs(workdir: Path, mutant, units: list[str]) -> list[Path]:
@@ -938,7 +962,8 @@ def _pair(j: Judged, timeout: float) -> str:
     """Write the two designs ``j`` compares, flattened, as the modules ``gold`` (the
     original) and ``gate`` (the mutant), memories as memories (their port cells); with
     ``j.cut`` and memories that pair, cut out (:func:`cut_memories`). Returns the file."""
-    yosys(_PREP.format(il="design.il", top=j.name) + f"copy {j.name} gold\n{j.command}\n"
+    (j.edir / "pair_cut.il").unlink(missing_ok=True)      # an earlier judging's
+    yosys(_PREP.format(il=j.il, top=j.name) + f"copy {j.name} gold\n{j.command}\n"
           f"rename {j.name} gate\nopt_clean\nwrite_rtlil pair.il\n", j.edir,
           timeout=timeout)
     if j.cut:
@@ -976,13 +1001,16 @@ def equivalent(spec: Spec, mutant: Mutant, workdir: Path, *, depth: int = EQUIV_
     reset, free inputs): 'PASS' (no difference), 'FAIL' (they differ), 'TIMEOUT' or 'ERROR'.
     With ``parts`` (see :func:`judged`): 'PASS' when every judged part passes (a difference
     in the first ``depth`` cycles of the design would be one of a part), 'PART' when a part
-    alone differs, 'CUT' when the design with its memories cut out differs (read data the
-    memories may never hold): both undecided for the design."""
+    alone differs, 'SHARED' when a system's top with its shared instances cut out differs
+    (:func:`_everted`), 'CUT' when the design with its memories cut out differs (read data
+    the memories may never hold): all three undecided for the design."""
     status = "PASS"
     for j in judged(spec, mutant, workdir, parts=parts):
         pair = _pair(j, timeout)
         st = _miter(j, pair, depth, timeout)
-        if st == "FAIL" and j.part:
+        if st == "FAIL" and j.il == "design_ev.il":
+            st = "SHARED"
+        elif st == "FAIL" and j.part:
             st = "PART"
         elif st == "FAIL" and pair == "pair_cut.il":
             st = "CUT"

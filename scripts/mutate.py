@@ -139,6 +139,8 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
                 "FAIL": "miter: differs from the original",
                 "PART": "miter: the edited sub-block alone (free inputs) differs from the "
                         "original's; the design's equivalence is undecided",
+                "SHARED": "miter: with the shared instances cut out (free outputs) it "
+                          "differs from the original; the design's equivalence is undecided",
                 "CUT": "miter: with the memories cut out (free read data) it differs from "
                        "the original; the design's equivalence is undecided",
                 "TIMEOUT": "miter: equivalence undecided (time limit)"}.get(st, f"miter: {st}")
@@ -159,6 +161,8 @@ def _scope(spec, mutant, wd, parts) -> str:
     units = edited_parts(wd, mutant) if isinstance(mutant, SourceMutant) else []
     cut = any((d / "pair_cut.il").exists() for d in judged_dirs(wd, mutant, units))
     where = f" on {', '.join(u.rsplit('.', 1)[-1] for u in units)} alone" if units else ""
+    if not units and (judged_dirs(wd, mutant, units)[0] / "gate_ev.il").exists():
+        where = f" on the top, {spec.shared} cut out"
     return where + (", memories cut out" if cut else "")
 
 

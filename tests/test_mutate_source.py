@@ -386,6 +386,7 @@ class Leaf(wiring.Component):
     a: In(4)
     b: In(4)
     y: Out(4)
+    one: Out(1)                         # always 1: what only the leaf knows
 
     def __init__(self, k=1):
         self.k = k
@@ -396,14 +397,16 @@ class Leaf(wiring.Component):
     def elaborate(self, platform):
         self.elaborated.append(self.k)
         m = Module()
-        m.d.comb += self.y.eq(self.a + self.b + self.k)
+        m.d.comb += [self.y.eq(self.a + self.b + self.k), self.one.eq(1)]
         return m
 
 
 class Pair(wiring.Component):
     """Two leaves in a chain, as wired by ``variant``: the original; ``tied``: leaf 1's b
     tied to 0 (an edit of the wiring); ``k2``, ``k3``: leaf 1 built with another k (an edit
-    of the sub-blocks themselves)."""
+    of the sub-blocks themselves); ``or0``: y ORed with 0 and ``gated``: y gated by leaf 1's
+    ``one`` (edits of the wiring equal to the original, the second only with the leaf's
+    logic)."""
     x: In(4)
     z: In(4)
     y: Out(4)
@@ -418,7 +421,9 @@ class Pair(wiring.Component):
         k = {"k2": 2, "k3": 3}.get(self.variant, 1)
         m.submodules.leaf1 = l1 = Leaf(k=k)
         m.d.comb += [l0.a.eq(self.x), l0.b.eq(self.z), l1.a.eq(l0.y),
-                     l1.b.eq(0 if self.variant == "tied" else self.z), self.y.eq(l1.y)]
+                     l1.b.eq(0 if self.variant == "tied" else self.z)]
+        m.d.comb += self.y.eq({"or0": l1.y | 0,
+                               "gated": l1.y & l1.one.replicate(4)}.get(self.variant, l1.y))
         return m
 
 
@@ -478,3 +483,49 @@ def test_a_systems_sub_blocks_converted_once_and_kept_where_edited(tmp_path, mon
         mut.yosys("read_verilog inner.v\nhierarchy -top pair_mutants\nproc\nflatten\n"
                   f"sat -set mutsel {sel} -set x 1 -set z 2 -prove y {y} -verify\n", tmp_path)
 
+
+
+def test_an_edit_of_a_systems_wiring_is_judged_with_the_shared_blocks_cut_out(tmp_path,
+                                                                                monkeypatch):
+    """An edit of the wiring around shared sub-blocks (the mesh's routers) is proven on the
+    top with those sub-blocks cut out (their outputs free inputs, their inputs outputs), as
+    the co-simulated model cuts them: ``or0`` is proven; ``gated`` is equal only because
+    leaf 1's ``one`` is always 1, which the cut-out top cannot know: undecided ('SHARED'),
+    never a kill or a proof; ``k2`` changes a leaf, keeps its own and is judged whole (a
+    difference)."""
+    import aifabric.cosim.mutate as mut
+    spec = Spec("pair", "pair", {}, "x.py", shared="leaf*", once=f"{__name__}:Leaf")
+
+    class Block:
+        component = Pair
+
+        def instance_name(self, params):
+            return "pair"
+
+        def build(self, params):
+            return Pair()
+
+    monkeypatch.setattr(mut, "get_block", lambda name: Block())
+    monkeypatch.setattr(mut, "_instanced_modules", lambda *a, **k: "")
+    monkeypatch.setattr(mut, "_ONCE", {})
+
+    def elaborate(spec, edit, name, out, timeout):
+        out.write_text(mut._converted(spec, lambda: Pair(edit.after), name))
+        return ""
+    monkeypatch.setattr(mut, "_elaborate", elaborate)
+    edits = [Edit("constant", 1, 0, 1, 1, "v", v) for v in ("or0", "gated", "k2")]
+    live, dropped = source_mutants(spec, 3, 1, tmp_path, edits=edits, own=1)
+    assert [(m.edit.after, m.own) for m in live] == [("or0", False), ("gated", False),
+                                                     ("k2", True)] and not dropped
+    build_source(spec, live, tmp_path)
+    for m in live:
+        flatten_gate(spec, m, tmp_path)
+    or0, gated, k2 = live
+    assert [j.il for m in live for j in judged(spec, m, tmp_path, parts=True)] == \
+        ["design_ev.il", "design_ev.il", "design.il"]
+    assert equivalent(spec, or0, tmp_path, parts=True) == "PASS"
+    assert proved_equivalent(spec, or0, tmp_path, parts=True)
+    assert equivalent(spec, gated, tmp_path, parts=True) == "SHARED"
+    assert not proved_equivalent(spec, gated, tmp_path, parts=True)
+    assert equivalent(spec, gated, tmp_path) == "PASS"      # whole, the leaf's 1 is seen
+    assert equivalent(spec, k2, tmp_path, parts=True) == "FAIL"
