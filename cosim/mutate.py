@@ -23,6 +23,10 @@ Verdicts
   (:func:`proved_equivalent`: Yosys's ``equiv_make``/``equiv_simple``/``equiv_induct``,
   signal by signal, at the co-simulated parameters): proven, ``equivalent`` (by
   ``equiv_induct``). It takes seconds, and an equivalent mutant could fail no property.
+  Where it proves nothing, k-induction on the miter of the two (:func:`induct_equivalent`:
+  outputs equal, and every register equal to the original's or both at their initial
+  values): proven, ``equivalent`` (by ``induction``); it proves an edit of a reset value
+  that no output shows, which changes a register and so is beyond ``equiv_induct``.
 - the others are run against the block's formal properties (:mod:`cosim.formal`): the same
   kind of mutation (mode, port, source line) is drawn in the harness's copy of the block at
   the formal parameters and each property's BMC (its negative-control depth) is run on it;
@@ -85,7 +89,8 @@ __all__ = ["SPECS", "Spec", "Mutant", "Outcome", "mutants_of", "build", "verilat
            "formal_kill", "ties_its_own_constant", "proved_equivalent", "equivalent", "sample",
            "SourceMutant", "Dropped", "source_mutants", "build_source", "flatten_gate",
            "substituted", "rtlil_ports", "Judged", "judged", "judged_dirs", "edited_parts",
-           "cut_memories", "gold_port_names", "MUTATE_DIR", "EQUIV_DEPTH"]
+           "cut_memories", "gold_port_names", "induct_equivalent", "registers",
+           "reset_relaxed", "MUTATE_DIR", "EQUIV_DEPTH"]
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTATE_DIR = ROOT / "build" / "mutate"
@@ -652,6 +657,118 @@ def _prove(j: "Judged", timeout: float) -> bool:
         except (RuntimeError, subprocess.TimeoutExpired):
             return False                 # the miter could not be built: no base case
     return False
+
+
+
+def induct_equivalent(spec: Spec, mutant: Mutant, workdir: Path, *, timeout: float = 300,
+                      parts: bool = False) -> bool:
+    """Unbounded equivalence by k-induction on the miter of the two designs (each judged
+    design, see :func:`judged`), strengthened with a candidate invariant: every register of
+    the original paired by name with one of the mutant (same width) holds the same value, or
+    both hold their own initial values. It proves what ``equiv_induct`` cannot by
+    construction: an edit of a register's reset value that shows in no output, as a
+    round-robin start mask whose every initial value grants the same requester first (the
+    two masks differ until the first grant, then agree). Proven only when SymbiYosys's
+    ``prove`` (base case from the initial state, then the induction step) passes on the
+    miter's outputs and the candidate together: the conjunction then holds in every
+    reachable state, outputs included, whatever the candidate's pairs are. A candidate that
+    does not hold, or is not inductive, proves nothing (never a false proof).
+
+    Not for a mutant on a clock or asynchronous control input (see
+    :func:`proved_equivalent`)."""
+    if "CLK" in mutant.port.upper() or mutant.port in _ASYNC_PORTS:
+        return False
+    _stage(workdir, mutant)
+    return all(_induct(j, timeout) for j in judged(spec, mutant, workdir, parts=parts))
+
+
+_RTLIL_WIRE = re.compile(r"wire (?:width (\d+) )?(?:(?:input|output|inout) \d+ )?\\(\S+)$")
+
+
+def registers(rtlil_text: str, module: str) -> dict[str, tuple[int, str]]:
+    """{wire: (width, initial value)} of the wires of ``module`` that carry an ``init``
+    attribute (Amaranth's registers), the value as RTLIL writes it (``4'0101``)."""
+    body = _modules(rtlil_text).get(module, "")
+    found, init = {}, None
+    for line in body.splitlines():
+        line = line.strip()
+        if line.startswith("attribute \\init "):
+            init = line.split(" ", 2)[2]
+            continue
+        if line.startswith("attribute "):
+            continue
+        wire = _RTLIL_WIRE.match(line)
+        if wire and init is not None:
+            found[wire.group(2)] = (int(wire.group(1) or 1), init)
+        init = None
+    return found
+
+
+def reset_relaxed(miter_text: str, pair_text: str) -> str:
+    """``miter_text`` (module ``miter``, flattened from ``gold`` and ``gate`` of
+    ``pair_text``) with one more assertion: for every register pair (the same name and
+    width in both), the two hold the same value, or both hold their own initial values
+    (the second only where those differ and are defined)."""
+    gold, gate = registers(pair_text, "gold"), registers(pair_text, "gate")
+    cells, wires, oks = [], [], []
+
+    def cell(kind, width, conns, b_width=None):
+        params = {"A_SIGNED": 0, "A_WIDTH": width, "Y_WIDTH": 1}
+        if b_width is not None:
+            params.update(B_SIGNED=0, B_WIDTH=b_width)
+        cells.append(f"  cell ${kind} $relaxed${len(cells)}\n" +
+                     "".join(f"    parameter \\{k} {v}\n" for k, v in params.items()) +
+                     "".join(f"    connect \\{k} {v}\n" for k, v in conns.items()) + "  end\n")
+
+    def wire():
+        wires.append(f"  wire \\relaxed.w{len(wires)}\n")
+        return f"\\relaxed.w{len(wires) - 1}"
+
+    for name, (width, init) in sorted(gold.items()):
+        if gate.get(name, (None,))[0] != width or \
+                not re.search(rf"^  wire (?:width \d+ )?\\gold\.{re.escape(name)}$",
+                              miter_text, re.M):
+            continue
+        a, b = f"\\gold.{name}", f"\\gate.{name}"
+        same = wire()
+        cell("eq", width, {"A": a, "B": b, "Y": same}, width)
+        other = gate[name][1]
+        if other == init or not all(re.fullmatch(r"\d+'[01]+", v) for v in (init, other)):
+            oks.append(same)
+            continue
+        at_g, at_m, both, ok = wire(), wire(), wire(), wire()
+        cell("eq", width, {"A": a, "B": init, "Y": at_g}, width)
+        cell("eq", width, {"A": b, "B": other, "Y": at_m}, width)
+        cell("and", 1, {"A": at_g, "B": at_m, "Y": both}, 1)
+        cell("or", 1, {"A": same, "B": both, "Y": ok}, 1)
+        oks.append(ok)
+    if not oks:
+        return miter_text
+    held = wire()
+    cell("reduce_and", len(oks), {"A": "{ " + " ".join(reversed(oks)) + " }", "Y": held})
+    cells.append(f"  cell $assert $relaxed${len(cells)}\n    connect \\A {held}\n"
+                 "    connect \\EN 1'1\n  end\n")
+    start = miter_text.index("module \\miter\n")
+    end = miter_text.index("\nend\n", start) + 1
+    return miter_text[:end] + "".join(wires) + "".join(cells) + miter_text[end:]
+
+
+def _induct(j: "Judged", timeout: float) -> bool:
+    """k-induction (depth 2) on one judged design's miter with the reset-relaxed candidate
+    (see induct_equivalent)."""
+    try:
+        pair = _pair(j, timeout)
+        yosys(f"read_rtlil {pair}\n"
+              "miter -equiv -flatten -make_assert -ignore_gold_x gold gate miter\n"
+              "hierarchy -top miter\nwrite_rtlil induct_miter.il\n", j.edir, timeout=timeout)
+    except (RuntimeError, subprocess.TimeoutExpired):
+        return False
+    idir = j.edir / "induct"
+    idir.mkdir(exist_ok=True)
+    (idir / "top.il").write_text(reset_relaxed((j.edir / "induct_miter.il").read_text(),
+                                               (j.edir / pair).read_text()))
+    status, _ = _sby(idir, "miter", "prove", 2, timeout)
+    return status == "PASS"
 
 
 @dataclass

@@ -14,7 +14,8 @@ Verilated design behind a ``mutsel`` selector (see :mod:`cosim.mutate`) and runs
 block's cocotb testbench at its mutation parameters (``--param`` changes them). Survivors
 then meet the formal properties (``cosim/formal/<block>.py``; the same mutation in the
 harness's copy of the block, BMC), an unbounded equivalence proof against the original
-(Yosys's ``equiv_induct``) and, where that proves nothing, a bounded one (a miter, BMC from
+(Yosys's ``equiv_induct``, then k-induction on the miter with every register equal to the
+original's or both at their initial values) and, where those prove nothing, a bounded one (a miter, BMC from
 reset). Results: a table on stdout and in build/mutate/report.md (source edits:
 build/mutate/source/report.md), each survivor with its Amaranth source line, and both
 latest scores per block in build/mutate/scores.md.
@@ -39,8 +40,9 @@ from pathlib import Path
 
 from aifabric.cosim.mutate import (SPECS, Outcome, SourceMutant, build, build_source,
                                    edited_parts, equivalent, flatten_gate, formal_kill,
-                                   judged_dirs, mutants_of, proved_equivalent, run_mutant,
-                                   source_mutants, unbuildable, verilate)
+                                   induct_equivalent, judged_dirs, mutants_of,
+                                   proved_equivalent, run_mutant, source_mutants, unbuildable,
+                                   verilate)
 
 from aifabric.rtl.catalog import get_block
 
@@ -120,6 +122,14 @@ def mutate_block(spec, *, count, seed, jobs, out: Path, formal=True, equiv=True,
             o.verdict, o.by = "equivalent", "equiv_induct"
             o.detail = ("equiv_induct: every signal proven equal to the original's "
                         f"(unbounded){_scope(spec, o.mutant, wd, parts)}")
+            return
+        if equiv and induct_equivalent(spec, o.mutant, wd, parts=parts,
+                                       **({"timeout": 2 * equiv_timeout} if equiv_timeout
+                                          else {})):
+            o.verdict, o.by = "equivalent", "induction"
+            o.detail = ("k-induction on the miter: outputs equal, and every register equal to "
+                        "the original's or both at their initial values (unbounded)"
+                        f"{_scope(spec, o.mutant, wd, parts)}")
             return
         if formal:
             prop, tried = formal_kill(spec, o.mutant, wd)
@@ -288,8 +298,9 @@ def run_mode(mode, specs, args, out: Path, log) -> tuple[int, str]:
               "equivalent); equivalent = "
               + ("not checked (--no-equiv): every score is a lower bound"
                  if args.no_equiv else
-                 "proven by Yosys's equiv_induct (unbounded), or a bounded miter (BMC from "
-                 "reset) found no difference") + ".\n\n" + _judging(args) + table +
+                 "proven by Yosys's equiv_induct or by k-induction on the miter with "
+                 "registers equal or both at their initial values (unbounded), or a "
+                 "bounded miter (BMC from reset) found no difference") + ".\n\n" + _judging(args) + table +
               "\n## Survivors\n\n" + surv_table)
     if mode == "source":
         report += "\n## Edits dropped before judging\n\n" + (md_table(
@@ -364,8 +375,8 @@ def main(argv=None) -> int:
                          "share unchanged are cut out of the checks (their read data free); "
                          "design: the whole co-simulated design, memories as registers")
     ap.add_argument("--equiv-timeout", type=float, metavar="S",
-                    help="seconds per equivalence step (default: 150 for the proof, 180 for "
-                         "the miter)")
+                    help="seconds per equivalence step (default: 150 for the proof, 300 for "
+                         "the k-induction (twice S when given), 180 for the miter)")
     ap.add_argument("--reuse-cosim", action="store_true",
                     help="judge again: take the co-simulation verdicts from the last run in "
                          "--out (same blocks, --mode, --seed, --mutants, --param) instead of "

@@ -529,3 +529,42 @@ def test_an_edit_of_a_systems_wiring_is_judged_with_the_shared_blocks_cut_out(tm
     assert not proved_equivalent(spec, gated, tmp_path, parts=True)
     assert equivalent(spec, gated, tmp_path) == "PASS"      # whole, the leaf's 1 is seen
     assert equivalent(spec, k2, tmp_path, parts=True) == "FAIL"
+
+
+def _round_robin(start: int) -> str:
+    """RTLIL of a 4-requester round robin: it grants the lowest requester in its start mask,
+    or the lowest of all where none there requests, and then starts after the granted one.
+    ``start`` is the mask's reset value: all ones, 0 (every requester falls back) and bit 0
+    alone grant the same requester first; 0b1110 skips requester 0."""
+    from amaranth.back import rtlil
+    from amaranth.hdl import Module, Mux, Signal
+    m = Module()
+    req, grant = Signal(4), Signal(4)
+    mask = Signal(4, init=start)
+    masked = Signal(4)
+    pick = Mux(masked.any(), masked, req)
+    m.d.comb += [masked.eq(req & mask), grant.eq(pick & -pick)]
+    with m.If(req.any()):
+        m.d.sync += mask.eq(~((grant << 1) - 1))
+    return rtlil.convert(m, name="top", ports=[req, grant])
+
+
+@pytest.mark.parametrize("start,proven", [(0b0000, True), (0b1110, False)])
+def test_reset_value_of_a_start_mask(tmp_path, start, proven):
+    """An edit of a register's reset value changes that register: ``equiv_induct``, which
+    must prove every matched register equal, proves nothing. k-induction on the miter with
+    every register equal or both at their initial values proves a start mask that grants
+    the same requester first (0 or bit 0 alone instead of all ones); the mask that skips
+    requester 0 is not proven, and the miter tells it from the original."""
+    from aifabric.cosim.mutate import Judged, _induct, _miter, _pair, _prove, yosys
+    (tmp_path / "design.il").write_text(_round_robin(0b1111))
+    (tmp_path / "m.il").write_text(_round_robin(start))
+    yosys("read_rtlil m.il\nhierarchy -top top\nproc\nflatten\nopt_clean\n"
+          "write_rtlil gate.il\n", tmp_path)
+    j = Judged(tmp_path, "top", "delete top\nread_rtlil gate.il")
+    assert _prove(j, 120) is False
+    assert _induct(j, 120) is proven
+    top = (tmp_path / "induct" / "top.il").read_text()
+    assert top.count("cell $assert") == 2         # the miter's outputs and the candidate
+    if not proven:
+        assert _miter(j, _pair(j, 120), 4, 120) == "FAIL"
