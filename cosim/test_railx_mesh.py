@@ -22,8 +22,9 @@ the same system built by ``models.railx.netsim.railx`` under Algorithm 1's table
   2 + sum over its links (delay + 2) cycles after injection (three-stage router, 1-cycle
   mesh links and 10-cycle rails), i.e. on the path the paper's routing gives.
 - **Edges and errors** (``edge_ports_and_errors``): the mesh ports at a node's edge carry
-  packets both ways when a table routes there (every one of them, the edge's credits
-  returned), and each router's error flags reach the top's OR alone, at every chip.
+  packets both ways when a table routes there (every one of them, on every VC in turn, the
+  edge's credits returned on the flit's VC), and each router's error flags reach the top's
+  OR alone, at every chip.
 - **Coverage**: from the simulator's switch events (equal to the RTL's at every ejection):
   every Algorithm 1 VC class used on mesh links (0, 1, 2), X-rails on VC 1 and Y-rails on
   VC 2, and the busiest rail carrying at least 0.25 flits a cycle (credit-bound).
@@ -417,12 +418,15 @@ async def edge_ports_and_errors(dut):
     flags reach the top, each alone.
 
     - out: every chip in turn routes one destination out of each of its edge ports (a table
-      entry for row 0, that port, VC 0 only) and injects ``EDGE_PACKETS`` packets for it, one
-      on each local VC: they leave on that ``edge_o`` whole, each packet contiguous and in
-      sequence, on VC 0, more flits than a VC's credits, so the edge's credits (returned by
-      the bench a cycle after each flit) must come back; nothing leaves elsewhere;
-    - in: two packets on VC 0 into every ``edge_i``, for the next chip: each reaches it
-      whole, and a credit comes back on that ``edge_i`` per flit;
+      entry for row 0, that port, one VC only: (chip + round) mod V, so every VC is drawn,
+      each at about 1 / V of the edge ports) and injects ``EDGE_PACKETS`` packets for it,
+      one on each local VC: they leave on that ``edge_o`` whole, each packet contiguous and
+      in sequence, on that VC, more flits than a VC's credits, so the edge's credits
+      (returned by the bench a cycle after each flit, on the flit's VC) must come back to
+      that VC; nothing leaves elsewhere;
+    - in: two packets into every ``edge_i`` on VC (chip + round + 1) mod V, for the next
+      chip: each reaches it whole, and a credit comes back on that ``edge_i`` per flit, on
+      that VC;
     - errors, at every chip in turn: a refused table entry, a head of length 0, a head for a
       destination with no route, each raising exactly its own flag at the top (the OR of all
       routers' flags), then flits into the VC that head blocks until one finds it full
@@ -500,17 +504,19 @@ async def edge_ports_and_errors(dut):
     for r in range(rounds):
         plan = {c: own[c][r] for c in range(n) if r < len(own[c])}
         dst = {c: (c + 1) % n for c in plan}
-        await write_table([(c, (0, dst[c], b.rtl_edges[e][1], 0, 0)) for c, e in plan.items()])
+        evc = {c: (c + r) % V for c in plan}
+        await write_table([(c, (0, dst[c], b.rtl_edges[e][1], evc[c], evc[c]))
+                           for c, e in plan.items()])
         sent = {c: [packet(dst[c], vc) for vc in range(EDGE_PACKETS)] for c in plan}
         # the three packets on three local VCs, interleaved flit by flit: each VC holds one
         sources = {injector(c): [p[s] for s in range(L) for p in ps] for c, ps in sent.items()}
         edges, _, _ = await run(sources, set(plan.values()), set(), [])
         for c, e in plan.items():
             got = edges.get(e, [])
-            assert all(f[2] == 0 for f in got), f"edge {e}: VCs {[f[2] for f in got]}, " \
-                                                f"the entry allows 0"
+            assert all(f[2] == evc[c] for f in got), f"edge {e}: VCs {[f[2] for f in got]}, " \
+                                                     f"the entry allows {evc[c]}"
             pk = packets_of(got)
-            want = sorted([[(h, t, 0, d) for h, t, _, d in p] for p in sent[c]])
+            want = sorted([[(h, t, evc[c], d) for h, t, _, d in p] for p in sent[c]])
             if len(got) != L * EDGE_PACKETS:
                 raise AssertionError(f"chip {c} edge {e} {b.rtl_edges[e]}: {len(got)} flits "
                                      f"left, {L * EDGE_PACKETS} sent")
@@ -526,7 +532,8 @@ async def edge_ports_and_errors(dut):
     for r in range(rounds):
         plan = {c: own[c][r] for c in range(n) if r < len(own[c])}
         dst = {c: (c + 1) % n for c in plan}
-        sent = {c: packet(dst[c], 0) + packet(dst[c], 0) for c in plan}
+        evc = {c: (c + r + 1) % V for c in plan}
+        sent = {c: packet(dst[c], evc[c]) + packet(dst[c], evc[c]) for c in plan}
         sources = {edge_i[e].send: sent[c] for c, e in plan.items()}
         _, ejected, credits = await run(sources, set(), set(dst.values()), set(plan.values()))
         for c, e in plan.items():
@@ -534,8 +541,8 @@ async def edge_ports_and_errors(dut):
                    {b.ident(x[3])[0] for x in sent[c]}]
             assert got == [(h, t, 0, d) for h, t, _, d in sent[c]], \
                 f"edge {e} {b.rtl_edges[e]} -> chip {dst[c]}: ejected {got}"
-            assert credits.get(e, []) == [0] * len(sent[c]), \
-                f"edge {e}: credits back {credits.get(e)}, {len(sent[c])} flits on VC 0"
+            assert credits.get(e, []) == [evc[c]] * len(sent[c]), \
+                f"edge {e}: credits back {credits.get(e)}, {len(sent[c])} flits on VC {evc[c]}"
             checked_in += 1
 
     # -- errors, one chip at a time ---------------------------------------------------------
