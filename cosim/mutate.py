@@ -63,7 +63,9 @@ compare the original with the mutant's flattened design (:func:`flatten_gate`).
 A system of sub-blocks from another file (the mesh's routers: ``Spec.shared``,
 ``Spec.once``) is converted with those sub-blocks as instances of one module, converted
 once (:func:`_converted`), and one set of them serves every copy (:func:`build_source`);
-a mutant whose sub-blocks differ from the original's keeps its own (at most ``OWN_MAX``).
+a mutant whose sub-blocks differ from the original's keeps its own (at most ``OWN_MAX``;
+only with ``Spec.once``: RailX's routers are one Verilog module beside the top, so such an
+edit of RailX is dropped).
 """
 
 from __future__ import annotations
@@ -822,19 +824,27 @@ def judged(spec: Spec, mutant: Mutant, workdir: Path, *, parts: bool = False) ->
 def _everted(spec: Spec, mutant, workdir: Path, edir: Path) -> bool:
     """For an edit of a system's wiring that keeps the instances every copy shares
     (``Spec.shared``, not ``SourceMutant.own``): write the original and the mutant with those
-    instances cut out, as :func:`build_source` cut them (``everted.il``: their outputs free
-    inputs, their inputs outputs), to ``design_ev.il`` and ``gate_ev.il``. Sound: the
-    instances are the same module in both, so if the tops are equal for every value of the
-    instances' outputs, the instances' inputs are equal in every cycle, hence their outputs,
-    hence the systems. A difference found so is undecided (the instances may never give
-    those outputs). False where this does not apply."""
-    if spec.shared is None or not isinstance(mutant, SourceMutant) or mutant.own or \
-            not (workdir / "everted.il").exists():
+    instances cut out as :func:`build_source` cuts them (their outputs free inputs, their
+    inputs outputs), from this run's ``design.il`` and the mutant's ``src/s<k>.il``, to
+    ``design_ev.il`` and ``gate_ev.il``. Sound: the instances are the same module in both,
+    so if the tops are equal for every value of the instances' outputs, the instances'
+    inputs are equal in every cycle, hence their outputs, hence the systems. A difference
+    found so is undecided (the instances may never give those outputs). False (and no such
+    files left) where this does not apply."""
+    for stale in ("design_ev.il", "gate_ev.il"):
+        (edir / stale).unlink(missing_ok=True)
+    if spec.shared is None or not isinstance(mutant, SourceMutant) or mutant.own:
         return False
-    name = _name(spec)
-    (edir / "design_ev.il").write_text((workdir / "everted.il").read_text())
-    yosys(f"read_rtlil design_ev.il\nhierarchy -top {name}_s{mutant.k}\nproc\nflatten\n"
-          f"hierarchy -top {name}_s{mutant.k}\nopt_clean\nrename {name}_s{mutant.k} {name}\n"
+    name, mname = _name(spec), f"{_name(spec)}_s{mutant.k}"
+    (edir / "mutant.il").write_text((workdir / "src" / f"s{mutant.k}.il").read_text())
+    lib = ""
+    if (workdir / "instanced.v").exists():
+        (edir / "instanced.v").write_text((workdir / "instanced.v").read_text())
+        lib = "read_verilog -lib instanced.v\n"
+    yosys(f"read_rtlil design.il\nread_rtlil mutant.il\n{lib}"
+          f"expose -evert {name}/c:{spec.shared}\nexpose -evert {mname}/c:{spec.shared}\n"
+          f"write_rtlil design_ev.il\nhierarchy -top {mname}\nproc\nflatten\n"
+          f"hierarchy -top {mname}\nopt_clean\nrename {mname} {name}\n"
           f"select {name}\nwrite_rtlil -selected gate_ev.il\n", edir)
     return True
 
@@ -1409,15 +1419,16 @@ def source_mutants(spec: Spec, count: int, seed: int, workdir: Path, *,
                 out.write_text(text)
                 live.append(SourceMutant(k, edit, spec.source, name))
                 continue
-            if sum(m.own for m in live) < own:
+            if spec.once is not None and sum(m.own for m in live) < own:
                 # the shared instances differ (their parameters, their number): this copy
                 # keeps its own (build_source)
                 live.append(SourceMutant(k, edit, spec.source, name, own=True))
                 log(f"{spec.block}: {spec.source}:{edit.line}: {edit.what}: keeps its own "
                     f"{spec.shared} (they differ from the shared ones)")
                 continue
-            dropped.append(Dropped(edit, "interface", "the shared instances change (more "
-                                   f"than {own} mutants with their own)"))
+            dropped.append(Dropped(edit, "interface", "the shared instances change" + (
+                f" (more than {own} mutants with their own)" if spec.once is not None else
+                " (their module is converted with the top, not once)")))
         d = dropped[-1]
         log(f"{spec.block}: {spec.source}:{edit.line}: {edit.what}: dropped ({d.why}: "
             f"{d.detail})")

@@ -478,6 +478,11 @@ def test_a_systems_sub_blocks_converted_once_and_kept_where_edited(tmp_path, mon
     live, dropped = source_mutants(once, 3, 1, tmp_path, edits=edits, own=1)
     assert [(m.k, m.edit.after, m.own) for m in live] == [(1, "tied", False), (2, "k2", True)]
     assert [(d.edit.after, d.why) for d in dropped] == [("k3", "interface")]
+    # without Spec.once no copy can keep its own (its sub-blocks' module is the top's)
+    (tmp_path / "whole").mkdir()
+    live_w, dropped_w = source_mutants(whole, 1, 1, tmp_path / "whole", edits=edits[1:2],
+                                       own=1)
+    assert not live_w and [d.why for d in dropped_w] == ["interface"]
     build_source(once, live, tmp_path)
     for sel, y in ((0, 7), (1, 5), (2, 8)):
         mut.yosys("read_verilog inner.v\nhierarchy -top pair_mutants\nproc\nflatten\n"
@@ -521,6 +526,7 @@ def test_an_edit_of_a_systems_wiring_is_judged_with_the_shared_blocks_cut_out(tm
     for m in live:
         flatten_gate(spec, m, tmp_path)
     or0, gated, k2 = live
+    (tmp_path / "everted.il").unlink()      # judged from this run's designs, not the build's
     assert [j.il for m in live for j in judged(spec, m, tmp_path, parts=True)] == \
         ["design_ev.il", "design_ev.il", "design.il"]
     assert equivalent(spec, or0, tmp_path, parts=True) == "PASS"
