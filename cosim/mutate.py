@@ -809,16 +809,21 @@ def judged(spec: Spec, mutant: Mutant, workdir: Path, *, parts: bool = False) ->
         (pdir / "design.il").write_text((workdir / "design.il").read_text())
         # the mutant's modules under the original's names, their ports too
         (pdir / "mutant.il").write_text(_gate_text(workdir, mutant)[1])
-        lib = ""
-        if (workdir / "instanced.v").exists():
-            (pdir / "instanced.v").write_text((workdir / "instanced.v").read_text())
-            lib = "read_verilog -lib instanced.v\n"
-        yosys(f"read_rtlil mutant.il\n{lib}hierarchy -top {unit}\nproc\nflatten\n"
+        yosys(f"read_rtlil mutant.il\n{_instanced_lib(workdir, pdir)}hierarchy -top {unit}\nproc\nflatten\n"
               f"hierarchy -top {unit}\nopt_clean\n"
               f"select {unit}\nwrite_rtlil -selected gate.il\n", pdir)
         out.append(Judged(pdir, unit, f"delete {unit}\nread_rtlil gate.il", part=True,
                           cut=True))
     return out
+
+
+def _instanced_lib(workdir: Path, dest: Path) -> str:
+    """The Yosys command that declares the modules the block instances but does not define
+    (RailX's router: ``instanced.v``, copied into ``dest``), or '' where there are none."""
+    if not (workdir / "instanced.v").exists():
+        return ""
+    (dest / "instanced.v").write_text((workdir / "instanced.v").read_text())
+    return "read_verilog -lib instanced.v\n"
 
 
 def _everted(spec: Spec, mutant, workdir: Path, edir: Path) -> bool:
@@ -837,11 +842,7 @@ def _everted(spec: Spec, mutant, workdir: Path, edir: Path) -> bool:
         return False
     name, mname = _name(spec), f"{_name(spec)}_s{mutant.k}"
     (edir / "mutant.il").write_text((workdir / "src" / f"s{mutant.k}.il").read_text())
-    lib = ""
-    if (workdir / "instanced.v").exists():
-        (edir / "instanced.v").write_text((workdir / "instanced.v").read_text())
-        lib = "read_verilog -lib instanced.v\n"
-    yosys(f"read_rtlil design.il\nread_rtlil mutant.il\n{lib}"
+    yosys(f"read_rtlil design.il\nread_rtlil mutant.il\n{_instanced_lib(workdir, edir)}"
           f"expose -evert {name}/c:{spec.shared}\nexpose -evert {mname}/c:{spec.shared}\n"
           f"write_rtlil design_ev.il\nhierarchy -top {mname}\nproc\nflatten\n"
           f"hierarchy -top {mname}\nopt_clean\nrename {mname} {name}\n"
@@ -1604,11 +1605,7 @@ def flatten_gate(spec: Spec, mutant: SourceMutant, workdir: Path) -> None:
     gdir.mkdir(parents=True, exist_ok=True)
     (gdir / "mutant.il").write_text((workdir / "src" / f"s{mutant.k}.il").read_text())
     mname = f"{mutant.top}_s{mutant.k}"
-    lib = ""
-    if (workdir / "instanced.v").exists():        # modules the block instances, undefined
-        (gdir / "instanced.v").write_text((workdir / "instanced.v").read_text())
-        lib = "read_verilog -lib instanced.v\n"
-    yosys(f"read_rtlil mutant.il\n{lib}"
+    yosys(f"read_rtlil mutant.il\n{_instanced_lib(workdir, gdir)}"
           f"hierarchy -top {mname}\nproc\nflatten\nhierarchy -top {mname}\nopt_clean\n"
           f"rename {mname} {mutant.top}\n"
           # the top alone: the original's design defines (or declares) the rest

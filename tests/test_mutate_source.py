@@ -427,6 +427,26 @@ class Pair(wiring.Component):
         return m
 
 
+def _draw_pairs(mut, monkeypatch):
+    """Make ``source_mutants`` draw Pair designs: the block ``pair``, each edit's ``after``
+    the variant it elaborates."""
+    class Block:
+        component = Pair
+
+        def instance_name(self, params):
+            return "pair"
+
+        def build(self, params):
+            return Pair()
+
+    def elaborate(spec, edit, name, out, timeout):
+        out.write_text(mut._converted(spec, lambda: Pair(edit.after), name))
+        return ""
+    monkeypatch.setattr(mut, "get_block", lambda name: Block())
+    monkeypatch.setattr(mut, "_instanced_modules", lambda *a, **k: "")
+    monkeypatch.setattr(mut, "_elaborate", elaborate)
+
+
 def test_a_systems_sub_blocks_converted_once_and_kept_where_edited(tmp_path, monkeypatch):
     """A system whose copies share one set of sub-blocks (the mesh's routers, Spec.shared).
     Converted whole, an edit that ties a sub-block's input to 0 changes that sub-block's
@@ -458,22 +478,7 @@ def test_a_systems_sub_blocks_converted_once_and_kept_where_edited(tmp_path, mon
     assert calls == [1, 2]
 
     # the draw: shared, own, dropped over the limit of one
-    class Block:
-        component = Pair
-
-        def instance_name(self, params):
-            return "pair"
-
-        def build(self, params):
-            return Pair()
-
-    monkeypatch.setattr(mut, "get_block", lambda name: Block())
-    monkeypatch.setattr(mut, "_instanced_modules", lambda *a, **k: "")
-
-    def elaborate(spec, edit, name, out, timeout):
-        out.write_text(mut._converted(spec, lambda: Pair(edit.after), name))
-        return ""
-    monkeypatch.setattr(mut, "_elaborate", elaborate)
+    _draw_pairs(mut, monkeypatch)
     edits = [Edit("constant", 1, 0, 1, 1, "v", v) for v in ("tied", "k2", "k3")]
     live, dropped = source_mutants(once, 3, 1, tmp_path, edits=edits, own=1)
     assert [(m.k, m.edit.after, m.own) for m in live] == [(1, "tied", False), (2, "k2", True)]
@@ -500,24 +505,8 @@ def test_an_edit_of_a_systems_wiring_is_judged_with_the_shared_blocks_cut_out(tm
     difference)."""
     import aifabric.cosim.mutate as mut
     spec = Spec("pair", "pair", {}, "x.py", shared="leaf*", once=f"{__name__}:Leaf")
-
-    class Block:
-        component = Pair
-
-        def instance_name(self, params):
-            return "pair"
-
-        def build(self, params):
-            return Pair()
-
-    monkeypatch.setattr(mut, "get_block", lambda name: Block())
-    monkeypatch.setattr(mut, "_instanced_modules", lambda *a, **k: "")
+    _draw_pairs(mut, monkeypatch)
     monkeypatch.setattr(mut, "_ONCE", {})
-
-    def elaborate(spec, edit, name, out, timeout):
-        out.write_text(mut._converted(spec, lambda: Pair(edit.after), name))
-        return ""
-    monkeypatch.setattr(mut, "_elaborate", elaborate)
     edits = [Edit("constant", 1, 0, 1, 1, "v", v) for v in ("or0", "gated", "k2")]
     live, dropped = source_mutants(spec, 3, 1, tmp_path, edits=edits, own=1)
     assert [(m.edit.after, m.own) for m in live] == [("or0", False), ("gated", False),
