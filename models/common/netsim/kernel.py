@@ -3,8 +3,8 @@
 Same contract as the reference (see :mod:`models.common.netsim` for the pipeline); the
 tests run both on random small networks and compare every injection and switch traversal.
 Speed comes from visiting a router only in the cycles it can act in (credits arrive, its
-source has a packet due, or ``wake``: the cycle after one it acted in, else the cycle its
-earliest front flit becomes ready), keeping every per-cycle decision in integer arrays, and,
+source has a packet due, or ``wake``: the cycle after one it acted in while it holds flits,
+else the cycle its earliest front flit becomes ready), keeping every per-cycle decision in integer arrays, and,
 for large networks whose state outgrows the caches, touching as few memory lines per cycle
 as possible:
 
@@ -15,9 +15,12 @@ as possible:
   record, not on every cycle it waits;
 - VC allocation visits only the VCs of ``vaw`` (a head without an output VC), switch
   allocation only those of ``act`` (an output VC held) and a credit arrival only those of
-  ``cmask``, one bit per (port, VC);
+  ``cmask``, one bit per (port, VC); its grants go through the list of the output VCs
+  asked for (``req_o``), not a scan of every output VC;
 - a flit is 16 bytes (``buf``: packet slot, sequence number | tail << 15 | length << 16,
-  ready cycle, destination);
+  ready cycle, and on a head its route, see :func:`_route`);
+- array indices are compiled without numba's fix-up of negative ones
+  (:func:`nonnegative_indices`);
 - the route tables are packed, one entry per (router, row, destination), rows shared by
   the VCs that route alike (``vrow``, see :func:`models.common.netsim.sim.route_table`).
 
@@ -39,6 +42,8 @@ or a warm cache keeps running the old rule.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import numba
 import numpy as np
@@ -284,7 +289,7 @@ def _inject(t, r, cfg, fcfg, ctr, ports, vrow, rt, buf, vc, occ, vaw, pk, free,
 
 @numba.njit(cache=True, inline="always")
 def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports, pk,
-                 pidx, vidx, req_q, req_pri, req_tag):
+                 pidx, vidx, req_q, req_pri, req_tag, req_o):
     """Phase 3, :meth:`RouterModel.allocate`: route computation and VC allocation for the
     heads that arrived in an earlier cycle (the set bits of ``vaw[r]``: a head without an
     output VC). ``age``: oldest packet first; ``links``: the link model's code, ``Vb`` VCs per
@@ -344,36 +349,40 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                     pri, tg = pk[sid, PK_CREATE], pk[sid, PK_TAG]
                 else:
                     pri, tg = _unwrap(qq - vc[r, op, ov, V_VAPTR], PV), 0
-                if nreq == 0:
-                    for x in range(PV):
-                        req_q[x] = -1
-                nreq += 1
+                if req_q[o] < 0:
+                    # the output VCs asked for, in the order they are granted below
+                    j = nreq
+                    while j > 0 and req_o[j - 1] > o:
+                        req_o[j] = req_o[j - 1]
+                        j -= 1
+                    req_o[j] = o
+                    nreq += 1
                 if req_q[o] < 0 or pri < req_pri[o] or \
                         (pri == req_pri[o] and tg < req_tag[o]):
                     req_q[o], req_pri[o], req_tag[o] = qq, pri, tg
     if nreq > 0:
         acted = True
-        for o in range(PV):
-            qq = req_q[o]
-            if qq < 0:
-                continue
-            op, ov = o // V, o % V
-            p, v = qq // V, qq % V
-            if perlink:
-                bit = np.int32(1) << (ov // Vb)
-                if link_busy[r, op] & bit:
-                    continue            # the link went to a lower output VC
-                link_busy[r, op] |= bit
-            elif plinks:
-                if link_busy[r, op] >= ports[r, op, PT_LINKS]:
-                    continue            # the port's links went to lower output VCs
-                link_busy[r, op] += 1
-            vc[r, op, ov, V_BUSY] = 1
-            vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
-            _unmark(vaw, r, qq)
-            _mark(act, r, qq)
-            vc[r, p, v, V_AT] = t
-            vc[r, op, ov, V_VAPTR] = _wrap(qq + 1, PV)
+    for k in range(nreq):
+        o = req_o[k]
+        qq = req_q[o]
+        req_q[o] = -1                   # clear between visits
+        op, ov = o // V, o % V
+        p, v = qq // V, qq % V
+        if perlink:
+            bit = np.int32(1) << (ov // Vb)
+            if link_busy[r, op] & bit:
+                continue            # the link went to a lower output VC
+            link_busy[r, op] |= bit
+        elif plinks:
+            if link_busy[r, op] >= ports[r, op, PT_LINKS]:
+                continue            # the port's links went to lower output VCs
+            link_busy[r, op] += 1
+        vc[r, op, ov, V_BUSY] = 1
+        vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
+        _unmark(vaw, r, qq)
+        _mark(act, r, qq)
+        vc[r, p, v, V_AT] = t
+        vc[r, op, ov, V_VAPTR] = _wrap(qq + 1, PV)
     return acted, soon
 
 
@@ -618,14 +627,43 @@ def _end_of_cycle(t, cfg, ctr, occ):
     return ctr[K_STATUS] == OK
 
 
+@contextlib.contextmanager
+def nonnegative_indices():
+    """Within it, numba compiles array indexing without the fix-up of a negative index.
+
+    numba lets a negative index count from the end (``a[-1]``), and pays for it on every
+    signed index of every dimension of every access: a shift, an and and an add. Every
+    index :func:`run` computes is non-negative, so it is compiled inside this context (the
+    simulator calls it so; a warm cache holds the code compiled that way). numba has no
+    option for this: its index fix-up, ``numba.np.arrayobj.fix_integer_index``, is replaced
+    while the context is open and restored when it closes; a numba without that function
+    compiles as it always does."""
+    from numba.core import types
+    from numba.np import arrayobj
+    fix = getattr(arrayobj, "fix_integer_index", None)
+    if fix is None:
+        yield
+        return
+
+    def cast_only(context, builder, idxty, idx, size):
+        return context.cast(builder, idx, idxty, types.intp)
+
+    arrayobj.fix_integer_index = cast_only
+    try:
+        yield
+    finally:
+        arrayobj.fix_integer_index = fix
+
+
 def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
     """run()'s working arrays, by parameter name, for R routers of P ports of V VCs whose
     port p has ``width[r, p]`` lanes."""
     PV = P * V
     return {
-        "req_q": np.empty(PV, np.int64),        # VA: requester per output VC (op * V + ov)
+        "req_q": np.full(PV, -1, np.int64),     # VA: requester per output VC (op * V + ov)
         "req_pri": np.empty(PV, np.int64),
         "req_tag": np.empty(PV, np.int64),      # age: the requester's tag (ties of creation)
+        "req_o": np.empty(PV, np.int64),        # VA: the output VCs asked for, ascending
         "c_p": np.empty(PV, np.int64),          # SA: offers / grants of a round
         "c_v": np.empty(PV, np.int64),
         "c_op": np.empty(PV, np.int64),
@@ -657,7 +695,7 @@ def run(t0, t1, cfg, fcfg, ctr,
         pk, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
         tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio,
-        req_q, req_pri, req_tag, c_p, c_v, c_op, c_ok, elig, ne, best_pri, best_c, best_tag,
+        req_q, req_pri, req_tag, req_o, c_p, c_v, c_op, c_ok, elig, ne, best_pri, best_c, best_tag,
         plist, maxw, wf_v, wf_row, wf_col, vsent, used, lanes_in, out_done, pidx, vidx):
     """Simulate cycles t0 .. t1-1. Returns the cycle it stopped at (t1, or the cycle an
     invariant failed; ``ctr[K_STATUS]`` says which). The arrays after ``wf_prio`` are
@@ -687,8 +725,8 @@ def run(t0, t1, cfg, fcfg, ctr,
         slot = t % D1
         for r in range(R):
             # a router is visited when credits arrive, its source has a packet due or is
-            # injecting one, or ``wake`` says it may act: the cycle after one it acted in,
-            # else the earliest cycle a buffered front flit becomes ready (a flit written
+            # injecting one, or ``wake`` says it may act: the cycle after one it acted in
+            # while it holds flits, else the earliest cycle a buffered front flit becomes ready (a flit written
             # into it lowers its wake to the flit's ready cycle); every other change to what
             # it can do (an output VC or link freed, buffer room) comes from its own acting
             if wake[r] > t and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
@@ -706,11 +744,13 @@ def run(t0, t1, cfg, fcfg, ctr,
                 return t
             acted = acted or wrote > 0
             if occ[r] == 0:
-                wake[r] = t + 1 if acted else INF
+                # nothing buffered: only a flit or credits arriving, or its source, make it
+                # act again (the visit rule's other triggers)
+                wake[r] = INF
                 continue
             va_acted, soon = _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act,
                                           link_busy, ports, pk, pidx, vidx,
-                                          req_q, req_pri, req_tag)
+                                          req_q, req_pri, req_tag, req_o)
             acted = acted or va_acted
             for p in range(P):
                 used[p], lanes_in[p], ne[p] = 0, 0, 0
