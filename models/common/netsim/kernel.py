@@ -198,8 +198,8 @@ def _credit_arrival(r, slot, B, check, vc, cred_ring, cmask, pend, pidx, vidx, c
             b, m = _pop_low(m)
             i = w * 64 + b
             p, v = pidx[i], vidx[i]
-            vc[r, p, v, V_CRED] += cred_ring[r, slot, p, v]
-            cred_ring[r, slot, p, v] = 0
+            vc[r, p, v, V_CRED] += cred_ring[r, p, v, slot]
+            cred_ring[r, p, v, slot] = 0
             if check and vc[r, p, v, V_CRED] > B:
                 ctr[K_STATUS] = CREDIT
                 ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = r, p, v, vc[r, p, v, V_CRED]
@@ -516,7 +516,7 @@ def _traverse(t, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cre
     switch to output ``op``; its credit goes upstream (over the credit delay), and a tail
     frees the input VC (a head behind it waits for VC allocation). ``inwin``: t is in the
     measurement window. Returns the flit (packet slot, sequence | tail << 15 | length << 16)."""
-    D1 = cred_ring.shape[1]
+    D1 = cred_ring.shape[3]
     ov = vc[r, p, v, V_OV]
     h = vc[r, p, v, V_HEAD]
     sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
@@ -531,7 +531,7 @@ def _traverse(t, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cre
     if p > 0:
         u, up = ports[r, p, PT_NBR], ports[r, p, PT_NPORT]
         ds = _wrap(t % D1 + ports[r, p, PT_CDELAY], D1)
-        cred_ring[u, ds, up, v] += 1
+        cred_ring[u, up, v, ds] += 1
         _mark3(cmask, u, ds, up * V + v)
         pend[u, ds] += 1
     if inwin:
@@ -709,7 +709,7 @@ def run(t0, t1, cfg, fcfg, ctr,
     R, P = ports.shape[0], ports.shape[1]
     V, B = cfg[C_VCS], cfg[C_BUF]
     check = cfg[C_CHECK]
-    D1 = cred_ring.shape[1]
+    D1 = cred_ring.shape[3]
     wavefront = cfg[C_ALLOC] == 1
     age = cfg[C_ALLOC] == 2
     bypass = cfg[C_BYPASS]                  # 1: a head may cross in the cycle it is allocated

@@ -251,9 +251,10 @@ class Simulator:
             # the earliest cycle a router may act without credits arriving or its source
             # having a packet due (see the kernel's visit rule)
             "wake": np.zeros(R, np.int64),
-            # credits on their way back, by the cycle they arrive (mod D1): at most a port's
-            # lanes per VC and cycle (LANES_MAX)
-            "cred_ring": np.zeros((R, D1, P, V), np.int8), "pend": np.zeros((R, D1), np.int32),
+            # credits on their way back, per VC by the cycle they arrive (mod D1; a packet's
+            # credits share a memory line): at most a port's lanes per VC and cycle
+            # (LANES_MAX)
+            "cred_ring": np.zeros((R, P, V, D1), np.int8), "pend": np.zeros((R, D1), np.int32),
             # the (port, VC) bits of the cred_ring entries that hold credits
             "cmask": np.zeros((R, D1, (P * V + 63) // 64), np.uint64),
             "sa_in": np.zeros((R, P), np.int32),
