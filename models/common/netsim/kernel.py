@@ -11,8 +11,10 @@ as possible:
 - everything a cycle reads or writes about one VC sits in one 64-byte record (``vc``,
   fields ``V_*`` below): its queue, allocation and head route, and the output VC of the
   same number (credits, held, round-robin pointer);
-- a head's route (port, VC range, packet length) is read from the tables once, into its
-  record, not on every cycle it waits;
+- a head's route (port, VC range, packet length), its packet's slot and, for age
+  allocation, creation cycle are read once, into its record, not on every cycle it waits:
+  allocation compares ages without reading the flit buffer or the packet pool (the pool
+  only for a tie of creation cycles);
 - VC allocation visits only the VCs of ``vaw`` (a head without an output VC), switch
   allocation only those of ``act`` (an output VC held) and a credit arrival only those of
   ``cmask``, one bit per (port, VC); its grants go through the list of the output VCs
@@ -58,11 +60,12 @@ from .traffic import MODE_TRACE, destination, gap, uniform
  K_E3, K_PKT_INJ, K_PKT_DONE, K_FREE, K_MEAS_INJ, K_LAT_MAX) = range(17)
 # per-VC record fields (``vc[router, port, VC, field]``, one 64-byte line per VC): the input
 # VC's queue (buffer head index, flit count, cycle its front flit is ready), its allocation
-# (cycle allocated, state 0 idle / 1 holding an output VC, output port, output VC), its head's
-# route (port, lowest and highest VC, packet length; port -2: not read yet) and its last
-# received flit (packet slot, sequence number; invariant checks), and the *output* VC of the
-# same number: credits, held by a packet, VC-allocation round-robin pointer
-(V_HEAD, V_CNT, V_READY, V_AT, V_STATE, V_OP, V_OV, V_RPORT, V_RLO, V_RHI, V_RLEN, V_CRED,
+# (cycle allocated, state 0 idle / 1 holding an output VC, output port, output VC), its front
+# packet, read from its head flit: the route (port, -2: not read yet; lowest VC | highest VC
+# << 8 | packet length << 16), the packet's slot and, for age allocation, its creation cycle;
+# its last received flit (packet slot, sequence number; invariant checks), and the *output* VC
+# of the same number: credits, held by a packet, VC-allocation round-robin pointer
+(V_HEAD, V_CNT, V_READY, V_AT, V_STATE, V_OP, V_OV, V_RPORT, V_RRNG, V_PSID, V_PCRE, V_CRED,
  V_BUSY, V_VAPTR, V_LPKT, V_LSEQ) = range(16)
 V_FIELDS = 16
 # packet-pool record fields (``pk[slot, field]``, int64, 32 bytes per packet): destination
@@ -178,6 +181,13 @@ def _pick_link_vc(vc, link_busy, r, op, nl, Vb, lo, hi, B, ln):
                 if room < 0 and cr >= ln:
                     room = ov
     return room
+
+
+@numba.njit(cache=True, inline="always")
+def _tag_before(pk, a, b):
+    """Packet slot a's tag orders before slot b's (age allocation's tie between packets
+    created in the same cycle; the only reason it reads the packet pool)."""
+    return pk[a, PK_TAG] < pk[b, PK_TAG]
 
 
 # -- the phases of one router's cycle, in the reference model's order (credit arrival,
@@ -317,8 +327,12 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 h = vc[r, p, v, V_HEAD]
                 rw = buf[r, p, v, h, 3]
                 op = (rw & 0xFF) - 1
-                vc[r, p, v, V_RPORT], vc[r, p, v, V_RLO] = op, (rw >> 8) & 0xFF
-                vc[r, p, v, V_RHI], vc[r, p, v, V_RLEN] = (rw >> 16) & 0xFF, buf[r, p, v, h, 1] >> 16
+                vc[r, p, v, V_RPORT] = op
+                vc[r, p, v, V_RRNG] = ((rw >> 8) & 0xFFFF) | ((buf[r, p, v, h, 1] >> 16) << 16)
+                sid = buf[r, p, v, h, 0]
+                vc[r, p, v, V_PSID] = sid
+                if age:
+                    vc[r, p, v, V_PCRE] = pk[sid, PK_CREATE]
             if op == 0:
                 vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, 0, 0
                 _unmark(vaw, r, i)
@@ -328,16 +342,16 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 continue
             if op < 0:
                 continue
-            ln = vc[r, p, v, V_RLEN]
+            rr = vc[r, p, v, V_RRNG]
+            lo, hi, ln = rr & 0xFF, (rr >> 8) & 0xFF, rr >> 16
             if perlink:
-                ov = _pick_link_vc(vc, link_busy, r, op,
-                                   ports[r, op, PT_LINKS], Vb, vc[r, p, v, V_RLO],
-                                   vc[r, p, v, V_RHI], B, ln)
+                ov = _pick_link_vc(vc, link_busy, r, op, ports[r, op, PT_LINKS], Vb, lo, hi,
+                                   B, ln)
             else:
                 if plinks and link_busy[r, op] >= ports[r, op, PT_LINKS]:
                     continue
                 ov = -1
-                for c in range(vc[r, p, v, V_RLO], vc[r, p, v, V_RHI] + 1):
+                for c in range(lo, hi + 1):
                     if not vc[r, op, c, V_BUSY] and vc[r, op, c, V_CRED] >= ln:
                         ov = c
                         break
@@ -345,10 +359,10 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 o = op * V + ov
                 qq = p * V + v
                 if age:
-                    sid = buf[r, p, v, vc[r, p, v, V_HEAD], 0]
-                    pri, tg = pk[sid, PK_CREATE], pk[sid, PK_TAG]
+                    # oldest first, ties by the packets' tags (read only for a tie)
+                    pri, sid = vc[r, p, v, V_PCRE], vc[r, p, v, V_PSID]
                 else:
-                    pri, tg = _unwrap(qq - vc[r, op, ov, V_VAPTR], PV), 0
+                    pri, sid = _unwrap(qq - vc[r, op, ov, V_VAPTR], PV), 0
                 if req_q[o] < 0:
                     # the output VCs asked for, in the order they are granted below
                     j = nreq
@@ -358,8 +372,8 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                     req_o[j] = o
                     nreq += 1
                 if req_q[o] < 0 or pri < req_pri[o] or \
-                        (pri == req_pri[o] and tg < req_tag[o]):
-                    req_q[o], req_pri[o], req_tag[o] = qq, pri, tg
+                        (pri == req_pri[o] and _tag_before(pk, sid, req_tag[o])):
+                    req_q[o], req_pri[o], req_tag[o] = qq, pri, sid
     if nreq > 0:
         acted = True
     for k in range(nreq):
@@ -473,7 +487,7 @@ def _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne,
         p = plist[k]
         if ne[p] == 0 or lanes_in[p] >= ports[r, p, PT_WIDTH]:
             continue
-        bv, bpri, btg = -1, INF, INF
+        bv, bpri, bsid = -1, INF, 0
         for i in range(V):
             v = _wrap(sa_in[r, p] + i, V)
             if not elig[p, v]:
@@ -484,22 +498,23 @@ def _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne,
             if not age:
                 bv = v
                 break
-            sid = buf[r, p, v, vc[r, p, v, V_HEAD], 0]
-            if pk[sid, PK_CREATE] < bpri or (pk[sid, PK_CREATE] == bpri and pk[sid, PK_TAG] < btg):
-                bv, bpri, btg = v, pk[sid, PK_CREATE], pk[sid, PK_TAG]
+            # the front packet's creation cycle and slot, kept in the VC's record
+            cre, sid = vc[r, p, v, V_PCRE], vc[r, p, v, V_PSID]
+            if cre < bpri or (cre == bpri and _tag_before(pk, sid, bsid)):
+                bv, bpri, bsid = v, cre, sid
         if bv < 0:
             continue
         v = bv
         op = vc[r, p, v, V_OP]
         c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
         if age:
-            pri, tg = bpri, btg
+            pri, sid = bpri, bsid
         else:
-            pri, tg = _unwrap(p - sa_out[r, op], P), 0
+            pri, sid = _unwrap(p - sa_out[r, op], P), 0
         if out_done[op] != stamp or pri < best_pri[op] or \
-                (pri == best_pri[op] and tg < best_tag[op]):
+                (pri == best_pri[op] and _tag_before(pk, sid, best_tag[op])):
             out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
-            best_tag[op] = tg
+            best_tag[op] = sid
         nc += 1
     for c in range(nc):
         op = c_op[c]
@@ -662,7 +677,7 @@ def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
     return {
         "req_q": np.full(PV, -1, np.int64),     # VA: requester per output VC (op * V + ov)
         "req_pri": np.empty(PV, np.int64),
-        "req_tag": np.empty(PV, np.int64),      # age: the requester's tag (ties of creation)
+        "req_tag": np.empty(PV, np.int64),      # age: the requester's packet slot (for ties)
         "req_o": np.empty(PV, np.int64),        # VA: the output VCs asked for, ascending
         "c_p": np.empty(PV, np.int64),          # SA: offers / grants of a round
         "c_v": np.empty(PV, np.int64),
@@ -672,7 +687,7 @@ def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
         "ne": np.zeros(P, np.int64),            # eligible VCs per input port
         "best_pri": np.zeros(P, np.int64),      # SA: best offer per output this round
         "best_c": np.zeros(P, np.int64),
-        "best_tag": np.zeros(P, np.int64),
+        "best_tag": np.zeros(P, np.int64),      # age: its packet slot (for ties)
         "plist": np.zeros(P, np.int64),         # SA: input ports with an eligible VC
         "maxw": width.max(axis=1).astype(np.int64),   # SA rounds: the widest port's lanes
         "wf_v": np.full((P, P), -1, np.int64),  # wavefront SA: VC of input p requesting q

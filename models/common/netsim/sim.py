@@ -278,8 +278,7 @@ class Simulator:
         for name, field in (("pk_dst", K.PK_DST), ("pk_len", K.PK_LEN),
                             ("pk_create", K.PK_CREATE), ("pk_tag", K.PK_TAG)):
             st[name] = st["pk"][:, field]
-        st["hrt"] = vc[..., K.V_RPORT:K.V_RLEN + 1]     # head route: port, VC lo/hi, length
-        st["hrt"][...] = -2
+        vc[..., K.V_RPORT] = -2                          # no head route read yet
         st["last_pkt"][...] = st["last_seq"][...] = -1
         st["credits"][...] = initial_credits(net, V, Vb, buffer, lnk.name)
         nxt = np.zeros((R, W), np.int64)
