@@ -3,21 +3,26 @@
 Same contract as the reference (see :mod:`models.common.netsim` for the pipeline); the
 tests run both on random small networks and compare every injection and switch traversal.
 Speed comes from visiting a router only in the cycles it can act in (credits arrive, its
-source has a packet due, or ``wake``: the cycle after one it acted in, else the cycle its
-earliest front flit becomes ready), keeping every per-cycle decision in integer arrays, and,
+source has a packet due, or ``wake``: the cycle after one it acted in while it holds flits,
+else the cycle its earliest front flit becomes ready), keeping every per-cycle decision in integer arrays, and,
 for large networks whose state outgrows the caches, touching as few memory lines per cycle
 as possible:
 
 - everything a cycle reads or writes about one VC sits in one 64-byte record (``vc``,
   fields ``V_*`` below): its queue, allocation and head route, and the output VC of the
   same number (credits, held, round-robin pointer);
-- a head's route (port, VC range, packet length) is read from the tables once, into its
-  record, not on every cycle it waits;
+- a head's route (port, VC range, packet length), its packet's slot and, for age
+  allocation, creation cycle are read once, into its record, not on every cycle it waits:
+  allocation compares ages without reading the flit buffer or the packet pool (the pool
+  only for a tie of creation cycles);
 - VC allocation visits only the VCs of ``vaw`` (a head without an output VC), switch
   allocation only those of ``act`` (an output VC held) and a credit arrival only those of
-  ``cmask``, one bit per (port, VC);
+  ``cmask``, one bit per (port, VC); its grants go through the list of the output VCs
+  asked for (``req_o``), not a scan of every output VC;
 - a flit is 16 bytes (``buf``: packet slot, sequence number | tail << 15 | length << 16,
-  ready cycle, destination);
+  ready cycle, and on a head its route, see :func:`_route`);
+- array indices are compiled without numba's fix-up of negative ones
+  (:func:`nonnegative_indices`);
 - the route tables are packed, one entry per (router, row, destination), rows shared by
   the VCs that route alike (``vrow``, see :func:`models.common.netsim.sim.route_table`).
 
@@ -40,6 +45,8 @@ or a warm cache keeps running the old rule.
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 import numpy as np
 
@@ -53,11 +60,12 @@ from .traffic import MODE_TRACE, destination, gap, uniform
  K_E3, K_PKT_INJ, K_PKT_DONE, K_FREE, K_MEAS_INJ, K_LAT_MAX) = range(17)
 # per-VC record fields (``vc[router, port, VC, field]``, one 64-byte line per VC): the input
 # VC's queue (buffer head index, flit count, cycle its front flit is ready), its allocation
-# (cycle allocated, state 0 idle / 1 holding an output VC, output port, output VC), its head's
-# route (port, lowest and highest VC, packet length; port -2: not read yet) and its last
-# received flit (packet slot, sequence number; invariant checks), and the *output* VC of the
-# same number: credits, held by a packet, VC-allocation round-robin pointer
-(V_HEAD, V_CNT, V_READY, V_AT, V_STATE, V_OP, V_OV, V_RPORT, V_RLO, V_RHI, V_RLEN, V_CRED,
+# (cycle allocated, state 0 idle / 1 holding an output VC, output port, output VC), its front
+# packet, read from its head flit: the route (port, -2: not read yet; lowest VC | highest VC
+# << 8 | packet length << 16), the packet's slot and, for age allocation, its creation cycle;
+# its last received flit (packet slot, sequence number; invariant checks), and the *output* VC
+# of the same number: credits, held by a packet, VC-allocation round-robin pointer
+(V_HEAD, V_CNT, V_READY, V_AT, V_STATE, V_OP, V_OV, V_RPORT, V_RRNG, V_PSID, V_PCRE, V_CRED,
  V_BUSY, V_VAPTR, V_LPKT, V_LSEQ) = range(16)
 V_FIELDS = 16
 # packet-pool record fields (``pk[slot, field]``, int64, 32 bytes per packet): destination
@@ -175,6 +183,13 @@ def _pick_link_vc(vc, link_busy, r, op, nl, Vb, lo, hi, B, ln):
     return room
 
 
+@numba.njit(cache=True, inline="always")
+def _tag_before(pk, a, b):
+    """Packet slot a's tag orders before slot b's (age allocation's tie between packets
+    created in the same cycle; the only reason it reads the packet pool)."""
+    return pk[a, PK_TAG] < pk[b, PK_TAG]
+
+
 # -- the phases of one router's cycle, in the reference model's order (credit arrival,
 # injection, route computation + VC allocation, switch allocation, traversal). Each is
 # inlined into run() by numba's IR inliner (inline="always"), so the arrays they take are
@@ -193,8 +208,8 @@ def _credit_arrival(r, slot, B, check, vc, cred_ring, cmask, pend, pidx, vidx, c
             b, m = _pop_low(m)
             i = w * 64 + b
             p, v = pidx[i], vidx[i]
-            vc[r, p, v, V_CRED] += cred_ring[r, slot, p, v]
-            cred_ring[r, slot, p, v] = 0
+            vc[r, p, v, V_CRED] += cred_ring[r, p, v, slot]
+            cred_ring[r, p, v, slot] = 0
             if check and vc[r, p, v, V_CRED] > B:
                 ctr[K_STATUS] = CREDIT
                 ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = r, p, v, vc[r, p, v, V_CRED]
@@ -284,7 +299,7 @@ def _inject(t, r, cfg, fcfg, ctr, ports, vrow, rt, buf, vc, occ, vaw, pk, free,
 
 @numba.njit(cache=True, inline="always")
 def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports, pk,
-                 pidx, vidx, req_q, req_pri, req_tag):
+                 pidx, vidx, req_q, req_pri, req_tag, req_o):
     """Phase 3, :meth:`RouterModel.allocate`: route computation and VC allocation for the
     heads that arrived in an earlier cycle (the set bits of ``vaw[r]``: a head without an
     output VC). ``age``: oldest packet first; ``links``: the link model's code, ``Vb`` VCs per
@@ -312,8 +327,12 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 h = vc[r, p, v, V_HEAD]
                 rw = buf[r, p, v, h, 3]
                 op = (rw & 0xFF) - 1
-                vc[r, p, v, V_RPORT], vc[r, p, v, V_RLO] = op, (rw >> 8) & 0xFF
-                vc[r, p, v, V_RHI], vc[r, p, v, V_RLEN] = (rw >> 16) & 0xFF, buf[r, p, v, h, 1] >> 16
+                vc[r, p, v, V_RPORT] = op
+                vc[r, p, v, V_RRNG] = ((rw >> 8) & 0xFFFF) | ((buf[r, p, v, h, 1] >> 16) << 16)
+                sid = buf[r, p, v, h, 0]
+                vc[r, p, v, V_PSID] = sid
+                if age:
+                    vc[r, p, v, V_PCRE] = pk[sid, PK_CREATE]
             if op == 0:
                 vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, 0, 0
                 _unmark(vaw, r, i)
@@ -323,16 +342,16 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 continue
             if op < 0:
                 continue
-            ln = vc[r, p, v, V_RLEN]
+            rr = vc[r, p, v, V_RRNG]
+            lo, hi, ln = rr & 0xFF, (rr >> 8) & 0xFF, rr >> 16
             if perlink:
-                ov = _pick_link_vc(vc, link_busy, r, op,
-                                   ports[r, op, PT_LINKS], Vb, vc[r, p, v, V_RLO],
-                                   vc[r, p, v, V_RHI], B, ln)
+                ov = _pick_link_vc(vc, link_busy, r, op, ports[r, op, PT_LINKS], Vb, lo, hi,
+                                   B, ln)
             else:
                 if plinks and link_busy[r, op] >= ports[r, op, PT_LINKS]:
                     continue
                 ov = -1
-                for c in range(vc[r, p, v, V_RLO], vc[r, p, v, V_RHI] + 1):
+                for c in range(lo, hi + 1):
                     if not vc[r, op, c, V_BUSY] and vc[r, op, c, V_CRED] >= ln:
                         ov = c
                         break
@@ -340,40 +359,44 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 o = op * V + ov
                 qq = p * V + v
                 if age:
-                    sid = buf[r, p, v, vc[r, p, v, V_HEAD], 0]
-                    pri, tg = pk[sid, PK_CREATE], pk[sid, PK_TAG]
+                    # oldest first, ties by the packets' tags (read only for a tie)
+                    pri, sid = vc[r, p, v, V_PCRE], vc[r, p, v, V_PSID]
                 else:
-                    pri, tg = _unwrap(qq - vc[r, op, ov, V_VAPTR], PV), 0
-                if nreq == 0:
-                    for x in range(PV):
-                        req_q[x] = -1
-                nreq += 1
+                    pri, sid = _unwrap(qq - vc[r, op, ov, V_VAPTR], PV), 0
+                if req_q[o] < 0:
+                    # the output VCs asked for, in the order they are granted below
+                    j = nreq
+                    while j > 0 and req_o[j - 1] > o:
+                        req_o[j] = req_o[j - 1]
+                        j -= 1
+                    req_o[j] = o
+                    nreq += 1
                 if req_q[o] < 0 or pri < req_pri[o] or \
-                        (pri == req_pri[o] and tg < req_tag[o]):
-                    req_q[o], req_pri[o], req_tag[o] = qq, pri, tg
+                        (pri == req_pri[o] and _tag_before(pk, sid, req_tag[o])):
+                    req_q[o], req_pri[o], req_tag[o] = qq, pri, sid
     if nreq > 0:
         acted = True
-        for o in range(PV):
-            qq = req_q[o]
-            if qq < 0:
-                continue
-            op, ov = o // V, o % V
-            p, v = qq // V, qq % V
-            if perlink:
-                bit = np.int32(1) << (ov // Vb)
-                if link_busy[r, op] & bit:
-                    continue            # the link went to a lower output VC
-                link_busy[r, op] |= bit
-            elif plinks:
-                if link_busy[r, op] >= ports[r, op, PT_LINKS]:
-                    continue            # the port's links went to lower output VCs
-                link_busy[r, op] += 1
-            vc[r, op, ov, V_BUSY] = 1
-            vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
-            _unmark(vaw, r, qq)
-            _mark(act, r, qq)
-            vc[r, p, v, V_AT] = t
-            vc[r, op, ov, V_VAPTR] = _wrap(qq + 1, PV)
+    for k in range(nreq):
+        o = req_o[k]
+        qq = req_q[o]
+        req_q[o] = -1                   # clear between visits
+        op, ov = o // V, o % V
+        p, v = qq // V, qq % V
+        if perlink:
+            bit = np.int32(1) << (ov // Vb)
+            if link_busy[r, op] & bit:
+                continue            # the link went to a lower output VC
+            link_busy[r, op] |= bit
+        elif plinks:
+            if link_busy[r, op] >= ports[r, op, PT_LINKS]:
+                continue            # the port's links went to lower output VCs
+            link_busy[r, op] += 1
+        vc[r, op, ov, V_BUSY] = 1
+        vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
+        _unmark(vaw, r, qq)
+        _mark(act, r, qq)
+        vc[r, p, v, V_AT] = t
+        vc[r, op, ov, V_VAPTR] = _wrap(qq + 1, PV)
     return acted, soon
 
 
@@ -464,7 +487,7 @@ def _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne,
         p = plist[k]
         if ne[p] == 0 or lanes_in[p] >= ports[r, p, PT_WIDTH]:
             continue
-        bv, bpri, btg = -1, INF, INF
+        bv, bpri, bsid = -1, INF, 0
         for i in range(V):
             v = _wrap(sa_in[r, p] + i, V)
             if not elig[p, v]:
@@ -475,22 +498,23 @@ def _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne,
             if not age:
                 bv = v
                 break
-            sid = buf[r, p, v, vc[r, p, v, V_HEAD], 0]
-            if pk[sid, PK_CREATE] < bpri or (pk[sid, PK_CREATE] == bpri and pk[sid, PK_TAG] < btg):
-                bv, bpri, btg = v, pk[sid, PK_CREATE], pk[sid, PK_TAG]
+            # the front packet's creation cycle and slot, kept in the VC's record
+            cre, sid = vc[r, p, v, V_PCRE], vc[r, p, v, V_PSID]
+            if cre < bpri or (cre == bpri and _tag_before(pk, sid, bsid)):
+                bv, bpri, bsid = v, cre, sid
         if bv < 0:
             continue
         v = bv
         op = vc[r, p, v, V_OP]
         c_p[nc], c_v[nc], c_op[nc], c_ok[nc] = p, v, op, False
         if age:
-            pri, tg = bpri, btg
+            pri, sid = bpri, bsid
         else:
-            pri, tg = _unwrap(p - sa_out[r, op], P), 0
+            pri, sid = _unwrap(p - sa_out[r, op], P), 0
         if out_done[op] != stamp or pri < best_pri[op] or \
-                (pri == best_pri[op] and tg < best_tag[op]):
+                (pri == best_pri[op] and _tag_before(pk, sid, best_tag[op])):
             out_done[op], best_pri[op], best_c[op] = stamp, pri, nc
-            best_tag[op] = tg
+            best_tag[op] = sid
         nc += 1
     for c in range(nc):
         op = c_op[c]
@@ -507,7 +531,7 @@ def _traverse(t, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cre
     switch to output ``op``; its credit goes upstream (over the credit delay), and a tail
     frees the input VC (a head behind it waits for VC allocation). ``inwin``: t is in the
     measurement window. Returns the flit (packet slot, sequence | tail << 15 | length << 16)."""
-    D1 = cred_ring.shape[1]
+    D1 = cred_ring.shape[3]
     ov = vc[r, p, v, V_OV]
     h = vc[r, p, v, V_HEAD]
     sid, sq_t = buf[r, p, v, h, 0], buf[r, p, v, h, 1]
@@ -522,7 +546,7 @@ def _traverse(t, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cre
     if p > 0:
         u, up = ports[r, p, PT_NBR], ports[r, p, PT_NPORT]
         ds = _wrap(t % D1 + ports[r, p, PT_CDELAY], D1)
-        cred_ring[u, ds, up, v] += 1
+        cred_ring[u, up, v, ds] += 1
         _mark3(cmask, u, ds, up * V + v)
         pend[u, ds] += 1
     if inwin:
@@ -618,14 +642,43 @@ def _end_of_cycle(t, cfg, ctr, occ):
     return ctr[K_STATUS] == OK
 
 
+@contextlib.contextmanager
+def nonnegative_indices():
+    """Within it, numba compiles array indexing without the fix-up of a negative index.
+
+    numba lets a negative index count from the end (``a[-1]``), and pays for it on every
+    signed index of every dimension of every access: a shift, an and and an add. Every
+    index :func:`run` computes is non-negative, so it is compiled inside this context (the
+    simulator calls it so; a warm cache holds the code compiled that way). numba has no
+    option for this: its index fix-up, ``numba.np.arrayobj.fix_integer_index``, is replaced
+    while the context is open and restored when it closes; a numba without that function
+    compiles as it always does."""
+    from numba.core import types
+    from numba.np import arrayobj
+    fix = getattr(arrayobj, "fix_integer_index", None)
+    if fix is None:
+        yield
+        return
+
+    def cast_only(context, builder, idxty, idx, size):
+        return context.cast(builder, idx, idxty, types.intp)
+
+    arrayobj.fix_integer_index = cast_only
+    try:
+        yield
+    finally:
+        arrayobj.fix_integer_index = fix
+
+
 def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
     """run()'s working arrays, by parameter name, for R routers of P ports of V VCs whose
     port p has ``width[r, p]`` lanes."""
     PV = P * V
     return {
-        "req_q": np.empty(PV, np.int64),        # VA: requester per output VC (op * V + ov)
+        "req_q": np.full(PV, -1, np.int64),     # VA: requester per output VC (op * V + ov)
         "req_pri": np.empty(PV, np.int64),
-        "req_tag": np.empty(PV, np.int64),      # age: the requester's tag (ties of creation)
+        "req_tag": np.empty(PV, np.int64),      # age: the requester's packet slot (for ties)
+        "req_o": np.empty(PV, np.int64),        # VA: the output VCs asked for, ascending
         "c_p": np.empty(PV, np.int64),          # SA: offers / grants of a round
         "c_v": np.empty(PV, np.int64),
         "c_op": np.empty(PV, np.int64),
@@ -634,7 +687,7 @@ def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
         "ne": np.zeros(P, np.int64),            # eligible VCs per input port
         "best_pri": np.zeros(P, np.int64),      # SA: best offer per output this round
         "best_c": np.zeros(P, np.int64),
-        "best_tag": np.zeros(P, np.int64),
+        "best_tag": np.zeros(P, np.int64),      # age: its packet slot (for ties)
         "plist": np.zeros(P, np.int64),         # SA: input ports with an eligible VC
         "maxw": width.max(axis=1).astype(np.int64),   # SA rounds: the widest port's lanes
         "wf_v": np.full((P, P), -1, np.int64),  # wavefront SA: VC of input p requesting q
@@ -657,7 +710,7 @@ def run(t0, t1, cfg, fcfg, ctr,
         pk, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
         tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio,
-        req_q, req_pri, req_tag, c_p, c_v, c_op, c_ok, elig, ne, best_pri, best_c, best_tag,
+        req_q, req_pri, req_tag, req_o, c_p, c_v, c_op, c_ok, elig, ne, best_pri, best_c, best_tag,
         plist, maxw, wf_v, wf_row, wf_col, vsent, used, lanes_in, out_done, pidx, vidx):
     """Simulate cycles t0 .. t1-1. Returns the cycle it stopped at (t1, or the cycle an
     invariant failed; ``ctr[K_STATUS]`` says which). The arrays after ``wf_prio`` are
@@ -671,7 +724,7 @@ def run(t0, t1, cfg, fcfg, ctr,
     R, P = ports.shape[0], ports.shape[1]
     V, B = cfg[C_VCS], cfg[C_BUF]
     check = cfg[C_CHECK]
-    D1 = cred_ring.shape[1]
+    D1 = cred_ring.shape[3]
     wavefront = cfg[C_ALLOC] == 1
     age = cfg[C_ALLOC] == 2
     bypass = cfg[C_BYPASS]                  # 1: a head may cross in the cycle it is allocated
@@ -687,8 +740,8 @@ def run(t0, t1, cfg, fcfg, ctr,
         slot = t % D1
         for r in range(R):
             # a router is visited when credits arrive, its source has a packet due or is
-            # injecting one, or ``wake`` says it may act: the cycle after one it acted in,
-            # else the earliest cycle a buffered front flit becomes ready (a flit written
+            # injecting one, or ``wake`` says it may act: the cycle after one it acted in
+            # while it holds flits, else the earliest cycle a buffered front flit becomes ready (a flit written
             # into it lowers its wake to the flit's ready cycle); every other change to what
             # it can do (an output VC or link freed, buffer room) comes from its own acting
             if wake[r] > t and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
@@ -706,11 +759,13 @@ def run(t0, t1, cfg, fcfg, ctr,
                 return t
             acted = acted or wrote > 0
             if occ[r] == 0:
-                wake[r] = t + 1 if acted else INF
+                # nothing buffered: only a flit or credits arriving, or its source, make it
+                # act again (the visit rule's other triggers)
+                wake[r] = INF
                 continue
             va_acted, soon = _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act,
                                           link_busy, ports, pk, pidx, vidx,
-                                          req_q, req_pri, req_tag)
+                                          req_q, req_pri, req_tag, req_o)
             acted = acted or va_acted
             for p in range(P):
                 used[p], lanes_in[p], ne[p] = 0, 0, 0

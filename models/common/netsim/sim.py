@@ -108,6 +108,7 @@ def _kernel_params(run) -> tuple[str, ...]:
 
 
 VC_MAX = 127      # the largest VC count per port the state's int8 VC numbers hold
+LANES_MAX = 127   # the widest port: a VC returns up to its port's lanes of credits a cycle (int8)
 
 
 def vc_layout(net: Network, links: str, source: str) -> tuple[int, int, int]:
@@ -250,7 +251,10 @@ class Simulator:
             # the earliest cycle a router may act without credits arriving or its source
             # having a packet due (see the kernel's visit rule)
             "wake": np.zeros(R, np.int64),
-            "cred_ring": np.zeros((R, D1, P, V), np.int16), "pend": np.zeros((R, D1), np.int32),
+            # credits on their way back, per VC by the cycle they arrive (mod D1; a packet's
+            # credits share a memory line): at most a port's lanes per VC and cycle
+            # (LANES_MAX)
+            "cred_ring": np.zeros((R, P, V, D1), np.int8), "pend": np.zeros((R, D1), np.int32),
             # the (port, VC) bits of the cred_ring entries that hold credits
             "cmask": np.zeros((R, D1, (P * V + 63) // 64), np.uint64),
             "sa_in": np.zeros((R, P), np.int32),
@@ -274,8 +278,7 @@ class Simulator:
         for name, field in (("pk_dst", K.PK_DST), ("pk_len", K.PK_LEN),
                             ("pk_create", K.PK_CREATE), ("pk_tag", K.PK_TAG)):
             st[name] = st["pk"][:, field]
-        st["hrt"] = vc[..., K.V_RPORT:K.V_RLEN + 1]     # head route: port, VC lo/hi, length
-        st["hrt"][...] = -2
+        vc[..., K.V_RPORT] = -2                          # no head route read yet
         st["last_pkt"][...] = st["last_seq"][...] = -1
         st["credits"][...] = initial_credits(net, V, Vb, buffer, lnk.name)
         nxt = np.zeros((R, W), np.int64)
@@ -319,6 +322,10 @@ class Simulator:
             raise NetworkError(f"{net.name}: {V} VCs per port ({Vb} per link x "
                                f"{nlinks.max()} links, or the open source's), at most "
                                f"{VC_MAX}")
+        if net.width.max() > LANES_MAX:
+            r, p = (int(x[0]) for x in np.nonzero(net.width > LANES_MAX))
+            raise NetworkError(f"{net.name}: router {r} port {p} has {net.width[r, p]} lanes, "
+                               f"at most {LANES_MAX}")
         st["link_busy"] = np.zeros((R, P), np.int32)
         st.update(K.scratch(R, P, V, net.width))
         self.state = st
@@ -347,7 +354,8 @@ class Simulator:
 
     def advance(self, cycles: int) -> None:
         """Simulate ``cycles`` more cycles; raise on a failed invariant or a deadlock."""
-        stop = K.run(self.t, self.t + cycles, *self._args())
+        with K.nonnegative_indices():
+            stop = K.run(self.t, self.t + cycles, *self._args())
         self.t = stop if self.ctr[K.K_STATUS] != K.OK else self.t + cycles
         self._raise()
 

@@ -303,3 +303,41 @@ def test_synthesized_trace_replays_the_pattern_run(pattern, width):
     b.advance(cycles)
     ea, eb = a.events(), b.events()
     assert len(ea) > 1000 and ea.shape == eb.shape and (ea == eb).all()
+
+
+def test_the_kernel_is_compiled_without_the_negative_index_fix_up(monkeypatch):
+    import contextlib
+    import re
+
+    import numba
+    from numba.np import arrayobj
+
+    def get(a, i):
+        return a[i]
+
+    inside, outside = numba.njit(get), numba.njit(get)
+    a = np.arange(5)
+    fix = arrayobj.fix_integer_index
+    with K.nonnegative_indices():
+        assert arrayobj.fix_integer_index is not fix
+        assert inside(a, 3) == 3
+    assert arrayobj.fix_integer_index is fix
+    assert outside(a, -1) == 4                    # compiled outside: -1 counts from the end
+    wraps = re.compile(r"icmp slt i64 %arg\.i, 0")
+    assert wraps.search(outside.inspect_llvm(outside.signatures[0]))
+    assert not wraps.search(inside.inspect_llvm(inside.signatures[0]))
+    with pytest.raises(ZeroDivisionError), K.nonnegative_indices():
+        1 // 0
+    assert arrayobj.fix_integer_index is fix      # restored when the block raises
+    # the simulator runs (so compiles) the kernel inside it
+    calls = []
+
+    @contextlib.contextmanager
+    def spy():
+        calls.append(arrayobj.fix_integer_index)
+        yield
+
+    monkeypatch.setattr(K, "nonnegative_indices", spy)
+    net = mesh(2, vcs=2)
+    Simulator(net, Traffic.make("uniform", net.coords, net.grid), rate=0.1).advance(5)
+    assert calls

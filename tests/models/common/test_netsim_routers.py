@@ -322,3 +322,15 @@ def test_per_link_vcs_beyond_the_states_range_are_refused():
     with pytest.raises(NetworkError, match=r"135 VCs per port \(45 per link x 3 links, .*at "
                                            r"most 127$"):
         sim(45)
+
+
+def test_ports_wider_than_the_credit_ring_holds_are_refused():
+    # a VC returns up to its port's lanes of credits in one cycle, counted in int8: 127 lanes
+    # build, 128 are refused, not wrapped
+    def sim(lanes):
+        net = mesh(2, vcs=2)
+        net.width[net.nbr >= 0] = lanes
+        return Simulator(net, Traffic.make("uniform", net.coords, net.grid), rate=0.1)
+    assert sim(127).state["ports"][0, 1, K.PT_WIDTH] == 127
+    with pytest.raises(NetworkError, match=r"router 0 port \d has 128 lanes, at most 127$"):
+        sim(128)
