@@ -4,8 +4,9 @@ Same contract as the reference (see :mod:`models.common.netsim` for the pipeline
 tests run both on random small networks and compare every injection and switch traversal.
 Speed comes from visiting a router only in the cycles it can act in (credits arrive, its
 source has a packet due, or ``wake``: the cycle after one it acted in while it holds flits,
-else the cycle its earliest front flit becomes ready), keeping every per-cycle decision in integer arrays, and,
-for large networks whose state outgrows the caches, touching as few memory lines per cycle
+else the cycle its earliest front flit becomes ready), keeping every per-cycle decision in
+integer arrays, and, for large networks whose state outgrows the caches, touching as few
+memory lines per cycle
 as possible:
 
 - everything a cycle reads or writes about one VC sits in one 64-byte record (``vc``,
@@ -642,32 +643,55 @@ def _end_of_cycle(t, cfg, ctr, occ):
     return ctr[K_STATUS] == OK
 
 
+_FIX = []          # numba's own index fix-up, kept the first time it is replaced
+_DEPTH = [0]       # nonnegative_indices() contexts open (in the thread holding the lock)
+
+
 @contextlib.contextmanager
 def nonnegative_indices():
     """Within it, numba compiles array indexing without the fix-up of a negative index.
 
     numba lets a negative index count from the end (``a[-1]``), and pays for it on every
     signed index of every dimension of every access: a shift, an and and an add. Every
-    index :func:`run` computes is non-negative, so it is compiled inside this context (the
-    simulator calls it so; a warm cache holds the code compiled that way). numba has no
-    option for this: its index fix-up, ``numba.np.arrayobj.fix_integer_index``, is replaced
-    while the context is open and restored when it closes; a numba without that function
-    compiles as it always does."""
+    index :func:`run` computes is non-negative (a network has at least 2 chips, so a
+    destination is never -1), so :func:`compile_run` compiles it inside this context.
+    numba has no option for this: its index fix-up, ``numba.np.arrayobj.fix_integer_index``,
+    is replaced while the context is open, under numba's compiler lock (so no other thread
+    compiles meanwhile), and numba's own is put back when the outermost context closes; a
+    numba without that function compiles as it always does."""
     from numba.core import types
+    from numba.core.compiler_lock import global_compiler_lock
     from numba.np import arrayobj
-    fix = getattr(arrayobj, "fix_integer_index", None)
-    if fix is None:
-        yield
-        return
+    if not _FIX:
+        fix = getattr(arrayobj, "fix_integer_index", None)
+        if fix is None:
+            yield
+            return
+        _FIX.append(fix)
 
     def cast_only(context, builder, idxty, idx, size):
         return context.cast(builder, idx, idxty, types.intp)
 
-    arrayobj.fix_integer_index = cast_only
-    try:
-        yield
-    finally:
-        arrayobj.fix_integer_index = fix
+    with global_compiler_lock:
+        _DEPTH[0] += 1
+        arrayobj.fix_integer_index = cast_only
+        try:
+            yield
+        finally:
+            _DEPTH[0] -= 1
+            if _DEPTH[0] == 0:
+                arrayobj.fix_integer_index = _FIX[0]
+
+
+def compile_run(args: tuple) -> None:
+    """Compile :func:`run` for these arguments (or load it from numba's on-disk cache)
+    inside :func:`nonnegative_indices`, unless this process has it already. The cache does
+    not know how a function was compiled: a first call of ``run`` outside the context would
+    compile, and cache for every later process, the slower code."""
+    sig = tuple(numba.typeof(a) for a in args)
+    if sig not in run.overloads:
+        with nonnegative_indices():
+            run.compile(sig)
 
 
 def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
@@ -741,9 +765,10 @@ def run(t0, t1, cfg, fcfg, ctr,
         for r in range(R):
             # a router is visited when credits arrive, its source has a packet due or is
             # injecting one, or ``wake`` says it may act: the cycle after one it acted in
-            # while it holds flits, else the earliest cycle a buffered front flit becomes ready (a flit written
-            # into it lowers its wake to the flit's ready cycle); every other change to what
-            # it can do (an output VC or link freed, buffer room) comes from its own acting
+            # while it holds flits, else the earliest cycle a buffered front flit becomes
+            # ready (a flit written into it lowers its wake to the flit's ready cycle);
+            # every other change to what it can do (an output VC or link freed, buffer
+            # room) comes from its own acting
             if wake[r] > t and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
                 continue
             acted = False

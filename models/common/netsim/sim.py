@@ -190,7 +190,10 @@ class Simulator:
                 not 0 <= seed < 2 ** 62:
             raise NetworkError(f"seed must be an integer in 0..2^62 - 1, not {seed!r}")
         self.net, self.traffic, self.seed = net, traffic, int(seed)
-        self.measured = False
+        self.measured, self._compiled = False, False
+        if net.routers < 2:
+            raise NetworkError(f"{net.name}: {net.routers} chip; a packet needs a chip to go "
+                               f"to (at least 2)")
         W = net.inject_width
         for name, v, low, high in (("buffer", buffer, 1, MAX_BUFFER),
                                    ("length", length, 1, MAX_BUFFER),
@@ -296,9 +299,10 @@ class Simulator:
                   tr_end=starts[1:].astype(np.int64), perm=traffic.perm, hot=traffic.hot,
                   hist=np.zeros(HIST_BINS, np.int64),
                   ev=np.zeros((max(log, 1), 9), np.int64), util=np.zeros((R, P), np.int64), wf_prio=np.zeros(R, np.int64))
-        for r in range(R):
-            st["srcn"][r] = K._source_head(r, traffic.mode, nxt, tr, st["tr_ptr"],
-                                           st["tr_end"])[0]
+        with K.nonnegative_indices():          # compiled once, as run() calls it
+            for r in range(R):
+                st["srcn"][r] = K._source_head(r, traffic.mode, nxt, tr, st["tr_ptr"],
+                                               st["tr_end"])[0]
         vrow, st["rt"] = route_table(net)
         st["vrow"] = vrow[np.arange(V) % Vb]          # VC l * Vb + c routes as class c
         # credits travel back over the link's delay ("link") or arrive the next cycle ("next")
@@ -354,8 +358,11 @@ class Simulator:
 
     def advance(self, cycles: int) -> None:
         """Simulate ``cycles`` more cycles; raise on a failed invariant or a deadlock."""
-        with K.nonnegative_indices():
-            stop = K.run(self.t, self.t + cycles, *self._args())
+        args = (self.t, self.t + cycles) + self._args()
+        if not self._compiled:
+            K.compile_run(args)
+            self._compiled = True
+        stop = K.run(*args)
         self.t = stop if self.ctr[K.K_STATUS] != K.OK else self.t + cycles
         self._raise()
 

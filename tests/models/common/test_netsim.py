@@ -3,6 +3,8 @@ event; the invariant checks and the deadlock watchdog fire on broken runs; textb
 (zero-load latency, bisection-limited saturation); traffic; the core imports no system.
 RailX's networks on this simulator are tested in tests/models/railx/test_netsim_railx.py."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -35,6 +37,9 @@ CASES = [
     ("4x4 mesh, hotspot", lambda: mesh(4, vcs=2), "hotspot", 0.5, 4, 4),
     # 5 ports x 14 VCs: the kernel's per-router VC bit sets span two 64-bit words
     ("3x3 mesh, 14 VCs", lambda: mesh(3, vcs=14), "uniform", 0.9, 3, 2),
+    # the widest links: a VC returns up to 64 credits in one cycle (the credit ring's int8)
+    ("2x2 mesh, 64-lane links", lambda: mesh(2, vcs=2, width=64, inject=64), "uniform", 48,
+     128, 64),
 ]
 
 
@@ -306,7 +311,6 @@ def test_synthesized_trace_replays_the_pattern_run(pattern, width):
 
 
 def test_the_kernel_is_compiled_without_the_negative_index_fix_up(monkeypatch):
-    import contextlib
     import re
 
     import numba
@@ -320,6 +324,9 @@ def test_the_kernel_is_compiled_without_the_negative_index_fix_up(monkeypatch):
     fix = arrayobj.fix_integer_index
     with K.nonnegative_indices():
         assert arrayobj.fix_integer_index is not fix
+        with K.nonnegative_indices():                 # nested: the outer one restores
+            pass
+        assert arrayobj.fix_integer_index is not fix
         assert inside(a, 3) == 3
     assert arrayobj.fix_integer_index is fix
     assert outside(a, -1) == 4                    # compiled outside: -1 counts from the end
@@ -329,15 +336,65 @@ def test_the_kernel_is_compiled_without_the_negative_index_fix_up(monkeypatch):
     with pytest.raises(ZeroDivisionError), K.nonnegative_indices():
         1 // 0
     assert arrayobj.fix_integer_index is fix      # restored when the block raises
-    # the simulator runs (so compiles) the kernel inside it
+    # compile_run compiles (or loads) the kernel inside the context, once per signature
+    stand_in = numba.njit(get)
+    monkeypatch.setattr(K, "run", stand_in)
+    K.compile_run((a, 3))
+    K.compile_run((a, 4))
+    assert len(stand_in.overloads) == 1
+    assert not wraps.search(stand_in.inspect_llvm(stand_in.signatures[0]))
+
+
+def test_the_index_fix_up_is_replaced_for_one_thread_at_a_time():
+    # two threads' contexts never overlap (numba's compiler lock), so numba's own fix-up
+    # is back once both have closed, whatever the interleaving
+    import threading
+
+    from numba.np import arrayobj
+
+    fix = arrayobj.fix_integer_index
+    a_in, a_out, b_in = threading.Event(), threading.Event(), threading.Event()
+
+    def a():
+        with K.nonnegative_indices():
+            a_in.set()
+            a_out.wait(10)
+
+    def b():
+        a_in.wait(10)
+        with K.nonnegative_indices():
+            b_in.set()
+
+    ta, tb = threading.Thread(target=a), threading.Thread(target=b)
+    ta.start()
+    tb.start()
+    assert a_in.wait(10)
+    assert not b_in.wait(0.3)                    # b waits while a's context is open
+    a_out.set()
+    ta.join(10)
+    tb.join(10)
+    assert b_in.is_set()
+    assert arrayobj.fix_integer_index is fix
+
+
+def test_the_simulator_compiles_the_kernel_through_compile_run(monkeypatch):
     calls = []
-
-    @contextlib.contextmanager
-    def spy():
-        calls.append(arrayobj.fix_integer_index)
-        yield
-
-    monkeypatch.setattr(K, "nonnegative_indices", spy)
+    real = K.compile_run
+    monkeypatch.setattr(K, "compile_run", lambda args: calls.append(len(args)) or real(args))
     net = mesh(2, vcs=2)
-    Simulator(net, Traffic.make("uniform", net.coords, net.grid), rate=0.1).advance(5)
-    assert calls
+    sim = Simulator(net, Traffic.make("uniform", net.coords, net.grid), rate=0.1)
+    sim.advance(5)
+    sim.advance(5)
+    assert calls == [2 + len(sim._args())]        # once per simulator, with run()'s arguments
+
+
+def test_a_network_of_one_chip_is_refused():
+    # its only destination would be none (-1), an index the kernel does not fix up
+    net = mesh(2, vcs=2)
+    one = dataclasses.replace(net, name="one chip", **{
+        f: getattr(net, f)[:1] for f in ("nbr", "nbr_port", "width", "delay", "kind",
+                                         "route_port", "route_vc_lo", "route_vc_hi",
+                                         "coords")})
+    with pytest.raises(NetworkError, match=r"^one chip: 1 chip; a packet needs a chip to go "
+                                           r"to \(at least 2\)$"):
+        Simulator(one, Traffic.make("uniform", one.coords, one.grid), rate=0.1)
