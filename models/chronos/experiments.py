@@ -177,6 +177,16 @@ def quantization_table(res: dict) -> str:
             "W = bits of the budget always suffices).\n\n" + "\n".join(lines) + "\n")
 
 
+def _library_choice(n: int, fo4: float) -> str:
+    """Why the period's FO4 count is IHP SG13G2's, and how far ASAP7's would move it."""
+    asap7 = S.ENGINE_PERIOD_FO4_ASAP7.get(n)
+    other = (f"; the same RTL on ASAP7 (7 nm predictive) takes {asap7:.1f} FO4 of that "
+             f"library, {asap7 / fo4:.2f}x" if asap7 is not None else
+             f"; not mapped onto ASAP7 at N = {n}")
+    return (f"IHP SG13G2, the library whose FO4 count the other sizes were measured in (a "
+            f"real 130 nm process){other}")
+
+
 def quantization_records(res: dict, quick: bool = False) -> list[Record]:
     """BhaVaN's "< 1 us for a 64-port switch" (§8) as two bounds on the engine's time to result
     at its design point (N = 64, :data:`ENGINE_BUDGET` slots): the mean and the worst over
@@ -193,7 +203,7 @@ def quantization_records(res: dict, quick: bool = False) -> list[Record]:
     ranges = range_table(Path(__file__).with_name("expected_ranges.json"), quick)
     setting = {"n": n, "w": ENGINE_BUDGET.bit_length(), "slots": ENGINE_BUDGET,
                "matrices": len(cycles), "period_fo4": fo4, "period_measured": measured,
-               "fo4_ps": S.FO4_PS}
+               "library": "sg13g2", "fo4_ps": S.FO4_PS}
     sizes = sorted(S.ENGINE_PERIOD_FO4)
     a, b = sizes[-2:]
     earlier = S.ENGINE_PERIOD_EARLIER.get(n) if measured else None
@@ -209,6 +219,7 @@ def quantization_records(res: dict, quick: bool = False) -> list[Record]:
         "period_fo4": f"the engine's own RTL mapped onto IHP SG13G2 (typical corner, no "
                       f"wires) and timed by the project's timer, {how}; the paper's engine is "
                       f"a 16 nm design of its own",
+        "library": _library_choice(n, fo4),
         "fo4_ps": f"the paper gives no clock or FO4: {S.FO4_PS:g} ps is the middle of the "
                   f"{lo_ps:g}-{hi_ps:g} ps assumed for 16 nm",
     }
@@ -228,6 +239,10 @@ def quantization_records(res: dict, quick: bool = False) -> list[Record]:
                 f"({period * 1e12:,.0f} ps at {S.FO4_PS:g} ps per FO4); {span[0]:.2f}-"
                 f"{span[1]:.2f} us at {lo_ps:g}-{hi_ps:g} ps; < 1 us needs at most "
                 f"{need:.1f} FO4 per cycle")
+        asap7 = S.ENGINE_PERIOD_FO4_ASAP7.get(n)
+        if asap7 is not None:
+            note += (f"; mapped onto ASAP7 instead, {asap7:.1f} FO4 of that library: "
+                     f"{count * asap7 * S.FO4_PS * 1e-6:.2f} us at {S.FO4_PS:g} ps")
         why = ""
         if us > PAPER_ENGINE_S * 1e6:
             why = (f"one step per cycle takes {fo4:.1f} FO4 (the wave over N diagonals, the "

@@ -53,6 +53,17 @@ def test_records_from_cycles_and_period(monkeypatch):
     assert mean.setting["period_fo4"] == pytest.approx(150.0) and mean.unit == "us"
     assert mean.setting["period_measured"] and "estimated" not in mean.note
     assert "150.0 FO4 (measured)" in mean.note
+    # the library's part: ASAP7's FO4 count at N = 64 moves the result, and the note says so
+    monkeypatch.setattr(setting, "ENGINE_PERIOD_FO4_ASAP7", {64: 225.0})
+    mean, worst = experiments.quantization_records(res)
+    assert "ASAP7 instead, 225.0 FO4 of that library: 1.35 us at 12 ps" in mean.note
+    assert "ASAP7 instead, 225.0 FO4 of that library: 1.62 us at 12 ps" in worst.note
+    assert "225.0 FO4 of that library, 1.50x" in mean.choices["library"]
+    assert mean.model_value == pytest.approx(0.9)              # the record stays SG13G2's
+    monkeypatch.setattr(setting, "ENGINE_PERIOD_FO4_ASAP7", {})
+    mean, _ = experiments.quantization_records(res)
+    assert "ASAP7 instead" not in mean.note and "not mapped onto ASAP7" in \
+        mean.choices["library"]
     # measured on an earlier form of the engine: the note and the choice say which
     monkeypatch.setattr(setting, "ENGINE_PERIOD_EARLIER", {64: "the engine before X"})
     mean, _ = experiments.quantization_records(res)
