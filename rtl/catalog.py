@@ -336,7 +336,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         ci_transactions=(({}, 14_800),),
         ranges=_ROUTER_RANGES,
         description="RailX chip router: P ports, V VCs, credits, virtual cut-through, "
-                    "run-time routing table",
+                    "lookahead routing tables loaded at run time",
         # 1,296+ chips need 11 destination bits; packets of up to 8 flits in 16-flit buffers.
         # Depths 7 and 15 beside 16: the buffer pointers wrap at depth and the counters are
         # as wide as depth needs, so a wrap at 2^bits or a counter one bit short shows at

@@ -4,8 +4,12 @@ The harness is the router's neighbourhood as its docstring specifies it: senders
 credit for a VC before they send on it (``depth`` per VC at reset, one back per flit that
 leaves) and send well-formed packets (head with a length 1..``packet``, that many flits
 contiguous on one VC, the last a tail); downstream buffers of ``depth`` flits per output VC
-that return a credit for a flit they hold, on any later cycle; any routing table, loaded at
-any time. Promises:
+that return a credit for a flit they hold, on any later cycle; beside every head the route
+the upstream copies of this router's table give it (lookahead routing: one table, free but
+fixed for the run, each entry no route or one a loaded entry makes, read at the head's row
+and destination, :func:`_routes`), and any entries of the tables downstream, loaded at any
+time. (A free route beside every head, each stored in the buffers, would multiply the
+states BMC explores several times over, for nothing a table can produce.) Promises:
 
 - ``no_flit_into_full_vc``: no flit is sent into a downstream VC that is full;
 - ``credits_returned_le_taken``: the router returns a credit only for a flit it took (per
@@ -24,8 +28,8 @@ The error flags, each in both directions (:func:`build_flags`: every input free,
 computed by the harness): ``table_flag_exact``, ``length_flag_exact``,
 ``protocol_flag_exact`` and ``eject_credit_flag_exact`` -- the bit in t + 1 is
 ``~clear & (bit | cause)`` of t, so it rises on its violation and never otherwise. The
-no-route bit has no such property: its cause is a head whose table entry is empty, and the
-table is a memory the harness cannot read. k-induction with the conservation invariants the harness carries (the credit
+no-route bit has no such property: its cause is a head without a route at the front of its
+VC, and which flit is at the front is in the buffer memories, which the harness cannot read. k-induction with the conservation invariants the harness carries (the credit
 counter of every output VC plus the downstream occupancy is ``depth``; every input VC's fill
 plus its credit on the wire is what the sender counts as outstanding) does not close: it
 also needs the buffered route entries (in the buffers' meta memories) to name one port and
@@ -34,7 +38,7 @@ one VC, which a harness cannot state about memory contents from outside the bloc
 
 from amaranth.hdl import Assume, Cat, Module, Signal
 
-from . import Harness, Property, any_seq, block_module, elaborate, named
+from . import Harness, Property, any_const, any_seq, block_module, elaborate, named
 
 MODULE = "aifabric.rtl.railx.router"
 
@@ -55,10 +59,48 @@ def _top(mod, params):
 
 
 def _free_input(m, link, dw, lb):
-    """Drive an input link with free values; returns its flit and a head's length field."""
+    """Drive an input link (flit and route) with free values; returns its flit and a head's
+    length field."""
+    f = link.flit
+    fv, rv = f.as_value(), link.route.as_value()
+    m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv))), rv.eq(any_seq(len(rv)))]
+    return f, f.data[dw:dw + lb]
+
+
+def _routes(m, mod, P, V, dw):
+    """This router's routing table as the copies upstream hold it: one entry per (row,
+    destination), free but fixed for the run, each either no route (all 0) or one a loaded
+    table entry makes (a port below P; for a link port a mask of VCs lo..hi, for the
+    ejection port none). Returns the entries, indexed [row][dst]."""
+    rl = mod.route_layout(P, V)
+    ranges = [((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1) for lo in range(V) for hi in range(lo, V)]
+    rows = []
+    for row in range(V):
+        entries = []
+        for d in range(1 << dw):
+            r = Signal(rl, name=f"h_rt{row}_{d}")
+            m.d.comb += r.as_value().eq(any_const(rl.size))
+            m.d.comb += Assume(r.valid | (r.as_value() == 0))
+            m.d.comb += Assume(~r.valid | (r.port < P))
+            m.d.comb += Assume(~r.valid | (r.port != 0) | (r.vcs == 0))
+            m.d.comb += Assume(~r.valid | (r.port == 0) |
+                               Cat(*[r.vcs == x for x in ranges]).any())
+            entries.append(r)
+        rows.append(entries)
+    return rows
+
+
+def _routed_input(m, link, p, rows, dw, lb):
+    """Drive an input link with a free flit and the route the table upstream gives its
+    head (row: the flit's VC, 0 at the local port); returns the flit and its length field."""
     f = link.flit
     fv = f.as_value()
     m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv)))]
+    dst = f.data[:dw]
+    for row, entries in enumerate(rows if p else rows[:1]):
+        for d, r in enumerate(entries):
+            with m.If((dst == d) & ((f.vc == row) if p else 1)):
+                m.d.comb += link.route.eq(r)
     return f, f.data[dw:dw + lb]
 
 
@@ -68,11 +110,12 @@ def build(params, mutant_spec=None):
     dut, frag, m, lb, dw, ob = _top(mod, params)
 
     invariants = []
-    # ---- senders: credit-respecting, well-formed packets
+    rows = _routes(m, mod, P, V, dw)
+    # ---- senders: credit-respecting, well-formed packets, routes from one table
     ok_credit = []
     for p in range(P):
         link = dut.i[p]
-        f, length = _free_input(m, link, dw, lb)
+        f, length = _routed_input(m, link, p, rows, dw, lb)
         for v in range(V):
             occ = Signal(ob, name=f"h_in{p}_{v}")          # flits sent - credits back
             rem = Signal(lb, name=f"h_rem{p}_{v}")          # flits left of the open packet
