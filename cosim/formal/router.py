@@ -250,14 +250,9 @@ MUTANTS = {
     "no_protocol_error": ("full.eq(eq_const(credit[q][w], B)),",
                           "full.eq(eq_const(credit[q][w], B - 1)),"),
     # virtual cut-through checks one flit of credit instead of the packet's
-    "vct_whole_packet_credit": ("_at_least(_pick(m, r.port[1:], "
-                                "[avail[q][w] for q in range(1, P)],\n"
-                                "                                               cb), r.length)",
-                                "_pick(m, r.port[1:], [avail[q][w] for q in range(1, P)], "
-                                "cb).any()"),
+    "vct_whole_packet_credit": ("(r.length & free_cover[q][w]).any()", "free_cover[q][w][0]"),
     # VC allocation ignores that an output VC is held by a packet
-    "packets_contiguous": ("ok = _bits(m, [r.vcs[w] & ~heldq[w] &",
-                           "ok = _bits(m, [r.vcs[w] &"),
+    "packets_contiguous": ("_bits(m, [~held[q][w] & cover[q][w][n]", "_bits(m, [cover[q][w][n]"),
     # the port check decodes one port too many: an entry for port P is written
     "table_flag_exact": ('e_port = _decode(m, e.port, P, "tbl_port")',
                          'e_port = _decode(m, e.port, P + 1, "tbl_port")'),

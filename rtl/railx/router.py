@@ -86,7 +86,7 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from .._util import check_params, eq_const, not_elaborated, or_tree
+from .._util import check_params, eq_const, ge_const, not_elaborated, or_tree
 from ..chronos.wwfa import rotation_counters, wave_grants
 
 __all__ = ["Router", "flit_layout", "head_layout", "link_signature", "route_layout",
@@ -224,15 +224,6 @@ def round_robin(m, req, mask, name):
     return _lowest(m, use, f"{name}_g")
 
 
-def _at_least(wide, narrow):
-    """``wide >= narrow`` for a narrower ``narrow``, written with operands of equal width (a
-    comparison of unequal widths lints as WIDTHEXPAND)."""
-    k = len(narrow)
-    if len(wide) == k:
-        return wide >= narrow
-    return wide[k:].any() | (wide[:k] >= narrow)
-
-
 def _next(index, n):
     """(index + 1) mod n, as wide as ``index``."""
     return Mux(eq_const(index, n - 1), 0, (index + 1)[:len(index)])
@@ -360,6 +351,17 @@ class Router(wiring.Component):
                 over.append(back & full)
             over.append(self.o[q].credit & ~back_vc.any())
         m.d.comb += err["eject_credit"].eq(self.o[0].credit | self.o[0].credit_vc.any())
+        # ge[q][w][L]: output VC (q, w) counts at least L credits (L = 1 .. packet), registered
+        # beside the count from its next value; "the credits now cover L" is then
+        # ge[L] | (a credit back & ge[L - 1]), a gate instead of an adder and a comparison on
+        # VC allocation's path (a count of B, where a credit back is dropped, has every ge)
+        L = self.packet
+        ge = [None] + [[[Const(1, 1)] + [Signal(name=f"ge{q}_{w}_{n}", init=int(B >= n))
+                                         for n in range(1, L + 1)] for w in range(V)]
+                       for q in range(1, P)]
+        cover = [None] + [[[Const(1, 1)] + list(_bits(
+            m, [ge[q][w][n] | (backs[q][w] & ge[q][w][n - 1]) for n in range(1, L + 1)],
+            f"cov{q}_{w}_")) for w in range(V)] for q in range(1, P)]
         # has_credit[q][w]: output VC (q, w) can take a flit now
         has_credit = [Const((1 << V) - 1, V)] + [Signal(V, name=f"hc{q}") for q in range(1, P)]
         for q in range(1, P):
@@ -379,7 +381,7 @@ class Router(wiring.Component):
         wr_en = [Signal(V, name=f"we{p}") for p in range(P)]
         overflow, bad_len, bad_vc = [], [], []
         stored = data.StructLayout({"head": 1, "tail": 1, "data": self.data})
-        meta = data.StructLayout({"valid": 1, "port": P, "vcs": V, "length": lb})
+        meta = data.StructLayout({"valid": 1, "port": P, "vcs": V, "length": self.packet})
         for p in range(P):
             link = self.i[p]
             f = link.flit
@@ -392,7 +394,9 @@ class Router(wiring.Component):
             # the route came with the head: stored beside it, read by VC allocation from
             # the cycle after (an output port beyond the last is no route)
             r_port = _decode(m, link.route.port, P, f"in{p}_port")
-            looked = Cat(link.route.valid & r_port.any(), r_port, link.route.vcs, head.length)
+            # the length one-hot (bit n - 1: n flits), a gate of VC allocation's cover check
+            len_oh = _decode(m, head.length, self.packet + 1, f"in{p}_len")
+            looked = Cat(link.route.valid & r_port.any(), r_port, link.route.vcs, len_oh[1:])
             for v in range(V):
                 overflow.append(wr_en[p][v] & eq_const(count[p][v], B))
                 fm = memory.Memory(shape=stored, depth=B, init=[])
@@ -413,6 +417,9 @@ class Router(wiring.Component):
         rq_vc = [None] * PV              # one-hot output VC requested
         to_local = [Signal(name=f"loc{i}") for i in range(PV)]
         no_route = []
+        # output VC (q, w) free and its credits covering a packet of n flits, per n
+        free_cover = [None] + [[_bits(m, [~held[q][w] & cover[q][w][n] for n in range(1, L + 1)],
+                                      f"fc{q}_{w}_") for w in range(V)] for q in range(1, P)]
         for p in range(P):
             for v in range(V):
                 i = p * V + v
@@ -420,13 +427,10 @@ class Router(wiring.Component):
                 waiting = Signal(name=f"wait{i}")
                 m.d.comb += waiting.eq(~alloc[p][v] & count[p][v].any() & front[p][v].head)
                 no_route.append(waiting & ~r.valid)
-                heldq = _pick(m, r.port, held, V)
                 # the ejection port (to_local) needs no credit: only link ports are picked
-                # (its constant credit, narrowed by Yosys, would be an operand of unequal
-                # width at a depth that is not a power of two)
-                ok = _bits(m, [r.vcs[w] & ~heldq[w] &
-                               _at_least(_pick(m, r.port[1:], [avail[q][w] for q in range(1, P)],
-                                               cb), r.length) for w in range(V)], f"ok{i}_")
+                ok = _bits(m, [r.vcs[w] & Cat(*[r.port[q] & (r.length & free_cover[q][w]).any()
+                                                for q in range(1, P)]).any()
+                               for w in range(V)], f"ok{i}_")
                 rq_vc[i] = _lowest(m, ok, f"rqv{i}")
                 m.d.comb += [
                     to_local[i].eq(waiting & r.valid & r.port[0]),
@@ -553,6 +557,9 @@ class Router(wiring.Component):
                 sent = Signal(name=f"snt{q}_{w}")
                 m.d.comb += sent.eq(sel.any() & out_vc[w])
                 m.d.sync += credit[q][w].eq((avail[q][w] - sent)[:cb])
+                for n in range(1, L + 1):
+                    m.d.sync += ge[q][w][n].eq(Mux(sent, ge_const(avail[q][w], n + 1),
+                                                   ge_const(avail[q][w], n)))
                 with m.If(sent & out_tail):
                     m.d.sync += held[q][w].eq(0)
 

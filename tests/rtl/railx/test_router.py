@@ -119,6 +119,14 @@ def test_one_vc_router_delivers_to_the_local_and_a_mesh_port(out):
     run_sync(bench, dut=dut)
 
 
+def _send_to_port_2(ctx, link, head, tail, data):
+    """Drive a flit on input ``link`` (V = 1), routed to output 2 on its one VC."""
+    for sig, value in ((link.valid, 1), (link.flit.head, head), (link.flit.tail, tail),
+                       (link.flit.data, data), (link.route.valid, 1), (link.route.port, 2),
+                       (link.route.vcs, 1)):
+        ctx.set(sig, value)
+
+
 def test_a_credit_counts_in_the_cycle_it_arrives():
     """The contract's credit timing at the switch: a credit arriving on an output in cycle t
     counts for that cycle's allocation. Output 2 (depth 2, V = 1) is left without credits
@@ -135,10 +143,7 @@ def test_a_credit_counts_in_the_cycle_it_arrives():
         out = []
         # the one-flit packet, gone before the others come (the input VC holds two flits)
         for head, tail, length, gap in ((1, 1, 1, 4), (1, 0, 1, 0), (0, 1, 0, 0)):
-            for sig, value in ((i.valid, 1), (i.flit.head, head), (i.flit.tail, tail),
-                               (i.flit.data, dst | length << 2), (i.route.valid, 1),
-                               (i.route.port, 2), (i.route.vcs, 1)):
-                ctx.set(sig, value)
+            _send_to_port_2(ctx, i, head, tail, dst | length << 2)
             await ctx.tick()
             out.append(ctx.get(o.valid))
             ctx.set(i.valid, 0)
@@ -155,6 +160,48 @@ def test_a_credit_counts_in_the_cycle_it_arrives():
         ctx.set(o.credit, 0)
         assert ctx.get(o.valid) and ctx.get(o.flit.tail), \
             "the body flit did not cross in the cycle its credit came back"
+        assert ctx.get(dut.error) == 0
+
+    run_sync(bench, dut=dut)
+
+
+@pytest.mark.parametrize("length", [2, 3])
+def test_cut_through_needs_the_whole_packet_counted_after_a_send(length):
+    """Virtual cut-through at its boundary, right after flits left: output 2 (depth 4,
+    V = 1) keeps 2 credits after a two-flit packet crossed. A packet of 2 flits behind it
+    fits exactly and leaves without a credit back; one of 3 waits (its head never leaves)
+    until one credit comes back in some cycle t, which counts in that cycle's VC allocation:
+    the head is switched in t + 1 and on the output in t + 2."""
+    dut = Router(ports=5, vcs=1, depth=4, data=16, dst_width=2, packet=4)
+    dst = 1
+
+    async def bench(ctx):
+        await ctx.tick().repeat(2)
+        i, o = dut.i[1], dut.o[2]
+        heads = []
+        flits = [(1, 0, 2), (0, 1, 0)] + [(int(s == 0), int(s == length - 1), length)
+                                          for s in range(length)]
+        for head, tail, n in flits:
+            _send_to_port_2(ctx, i, head, tail, dst | n << 2)
+            await ctx.tick()
+            heads.append(ctx.get(o.valid) and ctx.get(o.flit.head))
+        ctx.set(i.valid, 0)
+        for _ in range(10):
+            await ctx.tick()
+            heads.append(ctx.get(o.valid) and ctx.get(o.flit.head))
+        if length == 2:
+            assert sum(heads) == 2, "the packet that fits the 2 credits left did not leave"
+            return
+        assert sum(heads) == 1, "a head left with 2 credits for a packet of 3"
+        ctx.set(o.credit, 1)
+        await ctx.tick()
+        ctx.set(o.credit, 0)
+        late = []
+        for _ in range(4):
+            late.append(bool(ctx.get(o.valid) and ctx.get(o.flit.head)))
+            await ctx.tick()
+        assert late == [False, True, False, False], \
+            f"the head left {late} after the credit came back, not in t + 2"
         assert ctx.get(dut.error) == 0
 
     run_sync(bench, dut=dut)
