@@ -250,7 +250,7 @@ MUTANTS = {
     "no_protocol_error": ("full.eq(eq_const(credit[q][w], B)),",
                           "full.eq(eq_const(credit[q][w], B - 1)),"),
     # virtual cut-through checks one flit of credit instead of the packet's
-    "vct_whole_packet_credit": ("(r.length & free_cover[q][w]).any()", "free_cover[q][w][0]"),
+    "vct_whole_packet_credit": ("(r.length & free_cover[q][w]).any()", "free_cover[q][w][1]"),
     # VC allocation ignores that an output VC is held by a packet
     "packets_contiguous": ("_bits(m, [~held[q][w] & cover[q][w][n]", "_bits(m, [cover[q][w][n]"),
     # the port check decodes one port too many: an entry for port P is written

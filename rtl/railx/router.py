@@ -73,9 +73,11 @@ Errors (``error``, sticky until ``clear``): bit 0 a table entry refused (port >=
 V, or for a link port a VC >= V or lo > hi, whatever its ``outs``; an ejection entry's VC
 range is not read; nothing is written), bit 1 a head that came without a route (``valid``
 0 or a port >= P: it waits, as in the simulator, and raises the bit again every cycle it
-waits), bit 2 a head whose length is 0 or more than ``packet``, bit 3 a sender broke the
-credit protocol (a flit written into a full VC or on a VC >= V, a credit on a VC >= V or
-beyond ``depth`` returned: it is dropped, the count stays at ``depth``), bit 4 ``credit``
+waits), bit 2 a head whose length is 0 or more than ``packet`` (one of 0 needs no
+credit; one longer than ``packet`` is never VC-allocated and blocks its VC), bit 3 a
+sender broke the credit protocol (a flit written into a full VC or on a VC >= V, a credit
+on a VC >= V or beyond ``depth`` returned: it is dropped, the count stays at ``depth``),
+bit 4 ``credit``
 or any bit of ``credit_vc`` high on the ejection port (tie them to 0). A cause present in
 cycle t sets its bit in t + 1 (``error`` in t + 1 is ``~clear & (error | cause)`` of t); an
 unrouted head written in t waits from t + 1, so its bit is up in t + 2.
@@ -381,7 +383,7 @@ class Router(wiring.Component):
         wr_en = [Signal(V, name=f"we{p}") for p in range(P)]
         overflow, bad_len, bad_vc = [], [], []
         stored = data.StructLayout({"head": 1, "tail": 1, "data": self.data})
-        meta = data.StructLayout({"valid": 1, "port": P, "vcs": V, "length": self.packet})
+        meta = data.StructLayout({"valid": 1, "port": P, "vcs": V, "length": self.packet + 1})
         for p in range(P):
             link = self.i[p]
             f = link.flit
@@ -394,9 +396,10 @@ class Router(wiring.Component):
             # the route came with the head: stored beside it, read by VC allocation from
             # the cycle after (an output port beyond the last is no route)
             r_port = _decode(m, link.route.port, P, f"in{p}_port")
-            # the length one-hot (bit n - 1: n flits), a gate of VC allocation's cover check
+            # the length one-hot (bit n: n flits; 0, flagged, needs no credit, as it did when
+            # counted), a gate of VC allocation's cover check
             len_oh = _decode(m, head.length, self.packet + 1, f"in{p}_len")
-            looked = Cat(link.route.valid & r_port.any(), r_port, link.route.vcs, len_oh[1:])
+            looked = Cat(link.route.valid & r_port.any(), r_port, link.route.vcs, len_oh)
             for v in range(V):
                 overflow.append(wr_en[p][v] & eq_const(count[p][v], B))
                 fm = memory.Memory(shape=stored, depth=B, init=[])
@@ -418,7 +421,7 @@ class Router(wiring.Component):
         to_local = [Signal(name=f"loc{i}") for i in range(PV)]
         no_route = []
         # output VC (q, w) free and its credits covering a packet of n flits, per n
-        free_cover = [None] + [[_bits(m, [~held[q][w] & cover[q][w][n] for n in range(1, L + 1)],
+        free_cover = [None] + [[_bits(m, [~held[q][w] & cover[q][w][n] for n in range(L + 1)],
                                       f"fc{q}_{w}_") for w in range(V)] for q in range(1, P)]
         for p in range(P):
             for v in range(V):
