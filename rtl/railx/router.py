@@ -364,12 +364,12 @@ class Router(wiring.Component):
         cover = [None] + [[[Const(1, 1)] + list(_bits(
             m, [ge[q][w][n] | (backs[q][w] & ge[q][w][n - 1]) for n in range(1, L + 1)],
             f"cov{q}_{w}_")) for w in range(V)] for q in range(1, P)]
-        # has_credit[q][w]: output VC (q, w) can take a flit now
+        # has_credit[q][w]: output VC (q, w) can take a flit now, the credits covering one
+        # flit: "at least 1" registered or a credit back, where the count's OR over its bits
+        # was one more level at the head of switch allocation
         has_credit = [Const((1 << V) - 1, V)] + [Signal(V, name=f"hc{q}") for q in range(1, P)]
         for q in range(1, P):
-            # avail > 0 without the adder: a count of 0 is not full, so a credit back counts
-            m.d.comb += has_credit[q].eq(Cat(*[credit[q][w].any() | backs[q][w]
-                                                for w in range(V)]))
+            m.d.comb += has_credit[q].eq(Cat(*[cover[q][w][1] for w in range(V)]))
 
         # ---- input units ---------------------------------------------------------------------
         count = [[Signal(range(B + 1), name=f"cnt{p}_{v}") for v in range(V)] for p in range(P)]
