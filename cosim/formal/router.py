@@ -20,7 +20,7 @@ states BMC explores several times over, for nothing a table can produce.) Promis
 - ``vct_whole_packet_credit``: a head leaves only when the downstream VC has room for the
   whole packet (virtual cut-through).
 
-All five by bounded model check (8 cycles: a head crosses in 3, so two packets reach one
+These five by bounded model check (8 cycles: a head crosses in 3, so two packets reach one
 downstream VC), the router built at depth 3, not a power of two. The three deep ones
 (``no_flit_into_full_vc``, ``packets_contiguous``, ``vct_whole_packet_credit``) run with
 the buffer memories as registers and the design synthesised to gates before it becomes SMT
@@ -29,6 +29,12 @@ route from the first cycle on (a table loaded in the router took a cycle first),
 hold one more cycle of routed traffic than they did, and in the theory of arrays every
 route stored beside a head is a store the solver reads back through each cycle's pointers:
 with the memories as arrays the last step did not end.
+
+- ``cover_bits_are_the_count``: each output VC's registered "at least n credits" bits
+  (n = 1..``packet``, VC allocation's cover check and the switch's credit check) equal its
+  credit count >= n, in every cycle (8 cycles of BMC, as the five: its k-induction needs
+  the router never to send without a credit, which needs what the last paragraph names).
+  The five do not reach, in 8 cycles, a wrong bit that changes a decision.
 
 The error flags, each in both directions (:func:`build_flags`: every input free, the causes
 computed by the harness): ``table_flag_exact``, ``length_flag_exact``,
@@ -146,7 +152,7 @@ def build(params, mutant_spec=None):
         m.d.comb += Assume(~link.valid | (f.vc < V))
 
     # ---- downstream buffers
-    no_full, contiguous, vct = [], [], []
+    no_full, contiguous, vct, cover = [], [], [], []
     m.d.comb += [dut.o[0].credit.eq(0), dut.o[0].credit_vc.eq(0)]
     for q in range(1, P):
         link = dut.o[q]
@@ -175,6 +181,8 @@ def build(params, mutant_spec=None):
                 m.d.sync += rem.eq(rem - 1)
             cr = named(frag, f"cr{q}_{w}")
             invariants += [cr + occ + arrive == B, occ <= B, cr <= B]
+            cover += [named(frag, f"ge{q}_{w}_{n}") == (cr >= n)
+                      for n in range(1, params["packet"] + 1)]
 
     checks = {
         "no_flit_into_full_vc": Cat(*no_full).all(),
@@ -182,6 +190,7 @@ def build(params, mutant_spec=None):
         "no_protocol_error": ~dut.error[3],
         "packets_contiguous": Cat(*contiguous).all(),
         "vct_whole_packet_credit": Cat(*vct).all(),
+        "cover_bits_are_the_count": Cat(*cover).all(),
     }
     return Harness(m, checks, invariants)
 
@@ -257,6 +266,14 @@ MUTANTS = {
                           "full.eq(eq_const(credit[q][w], B - 1)),"),
     # virtual cut-through checks one flit of credit instead of the packet's
     "vct_whole_packet_credit": ("(r.length & free_cover[q][w]).any()", "free_cover[q][w][1]"),
+    # "at least n credits" registered with the multiplexer's inputs swapped: as if a flit
+    # was sent when none was, and the other way round
+    "cover_bits_are_the_count": ("Mux(sent, ge_const(avail[q][w], n + 1),\n"
+                                 "                                                   "
+                                 "ge_const(avail[q][w], n))",
+                                 "Mux(sent, ge_const(avail[q][w], n),\n"
+                                 "                                                   "
+                                 "ge_const(avail[q][w], n + 1))"),
     # VC allocation ignores that an output VC is held by a packet
     "packets_contiguous": ("_bits(m, [~held[q][w] & cover[q][w][n]", "_bits(m, [cover[q][w][n]"),
     # the port check decodes one port too many: an entry for port P is written
@@ -277,6 +294,7 @@ MUTANT_TEXT = {
     "no_protocol_error": "a credit that refills an output VC to B counts as one beyond B",
     "vct_whole_packet_credit": "VC allocation asks for one flit of credit, not the packet's",
     "packets_contiguous": "VC allocation ignores that an output VC is held by a packet",
+    "cover_bits_are_the_count": "\"at least n credits\" takes a flit sent for none sent and back",
     "table_flag_exact": "the table's port check accepts port P",
     "length_flag_exact": "a head of packet + 1 flits is not flagged",
     "protocol_flag_exact": "a flit written into a full input VC is not flagged",
@@ -293,7 +311,8 @@ def _builder(name, builder=build):
 BASE = {"ports": 5, "depth": 3, "data": 8, "dst_width": 1, "packet": 2}
 # yosys-smtbmc's options of the deep checks (the module docstring says why)
 ENGINE = {name: "--nomem --syn" for name in ("no_flit_into_full_vc", "packets_contiguous",
-                                             "vct_whole_packet_credit")}
+                                             "vct_whole_packet_credit",
+                                             "cover_bits_are_the_count")}
 PROPERTIES = [
     Property("router", name, promise, {**BASE, "vcs": vcs, "allocator": alloc}, mode, depth,
              _builder(name), MUTANT_TEXT[name], mutant_depth=mdepth,
@@ -310,10 +329,14 @@ PROPERTIES = [
          "bmc", 8, 8, False),
         ("vct_whole_packet_credit", "a head leaves only with a whole packet's credit "
          "downstream", "bmc", 8, 8, False),
+        ("cover_bits_are_the_count", "each output VC's registered \"at least n credits\" is "
+         "its count >= n", "bmc", 8, 8, False),
     )
-    # two VCs and the wave-front allocator: the credit checks (minutes each for the others)
+    # two VCs and the wave-front allocator: the credit checks (minutes each for the others);
+    # the wave-front allocator also the cover bits (seconds at one VC, minutes at two)
     if vcs == 1 and alloc == "separable" or name in ("credits_returned_le_taken",
                                                      "no_protocol_error")
+    or name == "cover_bits_are_the_count" and vcs == 1
 ]
 
 # the flags, both directions: one VC (the VC field holds a VC that does not exist), by BMC
