@@ -119,11 +119,12 @@ def test_one_vc_router_delivers_to_the_local_and_a_mesh_port(out):
     run_sync(bench, dut=dut)
 
 
-def _send_to_port_2(ctx, link, head, tail, data):
-    """Drive a flit on input ``link`` (V = 1), routed to output 2 on its one VC."""
+def _send_to_port_2(ctx, link, head, tail, length):
+    """Drive a flit on input ``link`` (V = 1), routed to output 2 on its one VC; a head's
+    data: destination 1 and ``length``."""
     for sig, value in ((link.valid, 1), (link.flit.head, head), (link.flit.tail, tail),
-                       (link.flit.data, data), (link.route.valid, 1), (link.route.port, 2),
-                       (link.route.vcs, 1)):
+                       (link.flit.data, 1 | length << 2), (link.route.valid, 1),
+                       (link.route.port, 2), (link.route.vcs, 1)):
         ctx.set(sig, value)
 
 
@@ -135,15 +136,13 @@ def test_a_credit_counts_in_the_cycle_it_arrives():
     one returned in cycle t puts it on the output in t + 1 (an output VC with no credit
     left takes the returned one without waiting for the count to be registered)."""
     dut = Router(ports=5, vcs=1, depth=2, data=16, dst_width=2, packet=2)
-    dst = 1
 
     async def bench(ctx):
         await ctx.tick().repeat(2)
-        i, o = dut.i[1], dut.o[2]
-        out = []
+        i, o, out = dut.i[1], dut.o[2], []
         # the one-flit packet, gone before the others come (the input VC holds two flits)
         for head, tail, length, gap in ((1, 1, 1, 4), (1, 0, 1, 0), (0, 1, 0, 0)):
-            _send_to_port_2(ctx, i, head, tail, dst | length << 2)
+            _send_to_port_2(ctx, i, head, tail, length)
             await ctx.tick()
             out.append(ctx.get(o.valid))
             ctx.set(i.valid, 0)
@@ -173,7 +172,6 @@ def test_cut_through_needs_the_whole_packet_counted_after_a_send(length):
     until one credit comes back in some cycle t, which counts in that cycle's VC allocation:
     the head is switched in t + 1 and on the output in t + 2."""
     dut = Router(ports=5, vcs=1, depth=4, data=16, dst_width=2, packet=4)
-    dst = 1
 
     async def bench(ctx):
         await ctx.tick().repeat(2)
@@ -182,7 +180,7 @@ def test_cut_through_needs_the_whole_packet_counted_after_a_send(length):
         flits = [(1, 0, 2), (0, 1, 0)] + [(int(s == 0), int(s == length - 1), length)
                                           for s in range(length)]
         for head, tail, n in flits:
-            _send_to_port_2(ctx, i, head, tail, dst | n << 2)
+            _send_to_port_2(ctx, i, head, tail, n)
             await ctx.tick()
             heads.append(ctx.get(o.valid) and ctx.get(o.flit.head))
         ctx.set(i.valid, 0)
