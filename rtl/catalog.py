@@ -23,7 +23,7 @@ from .optics.ocstrx import OCSTrxController
 from .optics.wss import WSSController
 from .railx.mesh import RouterMesh
 from .railx.railx_mesh import RailXMesh
-from .railx.router import Router
+from .railx.router import PACKET_MAX, Router
 
 __all__ = ["Block", "BLOCKS", "get_block", "VERSION"]
 
@@ -241,7 +241,7 @@ def _timer_max(params):
 
 # the router's, which the meshes built of it share
 _ROUTER_RANGES = {"ports": (5, 16), "vcs": (1, 8), "depth": (2, 256), "data": (8, 1024),
-                  "dst_width": (1, 16), "packet": (1, 256)}
+                  "dst_width": (1, 16), "packet": (1, PACKET_MAX)}
 _STACK_RANGES = {"n": (2, 64), "depth": (2, 1024), "hold_bits": (1, 32)}
 
 BLOCKS: dict[str, Block] = {b.name: b for b in [

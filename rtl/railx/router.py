@@ -108,6 +108,13 @@ def port_bits(ports):
     return max(1, ceil_log2(ports))
 
 
+# The longest packet: a buffer slot holds the length one-hot (packet + 1 bits) beside the
+# flit, so the cells grow with packet x depth (at packet 256 and depth 256, P = 5, V = 2,
+# 7 times the router of binary lengths); a longer packet would store the length in binary
+# and decode it once per input VC at the buffer head.
+PACKET_MAX = 32
+
+
 def len_bits(packet):
     """Width of a head's length field: lengths 0..packet."""
     return max(1, ceil_log2(packet + 1))
@@ -246,9 +253,11 @@ class Router(wiring.Component):
         Flit payload width; a head's payload carries the destination and the length.
     dst_width : int, 1..16
         Destination width: up to 2**dst_width chips (11: 2,048, enough for 1,296).
-    packet : int, 1..depth
+    packet : int, 1..min(depth, 32)
         Longest packet in flits: virtual cut-through needs a VC buffer that holds a whole
-        packet.
+        packet. At most :data:`PACKET_MAX`: every buffer slot carries its packet's length
+        one-hot (``packet + 1`` bits, so the credit check is a gate), and each output VC
+        as many "at least n credits" bits.
     allocator : "separable" or "wavefront"
 
     Members
@@ -269,7 +278,7 @@ class Router(wiring.Component):
     def __init__(self, *, ports, vcs, depth, data, dst_width, packet, allocator="separable"):
         check_params(self, [("ports", ports, 5, 16), ("vcs", vcs, 1, 8),
                             ("depth", depth, 2, 256), ("data", data, 8, 1024),
-                            ("dst_width", dst_width, 1, 16), ("packet", packet, 1, 256)])
+                            ("dst_width", dst_width, 1, 16), ("packet", packet, 1, PACKET_MAX)])
         if allocator not in ALLOCATORS:
             not_elaborated(self)
             raise ValueError(f"Parameter 'allocator' must be one of {', '.join(ALLOCATORS)}, "
