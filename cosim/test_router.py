@@ -854,6 +854,18 @@ async def error_flags(dut):
         await b.reset()
         assert error() == 0
 
+    # a route to a link port with no VC (lo > hi leaves the mask empty) is no route either
+    await b.tick()
+    b.inputs[4].link.send((True, True, 0, b.payload.data(7, 0, 5, 1)),
+                          encode_route(2, 1, 0, ports=P, vcs=V))
+    await b.tick()
+    b.inputs[4].send(None)
+    assert error() == 0, "a route without a VC: the flag in the cycle it is written"
+    await b.tick()
+    assert error() == bit("no_route"), f"a route without a VC: error {error():#b}"
+    await b.reset()
+    assert error() == 0
+
     # a head for a destination never loaded (in any test of this simulation: reset keeps
     # the table): written in one cycle, waiting, flagged, from the next ...
     never = next(d for d in range(9, 1 << b.DW) if d not in LOADED)

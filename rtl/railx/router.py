@@ -72,7 +72,7 @@ VC, round-robin pointers at 0) and keeps the routing tables, which are memories.
 Errors (``error``, sticky until ``clear``): bit 0 a table entry refused (port >= P, row >=
 V, or for a link port a VC >= V or lo > hi, whatever its ``outs``; an ejection entry's VC
 range is not read; nothing is written), bit 1 a head that came without a route (``valid``
-0 or a port >= P: it waits, as in the simulator, and raises the bit again every cycle it
+0, a port >= P, or a link port with no VC: it waits, as in the simulator, and raises the bit again every cycle it
 waits), bit 2 a head whose length is 0 or more than ``packet`` (one of 0 needs no
 credit; one longer than ``packet`` is never VC-allocated and blocks its VC), bit 3 a
 sender broke the credit protocol (a flit written into a full VC or on a VC >= V, a credit
@@ -403,12 +403,14 @@ class Router(wiring.Component):
             too_long = [eq_const(head.length, k) for k in range(self.packet + 1, 1 << lb)]
             bad_len.append(link.valid & f.head & (~head.length.any() | Cat(*too_long).any()))
             # the route came with the head: stored beside it, read by VC allocation from
-            # the cycle after (an output port beyond the last is no route)
+            # the cycle after (an output port beyond the last, or a link port without a VC,
+            # is no route)
             r_port = _decode(m, link.route.port, P, f"in{p}_port")
             # the length one-hot (bit n: n flits; 0, flagged, needs no credit, as it did when
             # counted), a gate of VC allocation's cover check
             len_oh = _decode(m, head.length, self.packet + 1, f"in{p}_len")
-            looked = Cat(link.route.valid & r_port.any(), r_port, link.route.vcs, len_oh)
+            routed = link.route.valid & r_port.any() & (r_port[0] | link.route.vcs.any())
+            looked = Cat(routed, r_port, link.route.vcs, len_oh)
             for v in range(V):
                 overflow.append(wr_en[p][v] & eq_const(count[p][v], B))
                 fm = memory.Memory(shape=stored, depth=B, init=[])
