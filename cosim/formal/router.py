@@ -4,12 +4,11 @@ The harness is the router's neighbourhood as its docstring specifies it: senders
 credit for a VC before they send on it (``depth`` per VC at reset, one back per flit that
 leaves) and send well-formed packets (head with a length 1..``packet``, that many flits
 contiguous on one VC, the last a tail); downstream buffers of ``depth`` flits per output VC
-that return a credit for a flit they hold, on any later cycle; beside every head the route
-the upstream copies of this router's table give it (lookahead routing: one table, free but
-fixed for the run, each entry no route or one a loaded entry makes, read at the head's row
-and destination, :func:`_routes`), and any entries of the tables downstream, loaded at any
-time. (A free route beside every head, each stored in the buffers, would multiply the
-states BMC explores several times over, for nothing a table can produce.) Promises:
+that return a credit for a flit they hold, on any later cycle; beside every head any route
+(lookahead routing: a head arrives with the route upstream looked up for it, and nothing in
+the router can assume where that came from: the local port's from the source, an edge
+port's from another node, a table reloaded while traffic runs), and any entries of the
+tables downstream, loaded at any time. Promises:
 
 - ``no_flit_into_full_vc``: no flit is sent into a downstream VC that is full;
 - ``credits_returned_le_taken``: the router returns a credit only for a flit it took (per
@@ -50,7 +49,7 @@ one VC, which a harness cannot state about memory contents from outside the bloc
 
 from amaranth.hdl import Assume, Cat, Module, Signal
 
-from . import Harness, Property, any_const, any_seq, block_module, elaborate, named
+from . import Harness, Property, any_seq, block_module, elaborate, named
 
 MODULE = "aifabric.rtl.railx.router"
 
@@ -79,55 +78,17 @@ def _free_input(m, link, dw, lb):
     return f, f.data[dw:dw + lb]
 
 
-def _routes(m, mod, P, V, dw):
-    """This router's routing table as the copies upstream hold it: one entry per (row,
-    destination), free but fixed for the run, each either no route (all 0) or one a loaded
-    table entry makes (a port below P; for a link port a mask of VCs lo..hi, for the
-    ejection port none). Returns the entries, indexed [row][dst]."""
-    rl = mod.route_layout(P, V)
-    ranges = [((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1) for lo in range(V) for hi in range(lo, V)]
-    rows = []
-    for row in range(V):
-        entries = []
-        for d in range(1 << dw):
-            r = Signal(rl, name=f"h_rt{row}_{d}")
-            m.d.comb += r.as_value().eq(any_const(rl.size))
-            m.d.comb += Assume(r.valid | (r.as_value() == 0))
-            m.d.comb += Assume(~r.valid | (r.port < P))
-            m.d.comb += Assume(~r.valid | (r.port != 0) | (r.vcs == 0))
-            m.d.comb += Assume(~r.valid | (r.port == 0) |
-                               Cat(*[r.vcs == x for x in ranges]).any())
-            entries.append(r)
-        rows.append(entries)
-    return rows
-
-
-def _routed_input(m, link, p, rows, dw, lb):
-    """Drive an input link with a free flit and the route the table upstream gives its
-    head (row: the flit's VC, 0 at the local port); returns the flit and its length field."""
-    f = link.flit
-    fv = f.as_value()
-    m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv)))]
-    dst = f.data[:dw]
-    for row, entries in enumerate(rows if p else rows[:1]):
-        for d, r in enumerate(entries):
-            with m.If((dst == d) & ((f.vc == row) if p else 1)):
-                m.d.comb += link.route.eq(r)
-    return f, f.data[dw:dw + lb]
-
-
 def build(params, mutant_spec=None):
     mod = block_module(MODULE, mutant_spec)
     P, V, B = params["ports"], params["vcs"], params["depth"]
     dut, frag, m, lb, dw, ob = _top(mod, params)
 
     invariants = []
-    rows = _routes(m, mod, P, V, dw)
-    # ---- senders: credit-respecting, well-formed packets, routes from one table
+    # ---- senders: credit-respecting, well-formed packets, any route beside a head
     ok_credit = []
     for p in range(P):
         link = dut.i[p]
-        f, length = _routed_input(m, link, p, rows, dw, lb)
+        f, length = _free_input(m, link, dw, lb)
         for v in range(V):
             occ = Signal(ob, name=f"h_in{p}_{v}")          # flits sent - credits back
             rem = Signal(lb, name=f"h_rem{p}_{v}")          # flits left of the open packet
