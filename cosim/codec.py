@@ -18,7 +18,10 @@ Router (``rtl/railx/router.py``); c = bits of V - 1, at least 1
     head data: destination in bits 0 .. dst_width - 1, packet length in the next l bits
     (l = bits of the longest packet length ``packet``, at least 1).
     table entry: ``row`` (c bits) from bit 0, then ``dst`` (dst_width), ``port`` (bits of
-    P - 1, at least 1), ``vc_lo`` (c), ``vc_hi`` (c).
+    P - 1, at least 1), ``vc_lo`` (c), ``vc_hi`` (c); as a router loads it, then ``outs``
+    (P - 1 bits, bit q - 1 for output q).
+    route (beside a flit on a link): ``valid`` bit 0, ``port`` (bits of P - 1, at least 1)
+    from bit 1, then the mask of the VCs it may take (V bits, VC 0 lowest).
 OCS transceiver controller (``rtl/optics/ocstrx.py``); N lanes, G groups, E = 2G + the
 Benes elements, l = log2 N
     command: ``op`` bits 0..2, then from bit 3: SET_PATH ``group`` (4), ``path`` (2),
@@ -41,7 +44,7 @@ from __future__ import annotations
 __all__ = ["LANE_BITS", "TAG_BITS", "dest_bits", "step_bits", "encode_row", "decode_row",
            "encode_step", "decode_step", "field", "decode_words", "decode_outputs",
            "width_of", "encode_flit", "decode_flit", "encode_head", "decode_head",
-           "encode_entry", "ocs_command", "wss_command", "wss_drive",
+           "encode_entry", "encode_route", "ocs_command", "wss_command", "wss_drive",
            "dix_command"]
 
 LANE_BITS = 32
@@ -144,15 +147,32 @@ def decode_head(data: int, dst_width: int, packet: int) -> tuple[int, int]:
 
 
 def encode_entry(row: int, dst: int, port: int, lo: int, hi: int, *, ports: int, vcs: int,
-                 dst_width: int) -> int:
+                 dst_width: int, outs: int | None = None) -> int:
+    """A table entry; with ``outs`` (a mask of outputs 1..P-1, bit q - 1 for output q), as
+    a router loads it (the tables of the routers downstream of those outputs)."""
     c, pb = width_of(vcs), width_of(ports)
     word, at = 0, 0
-    for value, width in ((row, c), (dst, dst_width), (port, pb), (lo, c), (hi, c)):
+    fields = [(row, c), (dst, dst_width), (port, pb), (lo, c), (hi, c)]
+    if outs is not None:
+        fields.append((outs, ports - 1))
+    for value, width in fields:
         if not 0 <= value < 1 << width:
             raise ValueError(f"table field {value} does not fit in {width} bits")
         word |= value << at
         at += width
     return word
+
+
+def encode_route(port: int, lo: int, hi: int, *, ports: int, vcs: int) -> int:
+    """The route of a head on a link: output ``port`` and the VCs ``lo .. hi`` (a port < 0:
+    no route; an ejection route carries no VCs)."""
+    if port < 0:
+        return 0
+    pb = width_of(ports)
+    if not 0 <= port < 1 << pb:
+        raise ValueError(f"route port {port} does not fit in {pb} bits")
+    mask = 0 if port == 0 else sum(1 << w for w in range(lo, hi + 1) if w < vcs)
+    return 1 | port << 1 | mask << (1 + pb)
 
 
 def ocs_command(op: int, *, lanes: int, groups: int, group: int = 0, path: int = 0,

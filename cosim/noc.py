@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aifabric.cosim.codec import decode_flit, decode_head, encode_flit, encode_head
+from aifabric.cosim.codec import decode_flit, decode_head, encode_flit, encode_head, encode_route
 
 __all__ = ["PacketIds", "Payload", "Link", "OutputChecker", "read_int", "expect_flags",
            "reset_idle"]
@@ -147,6 +147,9 @@ class Link:
         self.credit_vc = getattr(bus, "credit_vc", None)
         self._valid, self._put_valid = bus.reader("valid"), bus.writer("valid")
         self._flit, self._put_flit = bus.reader("flit"), bus.writer("flit")
+        self.route = getattr(bus, "route", None)
+        if self.route is not None:
+            self._route, self._put_route = bus.reader("route"), bus.writer("route")
         if self.credit is not None:
             self._credit, self._put_credit = bus.reader("credit"), bus.writer("credit")
             self._credit_vc = bus.reader("credit_vc")
@@ -163,13 +166,20 @@ class Link:
             return None
         return decode_flit(self._flit(), self.vcs)
 
-    def send(self, flit) -> None:
-        """Drive (head, tail, vc, data) or nothing (None)."""
+    def send(self, flit, route: int | None = None) -> None:
+        """Drive (head, tail, vc, data) or nothing (None); ``route``: the encoded route
+        beside it (:func:`~cosim.codec.encode_route`), where the link has one."""
         if flit is None:
             self._put_valid(0)
             return
         self._put_flit(encode_flit(*flit, self.vcs))
+        if route is not None:
+            self._put_route(route)
         self._put_valid(1)
+
+    def read_route(self) -> int:
+        """The encoded route on the link (read where a head is valid)."""
+        return self._route()
 
     def read_credit(self):
         """The VC of the credit on the link, or None."""
@@ -183,6 +193,44 @@ class Link:
             return
         self._put_credit_vc(vc)
         self._put_credit(1)
+
+
+class RoutedLink:
+    """A router's input link whose heads carry their route at that router (lookahead
+    routing: the upstream router or, at the local port, the source reads it), from
+    ``route_of(vc, data)`` (an encoded route, 0: none) when the head is sent."""
+
+    def __init__(self, link: Link, route_of) -> None:
+        self.link, self.route_of = link, route_of
+
+    def send(self, flit) -> None:
+        self.link.send(flit, None if flit is None or not flit[0] else
+                       self.route_of(flit[2], flit[3]))
+
+    def __getattr__(self, name):
+        return getattr(self.link, name)
+
+
+class RouteTables:
+    """The routing tables of a system's routers as loaded, (router, row, destination) ->
+    encoded route; entries the RTL refuses are not kept."""
+
+    def __init__(self, *, ports: int, vcs: int, dst_width: int) -> None:
+        self.P, self.V, self.DW = ports, vcs, dst_width
+        self.routes: dict[tuple[int, int, int], int] = {}
+
+    def load(self, router: int, row: int, dst: int, port: int, lo: int, hi: int) -> None:
+        if 0 <= row < self.V and 0 <= port < self.P and (port == 0 or 0 <= lo <= hi < self.V):
+            self.routes[router, row, dst] = encode_route(port, lo, hi, ports=self.P,
+                                                         vcs=self.V)
+
+    def route(self, router: int, row: int, data: int) -> int:
+        """The route of a head with ``data`` in ``row`` of ``router``'s table (0: none)."""
+        return self.routes.get((router, row, data & ((1 << self.DW) - 1)), 0)
+
+    def link(self, link: Link, router: int, local: bool) -> RoutedLink:
+        """``link`` into ``router``, its heads routed by row = their VC (0: ``local``)."""
+        return RoutedLink(link, lambda vc, data: self.route(router, 0 if local else vc, data))
 
 
 @dataclass

@@ -40,8 +40,9 @@ import cocotb
 import numpy as np
 
 from aifabric.cosim.batch import gc_paused
-from aifabric.cosim.codec import decode_flit, encode_entry, width_of
-from aifabric.cosim.noc import (ID_BITS, Link, OutputChecker, Payload, expect_flags, read_int,
+from aifabric.cosim.codec import decode_flit, encode_entry, encode_route, width_of
+from aifabric.cosim.noc import (ID_BITS, Link, OutputChecker, Payload, RouteTables, expect_flags,
+                                read_int,
                                 reset_idle)
 from aifabric.cosim.testbench import Testbench
 from aifabric.models.common.netsim import Traffic
@@ -71,9 +72,14 @@ class MeshBench(Testbench):
         self.payload = Payload(self.DW, self.L, prm["data"])
         self.payload.check_width(prm["data"])
         self.net = mesh_network(self.k, vcs=self.V, delay=prm.get("delay", 1), ports=self.P)
-        self.inject = Link.ports(self, "inject", self.V)
+        # the tables as loaded: the routes heads carry into a chip (lookahead routing; at
+        # the local port its source's, the bench's)
+        self.tables = RouteTables(ports=self.P, vcs=self.V, dst_width=self.DW)
+        self.inject = [self.tables.link(link, c, True)
+                       for c, link in enumerate(Link.ports(self, "inject", self.V))]
         self.eject = Link.ports(self, "eject", self.V)
-        self.edges = list(zip(Link.ports(self, "edge_i", self.V),
+        self.edges = list(zip([self.tables.link(link, c, False) for (c, _), link in
+                               zip(self.component.edges, Link.ports(self, "edge_i", self.V))],
                               Link.ports(self, "edge_o", self.V)))
         self.table = self.bus("table")
         self.per_src = 1 << (ID_BITS - width_of(self.n))   # packet numbers per chip
@@ -88,9 +94,10 @@ class MeshBench(Testbench):
     async def load_tables(self) -> None:
         """Every router's entries through ``table``, one a cycle; ``table.ready`` must be
         high whenever one is offered (the routers take an entry every cycle)."""
-        rb = width_of(self.n)
+        rb = width_of(self.n + len(self.component.edges))   # router k * k + e: beyond edge e
         for r in range(self.n):
             for row, dst, port, lo, hi in table_entries(self.net, r):
+                self.tables.load(r, row, dst, port, lo, hi)
                 await self.tick()
                 assert read_int(self.table.ready) == 1, f"table not ready for router {r}'s entry"
                 entry = encode_entry(row, dst, port, lo, hi, ports=self.P, vcs=self.V,
@@ -192,6 +199,7 @@ class MeshBench(Testbench):
         for c, injections in enumerate(check.model_inject):
             put_valid = self.inject[c].bus.writer("valid")
             put_flit = self.inject[c].bus.bits_writer("flit")
+            put_route = self.inject[c].bus.writer("route")
             before = None
             for t, (v, tag, seq) in injections:
                 _, dst, flits = check.packets[tag]
@@ -207,6 +215,8 @@ class MeshBench(Testbench):
                     data = words[tag, seq]
                 ops.append((put_flit, format((seq == 0) | (seq == flits - 1) << 1 | v << 2 |
                                              data << shift, fmt)))
+                if seq == 0:                   # its route at this chip, from its source
+                    ops.append((put_route, self.tables.route(c, 0, data)))
                 if before != t - 1:
                     ops.append((put_valid, 1))
                 before = t
@@ -479,17 +489,26 @@ async def edge_and_rail_ports(dut):
     last = b.n - 1
     east = edges.index((last, 1))
     rail = edges.index((b.n // 2, 5)) if b.P > 5 else None
-    rb, V = width_of(b.n), b.V
+    rb, V = width_of(b.n + len(edges)), b.V
     # chip 0 sends chip `last`'s packets out of its west edge (row 0: from its local port)
     await b.tick()
     b.table.payload.value = 0 | encode_entry(0, last, 2, 0, V - 1, ports=b.P, vcs=V,
                                              dst_width=b.DW) << rb
+    b.tables.load(0, 0, last, 2, 0, V - 1)
     b.table.valid.value = 1
+    # the router beyond that edge (router k * k + e): its rows give the head its route there,
+    # a different port per row (the head leaves on output VC 0, so row 0's)
+    beyond = [(row, last, 3 + row % 2, row, V - 1) for row in range(V)]
+    for row, dst, port, lo, hi in beyond:
+        await b.tick()
+        b.table.payload.value = (b.n + west0) | encode_entry(
+            row, dst, port, lo, hi, ports=b.P, vcs=V, dst_width=b.DW) << rb
     await b.tick()
     b.table.valid.value = 0
     length = min(4, b.L)
     out_in, out_edge = b.edges[west0]
     seen_edge, ejected, credits_back = [], {}, {east: 0, rail: 0}
+    head_route = None
     sent = {east: [], rail: []}
     plan = {east: (last, 3), rail: (b.n // 2, b.n - 2)}   # edge -> (its chip, destination)
     cycle = 0
@@ -498,6 +517,8 @@ async def edge_and_rail_ports(dut):
         f = out_edge.read()
         if f is not None:
             seen_edge.append((cycle, f))
+            if f[0]:
+                head_route = out_edge.read_route()
             out_edge.send_credit(f[2])             # the rail takes it: its slot frees at once
         else:
             out_edge.send_credit(None)
@@ -529,6 +550,9 @@ async def edge_and_rail_ports(dut):
                                           b.payload.data(1, s, last, length))
                                          for s, (_, f) in enumerate(seen_edge)], seen_edge
     assert len(seen_edge) == length, f"{len(seen_edge)} of {length} flits left the edge"
+    assert seen_edge[0][1][2] == 0
+    assert head_route == encode_route(3, 0, V - 1, ports=b.P, vcs=V), \
+        f"the head left with route {head_route:#x}, not its route beyond the edge"
     assert [c for c, _ in seen_edge] == list(range(seen_edge[0][0], seen_edge[0][0] + length))
     for e in (east, rail):
         if e is None:

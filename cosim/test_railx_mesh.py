@@ -44,7 +44,8 @@ import cocotb
 import numpy as np
 
 from aifabric.cosim.codec import encode_entry, width_of
-from aifabric.cosim.noc import ID_BITS, Link, Payload, expect_flags, read_int, reset_idle
+from aifabric.cosim.noc import (ID_BITS, Link, Payload, RouteTables, expect_flags, read_int,
+                                reset_idle)
 from aifabric.cosim.testbench import Testbench
 from aifabric.models.common.netsim import Simulator, Traffic
 from aifabric.models.common.netsim.kernel import EV_INJECT, EV_SWITCH
@@ -84,9 +85,14 @@ class RailXBench(Testbench):
                          mesh_delay=prm["mesh_delay"], rail_delay=prm["rail_delay"])
         self.delays = {"mesh": prm["mesh_delay"], "optical": prm["rail_delay"]}
         self.port_map = self.check_wiring()
-        self.inject = Link.ports(self, "inject", self.V)
+        # the tables as loaded: the routes heads carry into a chip (lookahead routing; at
+        # the local port its source's, the bench's)
+        self.tables = RouteTables(ports=self.P, vcs=self.V, dst_width=self.DW)
+        self.inject = [self.tables.link(link, c, True)
+                       for c, link in enumerate(Link.ports(self, "inject", self.V))]
         self.eject = Link.ports(self, "eject", self.V)
-        self.edge_i = Link.ports(self, "edge_i", self.V)
+        self.edge_i = [self.tables.link(link, c, False) for (c, _), link in
+                       zip(self.rtl_edges, Link.ports(self, "edge_i", self.V))]
         self.edge_o = Link.ports(self, "edge_o", self.V)
         assert len(self.edge_i) == len(self.edge_o) == len(self.rtl_edges)
         self.table = self.bus("table")
@@ -151,8 +157,9 @@ class RailXBench(Testbench):
     async def write_table(self, entries) -> None:
         """(router, entry) pairs through ``table``, one a cycle; ``table.ready`` must be
         high whenever one is offered (the routers take an entry every cycle)."""
-        rb = width_of(M * self.side * M * self.side)
+        rb = width_of(M * self.side * M * self.side + len(self.rtl_edges))   # edges: k * k + e
         for r, entry in entries:
+            self.tables.load(r, *entry)
             await self.tick()
             assert read_int(self.table.ready) == 1, f"table not ready for router {r}'s entry"
             self.table.payload.value = r | encode_entry(*entry, ports=self.P, vcs=self.V,

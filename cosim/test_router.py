@@ -5,8 +5,10 @@ sends packets of random length (1 .. packet) to random destinations on random VC
 of different VCs interleaved on the link, at a load that changes every few hundred cycles.
 Every output port feeds a downstream receiver that holds the flits it gets and frees them
 at random (back-pressure: outputs stall completely, drain slowly or at once, by phases),
-returning a credit per freed slot. The routing table is random and loaded through the
-``table`` stream at run time.
+returning a credit per freed slot. The router's routing table is random; every head
+arrives with its route from it (lookahead: an upstream router or the source looks it up),
+and the tables of the routers downstream, random too, are loaded through the ``table``
+stream at run time: every head that leaves on a link port must carry its route there.
 
 The golden model takes the same flits and credits in the same cycles. Every cycle, every
 output flit (port, head, tail, VC, data) and every credit the RTL returns is compared with
@@ -26,8 +28,8 @@ from fractions import Fraction
 import cocotb
 import numpy as np
 
-from aifabric.cosim.codec import encode_entry
-from aifabric.cosim.noc import Link, OutputChecker, PacketIds, Payload, read_int
+from aifabric.cosim.codec import encode_entry, encode_route
+from aifabric.cosim.noc import Link, OutputChecker, PacketIds, Payload, RoutedLink, read_int
 from aifabric.cosim.testbench import Testbench
 from aifabric.models.common.netsim.reference import Flit, Packet, RouterModel
 from aifabric.rtl.railx.router import Router
@@ -77,11 +79,17 @@ class Bench(Testbench):
         self.payload = Payload(self.DW, self.L, self.D)
         self.payload.check_width(self.D)
         P, V = self.P, self.V
-        self.inputs = Link.ports(self, "i", V)
+        self.inputs = [RoutedLink(link, lambda vc, data, p=p: self.route_of(p, vc, data))
+                       for p, link in enumerate(Link.ports(self, "i", V))]
         self.outputs = Link.ports(self, "o", V)
         self.table = self.bus("table")
-        # routing table: (row, dst) -> port, VC range; -1 where nothing is loaded
+        # this router's routing table: (row, dst) -> port, VC range; -1 where nothing is
+        # loaded (the heads' routes come from it, and the model reads it)
         n_dst = 1 << self.DW
+        # the tables loaded into the RTL, of the routers downstream of each output:
+        # (output, row, dst) -> encoded route
+        self.next_route: dict[tuple[int, int, int], int] = {}
+        self.routes_checked = 0
         self.route_port = np.full((V, n_dst), -1, np.int64)
         self.route_lo = np.zeros((V, n_dst), np.int64)
         self.route_hi = np.zeros((V, n_dst), np.int64)
@@ -137,19 +145,55 @@ class Bench(Testbench):
             entries += [tuple(e) for e in drawn]
         return entries
 
-    async def load_table(self, entries, *, record: bool = True) -> None:
-        """Drive entries through ``table`` one per cycle (it is always ready)."""
+    async def load_table(self, entries, *, record: bool = True, own: bool = True,
+                         outs: int | None = None) -> None:
+        """Entries of this router's table (``own``: the heads' routes and the model's) and
+        of the tables downstream of the outputs in ``outs`` (bit q - 1 for output q;
+        default every output), driven through ``table`` one per cycle (it is always ready);
+        ``record``: False for entries the RTL must refuse."""
+        everywhere = (1 << (self.P - 1)) - 1
+        outs = everywhere if outs is None else outs
         for row, dst, port, lo, hi in entries:
             LOADED.add(dst)
-            await self.tick()
-            self.table.payload.value = encode_entry(row, dst, port, lo, hi, ports=self.P,
-                                                    vcs=self.V, dst_width=self.DW)
-            self.table.valid.value = 1
-            if record:
+            if record and own:
                 self.route_port[row, dst], self.route_lo[row, dst] = port, lo
                 self.route_hi[row, dst] = hi
+            if record:
+                for q in range(1, self.P):
+                    if outs >> (q - 1) & 1:
+                        self.next_route[q, row, dst] = encode_route(port, lo, hi, ports=self.P,
+                                                                    vcs=self.V)
+            if not outs:
+                continue
+            await self.tick()
+            self.table.payload.value = encode_entry(row, dst, port, lo, hi, ports=self.P,
+                                                    vcs=self.V, dst_width=self.DW, outs=outs)
+            self.table.valid.value = 1
         await self.tick()
         self.table.valid.value = 0
+
+    def route_of(self, port: int, vc: int, data: int) -> int:
+        """The encoded route of a head arriving on input ``port`` VC ``vc`` with ``data``,
+        from this router's table (row = the VC, 0 at the local port; 0: no route)."""
+        row, dst = (vc if port else 0), data & ((1 << self.DW) - 1)
+        if row >= self.V or self.route_port[row, dst] < 0:
+            return 0
+        return encode_route(int(self.route_port[row, dst]), int(self.route_lo[row, dst]),
+                            int(self.route_hi[row, dst]), ports=self.P, vcs=self.V)
+
+    def check_route(self, q: int, flit) -> None:
+        """A head on output ``q`` carries its route at the next router, from the table
+        loaded for that output (where this test loaded the entry)."""
+        if not q or not flit[0]:
+            return
+        dst = flit[3] & ((1 << self.DW) - 1)
+        want = self.next_route.get((q, flit[2], dst))
+        if want is None:
+            return
+        got = self.outputs[q].read_route()
+        assert got == want, (f"cycle {self.t - 1}: output {q}: head to {dst} on VC {flit[2]} "
+                             f"carries route {got:#x}, the table downstream {want:#x}")
+        self.routes_checked += 1
 
     def start_model(self) -> None:
         self.model = RouterModel(self.P, self.V, buffer=self.B, route_port=self.route_port,
@@ -168,6 +212,7 @@ class Bench(Testbench):
                                  f"(head, tail, VC, data)")
             if got is None:
                 continue
+            self.check_route(q, got)
             pid, _ = self.checkers[q].check(t, got)
             self.received += 1
             if q:
@@ -336,9 +381,11 @@ async def random_traffic(dut):
     await b.reset()
     dsts = sorted(int(d) for d in rng.choice(1 << b.DW, size=min(DESTINATIONS, 1 << b.DW),
                                              replace=False))
-    entries = b.random_table(dsts)
-    rng.shuffle(entries)
-    await b.load_table(entries)
+    await b.load_table(b.random_table(dsts), outs=0)        # the heads' routes, the model's
+    for q in range(1, b.P):                                  # the tables downstream
+        entries = b.random_table(dsts)
+        rng.shuffle(entries)
+        await b.load_table(entries, own=False, outs=1 << (q - 1))
     b.start_model()
     start = time.perf_counter()
     begin = b.meter.cycles
@@ -378,6 +425,8 @@ async def random_traffic(dut):
     elapsed = time.perf_counter() - start
     b.log.info("%d flits in %d cycles, %.1f s", b.received, b.meter.cycles - begin, elapsed)
     assert b.received >= cycles // 2, "too little traffic to mean anything"
+    assert b.routes_checked >= b.received // (4 * b.L), \
+        f"only {b.routes_checked} heads' routes checked"
     b.log.info("coverage (cycles): %s; %d closure cycles", cover.counts, extra)
     missed = short()
     assert not missed, (f"random stimulus missed corners (cycles reached < minimum, after "
@@ -715,7 +764,8 @@ async def error_flags(dut):
         await b.load_table([entry], record=False)
         assert error() == bit("table"), f"entry {entry}: error {error():#b} one cycle after"
         await clear()
-    # the good entries still route destination 5 to port 1, and 6 (row V - 1) to P - 1
+    # the good entries still route destination 5 to port 1, and 6 (row V - 1) to P - 1,
+    # and leave with them as their routes downstream (no refused entry was written there)
     await b.tick()
     b.inputs[0].send((True, True, 0, b.payload.data(1, 0, 5, 1)))
     b.inputs[1].send((True, True, V - 1, b.payload.data(5, 0, 6, 1)))
@@ -725,8 +775,13 @@ async def error_flags(dut):
     seen = []
     for _ in range(5):
         await b.tick()
-        seen += [q for q in range(P) if b.outputs[q].read() is not None]
+        for q in range(P):
+            f = b.outputs[q].read()
+            if f is not None:
+                seen.append(q)
+                b.check_route(q, f)
     assert seen == [1, P - 1], f"destinations 5 and 6 left on {seen}, not 1 and {P - 1}"
+    assert b.routes_checked == 2, f"{b.routes_checked} of 2 routes downstream checked"
     assert error() == 0
 
     # a head of length 0 and every length longer than `packet` that the field holds (each
@@ -785,6 +840,32 @@ async def error_flags(dut):
                                                 f"{error():#b} one cycle after")
         await clear()
 
+    # a head whose route names a port beyond the last (where the field holds one) is a head
+    # without a route: it waits and is flagged, as below; a reset drops it
+    for port in sorted({P, (1 << pb) - 1} if P < 1 << pb else ()):
+        await b.tick()
+        b.inputs[4].link.send((True, True, 0, b.payload.data(7, 0, 5, 1)),
+                              encode_route(port, 0, 0, ports=P, vcs=V))
+        await b.tick()
+        b.inputs[4].send(None)
+        assert error() == 0, f"route to port {port}: the flag in the cycle it is written"
+        await b.tick()
+        assert error() == bit("no_route"), f"route to port {port}: error {error():#b}"
+        await b.reset()
+        assert error() == 0
+
+    # a route to a link port with no VC (lo > hi leaves the mask empty) is no route either
+    await b.tick()
+    b.inputs[4].link.send((True, True, 0, b.payload.data(7, 0, 5, 1)),
+                          encode_route(2, 1, 0, ports=P, vcs=V))
+    await b.tick()
+    b.inputs[4].send(None)
+    assert error() == 0, "a route without a VC: the flag in the cycle it is written"
+    await b.tick()
+    assert error() == bit("no_route"), f"a route without a VC: error {error():#b}"
+    await b.reset()
+    assert error() == 0
+
     # a head for a destination never loaded (in any test of this simulation: reset keeps
     # the table): written in one cycle, waiting, flagged, from the next ...
     never = next(d for d in range(9, 1 << b.DW) if d not in LOADED)
@@ -803,8 +884,8 @@ async def error_flags(dut):
             if f is not None:
                 got.append(b.payload.ident(f[3]))
         assert got == [(3, 0)], got
-    # the route was read when the head arrived: loading the entry now does not free it,
-    # and its flag comes back in the cycle after every clear while it waits
+    # the route came with the head: loading the entry now does not free it, and its flag
+    # comes back in the cycle after every clear while it waits
     await b.load_table([(0, never, 2, 0, 0)])
     for _ in range(6):
         await b.tick()

@@ -23,7 +23,7 @@ from .optics.ocstrx import OCSTrxController
 from .optics.wss import WSSController
 from .railx.mesh import RouterMesh
 from .railx.railx_mesh import RailXMesh
-from .railx.router import Router
+from .railx.router import PACKET_MAX, Router
 
 __all__ = ["Block", "BLOCKS", "get_block", "VERSION"]
 
@@ -241,7 +241,7 @@ def _timer_max(params):
 
 # the router's, which the meshes built of it share
 _ROUTER_RANGES = {"ports": (5, 16), "vcs": (1, 8), "depth": (2, 256), "data": (8, 1024),
-                  "dst_width": (1, 16), "packet": (1, 256)}
+                  "dst_width": (1, 16), "packet": (1, PACKET_MAX)}
 _STACK_RANGES = {"n": (2, 64), "depth": (2, 1024), "hold_bits": (1, 32)}
 
 BLOCKS: dict[str, Block] = {b.name: b for b in [
@@ -336,7 +336,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         ci_transactions=(({}, 14_800),),
         ranges=_ROUTER_RANGES,
         description="RailX chip router: P ports, V VCs, credits, virtual cut-through, "
-                    "run-time routing table",
+                    "lookahead routing tables loaded at run time",
         # 1,296+ chips need 11 destination bits; packets of up to 8 flits in 16-flit buffers.
         # Depths 7 and 15 beside 16: the buffer pointers wrap at depth and the counters are
         # as wide as depth needs, so a wrap at 2^bits or a counter one bit short shows at

@@ -80,7 +80,7 @@ def test_router_flits_agree(vcs, width, head, tail, draw):
 
 @given(st.integers(1, 16), st.integers(1, 64), st.data())
 def test_router_head_and_table_entries_agree(dst_width, packet, draw):
-    from aifabric.rtl.railx.router import head_layout, table_layout
+    from aifabric.rtl.railx.router import entry_layout, head_layout, table_layout
     dst = draw.draw(st.integers(0, (1 << dst_width) - 1))
     length = draw.draw(st.integers(0, packet))
     const = data.Layout.cast(head_layout(dst_width, packet)).const({"dst": dst,
@@ -92,9 +92,28 @@ def test_router_head_and_table_entries_agree(dst_width, packet, draw):
     entry = {"row": draw.draw(st.integers(0, vcs - 1)), "dst": dst,
              "port": draw.draw(st.integers(0, ports - 1)),
              "vc_lo": draw.draw(st.integers(0, vcs - 1)), "vc_hi": draw.draw(st.integers(0, vcs - 1))}
-    const = data.Layout.cast(table_layout(ports, vcs, dst_width)).const(entry)
+    const = data.Layout.cast(entry_layout(ports, vcs, dst_width)).const(entry)
     assert codec.encode_entry(*entry.values(), ports=ports, vcs=vcs, dst_width=dst_width) == \
         const.as_value().value
+    outs = draw.draw(st.integers(0, (1 << (ports - 1)) - 1))
+    const = data.Layout.cast(table_layout(ports, vcs, dst_width)).const({**entry, "outs": outs})
+    assert codec.encode_entry(*entry.values(), ports=ports, vcs=vcs, dst_width=dst_width,
+                              outs=outs) == const.as_value().value
+
+
+@given(st.integers(5, 16), st.integers(1, 8), st.data())
+def test_router_routes_agree(ports, vcs, draw):
+    """A route beside a head: the RTL's layout holds what the codec writes, the VC mask
+    lo..hi (none on the ejection port), and no route is all zero."""
+    from aifabric.rtl.railx.router import route_layout
+    port = draw.draw(st.integers(0, ports - 1))
+    lo = draw.draw(st.integers(0, vcs - 1))
+    hi = draw.draw(st.integers(lo, vcs - 1))
+    mask = 0 if port == 0 else sum(1 << w for w in range(lo, hi + 1))
+    const = data.Layout.cast(route_layout(ports, vcs)).const({"valid": 1, "port": port,
+                                                              "vcs": mask})
+    assert codec.encode_route(port, lo, hi, ports=ports, vcs=vcs) == const.as_value().value
+    assert codec.encode_route(-1, 0, 0, ports=ports, vcs=vcs) == 0
 
 
 def test_wss_load_column_layout():

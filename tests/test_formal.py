@@ -74,3 +74,15 @@ def test_formal_script_refuses_an_unknown_block():
         main(["--block", "nope"])
     with pytest.raises(UsageError, match="--property 'nope'"):
         main(["--block", "wwfa", "--property", "nope"])
+
+
+def test_a_propertys_engine_options_reach_smtbmc():
+    """A property's ``engine`` options stand between smtbmc and its solver in the job file;
+    without them the engine line is smtbmc and the solver alone."""
+    from aifabric.cosim.formal import _sby_text
+    from aifabric.cosim.formal.router import PROPERTIES
+    assert "\nsmtbmc yices\n" in _sby_text("bmc", 8)
+    assert "\nsmtbmc --nomem --syn yices\n" in _sby_text("bmc", 8, "yices", "--nomem --syn")
+    deep = {p.name for p in PROPERTIES if p.engine}
+    assert deep == {"no_flit_into_full_vc", "packets_contiguous", "vct_whole_packet_credit",
+                    "cover_bits_are_the_count"}

@@ -104,6 +104,9 @@ class Property:
     mutant_depth: int = 12
     ci: bool = False           # part of `make test`'s subset
     solver: str = "yices"      # the SMT solver yosys-smtbmc runs (any it supports)
+    # yosys-smtbmc's options, e.g. "--nomem --syn": memories as registers and the design
+    # synthesised to gates before it becomes SMT (the same circuit, another encoding)
+    engine: str = ""
 
     @property
     def ident(self) -> str:
@@ -190,9 +193,9 @@ def _rtlil(prop: Property, mutant: bool) -> str:
     return rtlil.convert(m, ports=[])
 
 
-def _sby_text(mode, depth, solver="yices"):
+def _sby_text(mode, depth, solver="yices", engine=""):
     return (f"[options]\nmode {mode}\ndepth {depth}\n\n"
-            f"[engines]\nsmtbmc {solver}\n\n"
+            f"[engines]\nsmtbmc {engine + ' ' if engine else ''}{solver}\n\n"
             f"[script]\nread_rtlil top.il\nprep -top top\n\n"
             f"[files]\ntop.il\n")
 
@@ -207,7 +210,7 @@ def run(prop: Property, *, mutant=False, out_dir=FORMAL_DIR, timeout=None) -> Re
     src = out_dir / "src" / job
     src.mkdir(parents=True, exist_ok=True)
     (src / "top.il").write_text(_rtlil(prop, mutant))
-    (src / "job.sby").write_text(_sby_text(mode, depth, prop.solver))
+    (src / "job.sby").write_text(_sby_text(mode, depth, prop.solver, prop.engine))
     workdir = out_dir / job
     env = dict(os.environ)
     env["PATH"] = f"{bindir.resolve()}{os.pathsep}{_bin_dir()}{os.pathsep}{env.get('PATH', '')}"

@@ -4,8 +4,11 @@ The harness is the router's neighbourhood as its docstring specifies it: senders
 credit for a VC before they send on it (``depth`` per VC at reset, one back per flit that
 leaves) and send well-formed packets (head with a length 1..``packet``, that many flits
 contiguous on one VC, the last a tail); downstream buffers of ``depth`` flits per output VC
-that return a credit for a flit they hold, on any later cycle; any routing table, loaded at
-any time. Promises:
+that return a credit for a flit they hold, on any later cycle; beside every head any route
+(lookahead routing: a head arrives with the route upstream looked up for it, and nothing in
+the router can assume where that came from: the local port's from the source, an edge
+port's from another node, a table reloaded while traffic runs), and any entries of the
+tables downstream, loaded at any time. Promises:
 
 - ``no_flit_into_full_vc``: no flit is sent into a downstream VC that is full;
 - ``credits_returned_le_taken``: the router returns a credit only for a flit it took (per
@@ -16,16 +19,28 @@ any time. Promises:
 - ``vct_whole_packet_credit``: a head leaves only when the downstream VC has room for the
   whole packet (virtual cut-through).
 
-All five by bounded model check (8 cycles: a head crosses in 3, so two packets reach one
-downstream VC). The router is built at depth 3, not a power of two, except for
-``no_flit_into_full_vc`` (depth 2: at 3 its planted bug needs 10 cycles, too deep to solve).
+These five by bounded model check (8 cycles: a head crosses in 3, so two packets reach one
+downstream VC), the router built at depth 3, not a power of two. The three deep ones
+(``no_flit_into_full_vc``, ``packets_contiguous``, ``vct_whole_packet_credit``) run with
+the buffer memories as registers and the design synthesised to gates before it becomes SMT
+(``--nomem --syn``, :data:`ENGINE`): the same circuit, another encoding. A head carries its
+route from the first cycle on (a table loaded in the router took a cycle first), so 8 cycles
+hold one more cycle of routed traffic than they did, and in the theory of arrays every
+route stored beside a head is a store the solver reads back through each cycle's pointers:
+with the memories as arrays the last step did not end.
+
+- ``cover_bits_are_the_count``: each output VC's registered "at least n credits" bits
+  (n = 1..``packet``, VC allocation's cover check and the switch's credit check) equal its
+  credit count >= n, in every cycle (8 cycles of BMC, as the five: its k-induction needs
+  the router never to send without a credit, which needs what the last paragraph names).
+  The five do not reach, in 8 cycles, a wrong bit that changes a decision.
 
 The error flags, each in both directions (:func:`build_flags`: every input free, the causes
 computed by the harness): ``table_flag_exact``, ``length_flag_exact``,
 ``protocol_flag_exact`` and ``eject_credit_flag_exact`` -- the bit in t + 1 is
 ``~clear & (bit | cause)`` of t, so it rises on its violation and never otherwise. The
-no-route bit has no such property: its cause is a head whose table entry is empty, and the
-table is a memory the harness cannot read. k-induction with the conservation invariants the harness carries (the credit
+no-route bit has no such property: its cause is a head without a route at the front of its
+VC, and which flit is at the front is in the buffer memories, which the harness cannot read. k-induction with the conservation invariants the harness carries (the credit
 counter of every output VC plus the downstream occupancy is ``depth``; every input VC's fill
 plus its credit on the wire is what the sender counts as outstanding) does not close: it
 also needs the buffered route entries (in the buffers' meta memories) to name one port and
@@ -55,10 +70,11 @@ def _top(mod, params):
 
 
 def _free_input(m, link, dw, lb):
-    """Drive an input link with free values; returns its flit and a head's length field."""
+    """Drive an input link (flit and route) with free values; returns its flit and a head's
+    length field."""
     f = link.flit
-    fv = f.as_value()
-    m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv)))]
+    fv, rv = f.as_value(), link.route.as_value()
+    m.d.comb += [link.valid.eq(any_seq(1)), fv.eq(any_seq(len(fv))), rv.eq(any_seq(len(rv)))]
     return f, f.data[dw:dw + lb]
 
 
@@ -68,7 +84,7 @@ def build(params, mutant_spec=None):
     dut, frag, m, lb, dw, ob = _top(mod, params)
 
     invariants = []
-    # ---- senders: credit-respecting, well-formed packets
+    # ---- senders: credit-respecting, well-formed packets, any route beside a head
     ok_credit = []
     for p in range(P):
         link = dut.i[p]
@@ -97,7 +113,7 @@ def build(params, mutant_spec=None):
         m.d.comb += Assume(~link.valid | (f.vc < V))
 
     # ---- downstream buffers
-    no_full, contiguous, vct = [], [], []
+    no_full, contiguous, vct, cover = [], [], [], []
     m.d.comb += [dut.o[0].credit.eq(0), dut.o[0].credit_vc.eq(0)]
     for q in range(1, P):
         link = dut.o[q]
@@ -126,6 +142,8 @@ def build(params, mutant_spec=None):
                 m.d.sync += rem.eq(rem - 1)
             cr = named(frag, f"cr{q}_{w}")
             invariants += [cr + occ + arrive == B, occ <= B, cr <= B]
+            cover += [named(frag, f"ge{q}_{w}_{n}") == (cr >= n)
+                      for n in range(1, params["packet"] + 1)]
 
     checks = {
         "no_flit_into_full_vc": Cat(*no_full).all(),
@@ -133,6 +151,7 @@ def build(params, mutant_spec=None):
         "no_protocol_error": ~dut.error[3],
         "packets_contiguous": Cat(*contiguous).all(),
         "vct_whole_packet_credit": Cat(*vct).all(),
+        "cover_bits_are_the_count": Cat(*cover).all(),
     }
     return Harness(m, checks, invariants)
 
@@ -207,14 +226,17 @@ MUTANTS = {
     "no_protocol_error": ("full.eq(eq_const(credit[q][w], B)),",
                           "full.eq(eq_const(credit[q][w], B - 1)),"),
     # virtual cut-through checks one flit of credit instead of the packet's
-    "vct_whole_packet_credit": ("_at_least(_pick(m, r.port[1:], "
-                                "[avail[q][w] for q in range(1, P)],\n"
-                                "                                               cb), r.length)",
-                                "_pick(m, r.port[1:], [avail[q][w] for q in range(1, P)], "
-                                "cb).any()"),
+    "vct_whole_packet_credit": ("(r.length & free_cover[q][w]).any()", "free_cover[q][w][1]"),
+    # "at least n credits" registered with the multiplexer's inputs swapped: as if a flit
+    # was sent when none was, and the other way round
+    "cover_bits_are_the_count": ("Mux(sent, ge_const(avail[q][w], n + 1),\n"
+                                 "                                                   "
+                                 "ge_const(avail[q][w], n))",
+                                 "Mux(sent, ge_const(avail[q][w], n),\n"
+                                 "                                                   "
+                                 "ge_const(avail[q][w], n + 1))"),
     # VC allocation ignores that an output VC is held by a packet
-    "packets_contiguous": ("ok = _bits(m, [r.vcs[w] & ~heldq[w] &",
-                           "ok = _bits(m, [r.vcs[w] &"),
+    "packets_contiguous": ("_bits(m, [~held[q][w] & cover[q][w][n]", "_bits(m, [cover[q][w][n]"),
     # the port check decodes one port too many: an entry for port P is written
     "table_flag_exact": ('e_port = _decode(m, e.port, P, "tbl_port")',
                          'e_port = _decode(m, e.port, P + 1, "tbl_port")'),
@@ -233,6 +255,7 @@ MUTANT_TEXT = {
     "no_protocol_error": "a credit that refills an output VC to B counts as one beyond B",
     "vct_whole_packet_credit": "VC allocation asks for one flit of credit, not the packet's",
     "packets_contiguous": "VC allocation ignores that an output VC is held by a packet",
+    "cover_bits_are_the_count": "\"at least n credits\" takes a flit sent for none sent and back",
     "table_flag_exact": "the table's port check accepts port P",
     "length_flag_exact": "a head of packet + 1 flits is not flagged",
     "protocol_flag_exact": "a flit written into a full input VC is not flagged",
@@ -247,14 +270,14 @@ def _builder(name, builder=build):
 
 
 BASE = {"ports": 5, "depth": 3, "data": 8, "dst_width": 1, "packet": 2}
-# At depth 3 a full downstream VC takes B + 1 = 4 flits, which reach it in 10 cycles; BMC's
-# step 8 alone ran for more than ten minutes. This one is proved at depth 2.
-SMALLER = {"no_flit_into_full_vc": {"depth": 2}}
+# yosys-smtbmc's options of the deep checks (the module docstring says why)
+ENGINE = {name: "--nomem --syn" for name in ("no_flit_into_full_vc", "packets_contiguous",
+                                             "vct_whole_packet_credit",
+                                             "cover_bits_are_the_count")}
 PROPERTIES = [
-    Property("router", name, promise, {**BASE, "vcs": vcs, "allocator": alloc,
-                                       **SMALLER.get(name, {})}, mode, depth,
+    Property("router", name, promise, {**BASE, "vcs": vcs, "allocator": alloc}, mode, depth,
              _builder(name), MUTANT_TEXT[name], mutant_depth=mdepth,
-             ci=ci and vcs == 1 and alloc == "separable")
+             ci=ci and vcs == 1 and alloc == "separable", engine=ENGINE.get(name, ""))
     for vcs, alloc in ((1, "separable"), (2, "separable"), (1, "wavefront"))
     for name, promise, mode, depth, mdepth, ci in (
         ("no_flit_into_full_vc", "no flit is sent into a full downstream VC", "bmc", 8, 8,
@@ -267,10 +290,14 @@ PROPERTIES = [
          "bmc", 8, 8, False),
         ("vct_whole_packet_credit", "a head leaves only with a whole packet's credit "
          "downstream", "bmc", 8, 8, False),
+        ("cover_bits_are_the_count", "each output VC's registered \"at least n credits\" is "
+         "its count >= n", "bmc", 8, 8, False),
     )
-    # two VCs and the wave-front allocator: the credit checks (minutes each for the others)
+    # two VCs and the wave-front allocator: the credit checks (minutes each for the others);
+    # the wave-front allocator also the cover bits (seconds at one VC, minutes at two)
     if vcs == 1 and alloc == "separable" or name in ("credits_returned_le_taken",
                                                      "no_protocol_error")
+    or name == "cover_bits_are_the_count" and vcs == 1
 ]
 
 # the flags, both directions: one VC (the VC field holds a VC that does not exist), by BMC

@@ -3,7 +3,9 @@
 :class:`~models.common.netsim.reference.RouterModel` is the router of
 ``models.common.netsim`` with its ports open (credits and flits in, traversals out), the
 contract ``rtl/railx/router.py`` is held to cycle for cycle. :func:`table_entries` turns a
-simulated network's routing tables into the entries the RTL's run-time routing table loads.
+simulated network's routing tables into the entries the RTL's tables load (the RTL looks a
+router's entry up one router ahead, lookahead routing, and its head arrives with it: the
+same entry the model reads for that head, in the same cycles).
 """
 
 from __future__ import annotations

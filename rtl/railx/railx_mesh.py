@@ -26,15 +26,18 @@ Verilator compiles one router, not 36.
 
 Members
 -------
-inject : In(link_signature(vcs, data)).array(chips)
-    Chip c's local input (port 0), credits back to its source.
+inject : In(link_signature(vcs, data, ports)).array(chips)
+    Chip c's local input (port 0), heads with their routes at chip c (lookahead routing:
+    its source reads the chip's own row 0), credits back to its source.
 eject : Out(eject_signature(vcs, data)).array(chips)
-edge_i : In(link_signature(vcs, data)).array(len(edge_ports))
-edge_o : Out(link_signature(vcs, data)).array(len(edge_ports))
+edge_i : In(link_signature(vcs, data, ports)).array(len(edge_ports))
+edge_o : Out(link_signature(vcs, data, ports)).array(len(edge_ports))
     The mesh ports at a node's edge (no link: the co-simulation ties them off and checks
     that nothing leaves on them), in the order of :attr:`RailXMesh.edges`.
 table : In(stream.Signature(mesh_table_layout(...)))
-    Routing-table entries, each for one ``router`` (chip).
+    Routing-table entries, each of one ``router``'s (chip's) own table, written into the
+    copies at the routers upstream of it (:func:`.mesh.fan_table`); ``router`` chips + e:
+    the router beyond edge port e, its entries in the copy at that edge's output.
 error : Out(5)
     The routers' error flags, ORed.
 clear : In(1)
@@ -44,8 +47,8 @@ from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .._util import check_params, eq_const, not_elaborated, or_tree
-from .mesh import RouterMesh, eject_signature, mesh_table_layout
+from .._util import check_params, not_elaborated, or_tree
+from .mesh import RouterMesh, eject_signature, fan_table, mesh_table_layout
 from .router import ERROR_BITS, Router, link_signature
 
 __all__ = ["RailXMesh", "walecki_rings"]
@@ -65,6 +68,41 @@ def walecki_rings(k):
         rings.append([top] + path)
     rings += [c[:1] + c[1:][::-1] for c in rings]
     return [[(c[t], c[(t + 1) % k]) for t in range(k)] for c in rings]
+
+
+class _Chip(wiring.Component):
+    """The router as the top instantiates it: output 0 (ejection) as ``eject``, valid and
+    flit alone (its route is always 0 and it takes no credit), outputs 1 .. P - 1 as
+    ``o[q - 1]``. Every port of the module is then read or driven by the top."""
+
+    def __init__(self, params):
+        self.params = params
+        P, V, data = params["ports"], params["vcs"], params["data"]
+        link = link_signature(V, data, P)
+        proto = Router(**params)
+        super().__init__({
+            "i": In(link).array(P),
+            "o": Out(link).array(P - 1),
+            "eject": Out(eject_signature(V, data)),
+            "table": In(proto.table.signature.flip()),
+            "error": Out(len(ERROR_BITS)),
+            "clear": In(1),
+        })
+        not_elaborated(proto)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.router = r = Router(**self.params)
+        P = self.params["ports"]
+        wiring.connect(m, wiring.flipped(self.table), r.table)
+        m.d.comb += [r.clear.eq(self.clear), self.error.eq(r.error),
+                     self.eject.valid.eq(r.o[0].valid), self.eject.flit.eq(r.o[0].flit),
+                     r.o[0].credit.eq(0), r.o[0].credit_vc.eq(0)]
+        for p in range(P):
+            wiring.connect(m, wiring.flipped(self.i[p]), r.i[p])
+        for q in range(1, P):
+            wiring.connect(m, r.o[q], wiring.flipped(self.o[q - 1]))
+        return m
 
 
 class RailXMesh(wiring.Component):
@@ -111,14 +149,14 @@ class RailXMesh(wiring.Component):
             {(b, pb) for _, _, b, pb, _ in self.links}
         self.edges = [(c, p) for c in range(self.chips) for p in range(1, self.ports)
                       if (c, p) not in wired]
-        link = link_signature(vcs, data)
+        link = link_signature(vcs, data, self.ports)
         super().__init__({
             "inject": In(link).array(self.chips),
             "edge_i": In(link).array(len(self.edges)),
             "edge_o": Out(link).array(len(self.edges)),
             "eject": Out(eject_signature(vcs, data)).array(self.chips),
             "table": In(stream.Signature(mesh_table_layout(M * self.side, self.ports, vcs,
-                                                           self.dst_width))),
+                                                           self.dst_width, len(self.edges)))),
             "error": Out(len(ERROR_BITS)),
             "clear": In(1),
         })
@@ -162,7 +200,7 @@ class RailXMesh(wiring.Component):
         """The Verilog of this top as module ``name``: the router module once, then the top
         that instantiates it per chip."""
         from ..verilog import convert
-        router = convert(Router(**self.router_params), name=self.router_module)
+        router = convert(_Chip(self.router_params), name=self.router_module)
         top = convert(self, name=name)
         # one file, two modules: the router's name is not the file's
         return ("/* verilator lint_off DECLFILENAME */\n" + router +
@@ -172,7 +210,7 @@ class RailXMesh(wiring.Component):
         m = Module()
         P, V = self.ports, self.router_params["vcs"]
         data = self.router_params["data"]
-        sig = link_signature(V, data)
+        sig = link_signature(V, data, P)
 
         class Port:      # one router port: its input link and its output link
             def __init__(self, c, p):
@@ -180,35 +218,46 @@ class RailXMesh(wiring.Component):
                 self.o = sig.create(path=(f"r{c}_o{p}",))
         ports = [[Port(c, p) for p in range(P)] for c in range(self.chips)]
         errors, readies = [], []
+        downstream = [{} for _ in range(self.chips)]
+        for a, pa, b, pb, _ in self.links:
+            downstream[a][pa], downstream[b][pb] = b, a
+        for e, (c, p) in enumerate(self.edges):
+            downstream[c][p] = self.chips + e
         for c in range(self.chips):
             err, ready = Signal(len(ERROR_BITS), name=f"r{c}_error"), Signal(name=f"r{c}_rdy")
             errors.append(err)
             readies.append(ready)
+            tvalid, tpayload = fan_table(self.table, P, downstream[c])
             args = {"i_clk": ClockSignal(), "i_rst": ResetSignal(), "i_clear": self.clear,
                     "o_error": err, "o_table__ready": ready,
-                    "i_table__valid": self.table.valid & eq_const(self.table.payload.router, c),
-                    "i_table__payload": self.table.payload.entry}
+                    "i_table__valid": tvalid, "i_table__payload": tpayload}
             for p in range(P):
                 i, o = ports[c][p].i, ports[c][p].o
                 args.update({f"i_i__{p}__valid": i.valid,
                              f"i_i__{p}__flit": i.flit.as_value(),
-                             f"o_i__{p}__credit": i.credit, f"o_i__{p}__credit_vc": i.credit_vc,
-                             f"o_o__{p}__valid": o.valid,
-                             f"o_o__{p}__flit": o.flit.as_value(),
-                             f"i_o__{p}__credit": o.credit,
-                             f"i_o__{p}__credit_vc": o.credit_vc})
+                             f"i_i__{p}__route": i.route.as_value(),
+                             f"o_i__{p}__credit": i.credit, f"o_i__{p}__credit_vc": i.credit_vc})
+                if p == 0:                          # ejection (_Chip): no route, no credit
+                    args.update({"o_eject__valid": o.valid, "o_eject__flit": o.flit.as_value()})
+                    continue
+                args.update({f"o_o__{p - 1}__route": o.route.as_value(),
+                             f"o_o__{p - 1}__valid": o.valid,
+                             f"o_o__{p - 1}__flit": o.flit.as_value(),
+                             f"i_o__{p - 1}__credit": o.credit,
+                             f"i_o__{p - 1}__credit_vc": o.credit_vc})
             m.submodules[f"router{c}"] = Instance(self.router_module, **args)
             inj, ej, r0 = self.inject[c], self.eject[c], ports[c][0]
             m.d.comb += [r0.i.valid.eq(inj.valid), r0.i.flit.eq(inj.flit),
+                         r0.i.route.eq(inj.route),
                          inj.credit.eq(r0.i.credit), inj.credit_vc.eq(r0.i.credit_vc),
-                         ej.valid.eq(r0.o.valid), ej.flit.eq(r0.o.flit),
-                         r0.o.credit.eq(0), r0.o.credit_vc.eq(0)]
+                         ej.valid.eq(r0.o.valid), ej.flit.eq(r0.o.flit)]
         for a, pa, b, pb, d in self.links:
             for u, pu, v, pv in ((a, pa, b, pb), (b, pb, a, pa)):
                 RouterMesh._link(m, ports[u][pu].o, ports[v][pv].i, d, f"l{u}_{pu}")
         for e, (c, p) in enumerate(self.edges):
             ei, eo, pt = self.edge_i[e], self.edge_o[e], ports[c][p]
             m.d.comb += [pt.i.valid.eq(ei.valid), pt.i.flit.eq(ei.flit),
+                         pt.i.route.eq(ei.route), eo.route.eq(pt.o.route),
                          ei.credit.eq(pt.i.credit), ei.credit_vc.eq(pt.i.credit_vc),
                          eo.valid.eq(pt.o.valid), eo.flit.eq(pt.o.flit),
                          pt.o.credit.eq(eo.credit), pt.o.credit_vc.eq(eo.credit_vc)]

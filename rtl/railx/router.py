@@ -5,7 +5,7 @@ Ports and flits
 ===============
 P ports, numbered as in ``models.common.netsim.network``: 0 local (injection in, ejection
 out), 1..4 mesh (+x, -x, +y, -y), 5.. rail ports. Every port is a link of one flit per cycle
-each way (:func:`link_signature`): ``valid`` and ``flit`` forward, ``credit`` and
+each way (:func:`link_signature`): ``valid``, ``flit`` and ``route`` forward, ``credit`` and
 ``credit_vc`` back. A flit (:func:`flit_layout`, bit 0 upwards) is ``head`` (1 bit), ``tail``
 (1), ``vc`` (:func:`vc_bits`) and ``data`` (``data`` bits); a head's ``data`` holds the
 destination chip in its low ``dst_width`` bits and the packet's length in flits in the next
@@ -27,14 +27,21 @@ of a link, head first, tail last (a one-flit packet is head and tail).
 
 Allocation (the contract of ``models.common.netsim``, cycle for cycle)
 =====================================================================
-- **Route**: when a head arrives (cycle t) its route is read from the routing table at
-  (row, destination), row = its input VC (0 at port 0): output port and a range lo..hi of
-  output VCs. The table is a memory loaded at run time through ``table`` (one entry a cycle),
-  so any table ``models.common.netsim`` compiles (Algorithm 1's VC classes included) runs
-  without regenerating Verilog. Read in cycle t, the route is stored beside the head and
-  bypassed to VC allocation in cycle t + 1. (So a head that arrives before its entry is
-  loaded keeps waiting after it is: load the table before the traffic; the simulator refuses
-  tables with such holes.)
+- **Route** (lookahead routing): a head arrives with its route at this router beside it on
+  the link (``route``, :func:`route_layout`: valid, output port, mask of the output VCs it
+  may take), the entry (row, destination) of this router's routing table, row = its input
+  VC (0 at port 0): output port and a range lo..hi of output VCs. The route is stored with
+  the head and read by VC allocation from cycle t + 1, a register and not a table lookup.
+  The router upstream looks it up: output q keeps a copy of the table of the router its
+  link leads to, and reads it at (output VC, destination) as a flit crosses to q, so the
+  route is on the link with the head (a body flit's route is not read). At the local port
+  the source supplies it (it reads the chip's own row 0, as a network interface does).
+  The copies are memories loaded at run time through ``table`` (one entry a cycle, written
+  into the copies of the outputs named in its ``outs``), so any table
+  ``models.common.netsim`` compiles (Algorithm 1's VC classes included) runs without
+  regenerating Verilog. A head without a route (``valid`` 0 or a port >= P) waits: it came
+  before its entry was loaded upstream and keeps waiting after it is, so load the tables
+  before the traffic (the simulator refuses tables with such holes).
 - **VC allocation** (cycle >= t + 1, heads without an output VC): a head routed to port 0 is
   allocated at once. Otherwise it requests the lowest VC of its range that no packet holds
   and whose credits cover the whole packet (virtual cut-through); each output VC grants one
@@ -53,25 +60,27 @@ Allocation (the contract of ``models.common.netsim``, cycle for cycle)
 Head flit across one router (delay-1 links)::
 
     cycle        t            t+1            t+2              t+3
-    i[p]         head valid   -              -                -
-    route        table read   route bypassed
-    input VC     written      VC allocated   switch + cross   -
-    o[q]         -            -              -                head valid (next router: t)
+    i[p]         head, route  -              -                -
+    input VC     written      VC allocated   switch + cross,  -
+                                             next route read
+    o[q]         -            -              -                head and route (next: t)
     i[p].credit  -            -              -                high (slot freed at t+2)
 
 Reset returns every register to its initial state (buffers empty, ``depth`` credits per output
-VC, round-robin pointers at 0) and keeps the routing table, which is a memory.
+VC, round-robin pointers at 0) and keeps the routing tables, which are memories.
 
 Errors (``error``, sticky until ``clear``): bit 0 a table entry refused (port >= P, row >=
-V, or for a link port a VC >= V or lo > hi; an ejection entry's VC range is not read; nothing
-is written), bit 1 a head whose table entry was never loaded (it waits, as in the simulator,
-and raises the bit again every cycle it waits), bit 2 a head whose length is 0 or more than
-``packet``, bit 3 a sender broke the credit protocol (a flit written into a full VC or on a
-VC >= V, a credit on a VC >= V or beyond ``depth`` returned: it is dropped, the count stays
-at ``depth``), bit 4 ``credit`` or any bit of ``credit_vc`` high on the ejection port (tie
-them to 0). A cause present in cycle t sets its bit in t + 1 (``error`` in t + 1 is
-``~clear & (error | cause)`` of t); an unrouted head written in t waits from t + 1, so its
-bit is up in t + 2.
+V, or for a link port a VC >= V or lo > hi, whatever its ``outs``; an ejection entry's VC
+range is not read; nothing is written), bit 1 a head that came without a route (``valid``
+0, a port >= P, or a link port with no VC: it waits, as in the simulator, and raises the bit again every cycle it
+waits), bit 2 a head whose length is 0 or more than ``packet`` (one of 0 needs no
+credit; one longer than ``packet`` is never VC-allocated and blocks its VC), bit 3 a
+sender broke the credit protocol (a flit written into a full VC or on a VC >= V, a credit
+on a VC >= V or beyond ``depth`` returned: it is dropped, the count stays at ``depth``),
+bit 4 ``credit``
+or any bit of ``credit_vc`` high on the ejection port (tie them to 0). A cause present in
+cycle t sets its bit in t + 1 (``error`` in t + 1 is ``~clear & (error | cause)`` of t); an
+unrouted head written in t waits from t + 1, so its bit is up in t + 2.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -79,11 +88,12 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from .._util import check_params, eq_const, not_elaborated, or_tree
+from .._util import check_params, eq_const, ge_const, not_elaborated, or_tree
 from ..chronos.wwfa import rotation_counters, wave_grants
 
-__all__ = ["Router", "flit_layout", "head_layout", "link_signature", "table_layout",
-           "vc_bits", "port_bits", "len_bits", "ALLOCATORS", "ERROR_BITS"]
+__all__ = ["Router", "flit_layout", "head_layout", "link_signature", "route_layout",
+           "entry_layout", "table_layout", "vc_bits", "port_bits", "len_bits", "ALLOCATORS",
+           "ERROR_BITS"]
 
 ALLOCATORS = ("separable", "wavefront")
 ERROR_BITS = {"table": 0, "no_route": 1, "length": 2, "protocol": 3, "eject_credit": 4}
@@ -96,6 +106,13 @@ def vc_bits(vcs):
 
 def port_bits(ports):
     return max(1, ceil_log2(ports))
+
+
+# The longest packet: a buffer slot holds the length one-hot (packet + 1 bits) beside the
+# flit, so the cells grow with packet x depth (at packet 256 and depth 256, P = 5, V = 2,
+# 7 times the router of binary lengths); a longer packet would store the length in binary
+# and decode it once per input VC at the buffer head.
+PACKET_MAX = 32
 
 
 def len_bits(packet):
@@ -112,20 +129,36 @@ def head_layout(dst_width, packet):
     return data.StructLayout({"dst": dst_width, "length": len_bits(packet)})
 
 
-def link_signature(vcs, data_width):
-    """One direction of a link, seen from its sender: flits out, credits back."""
+def route_layout(ports, vcs):
+    """The route a head takes at the router it is written into, carried beside it on the
+    link: ``valid`` (0: no route), output ``port`` and the mask of output ``vcs`` it may
+    take."""
+    return data.StructLayout({"valid": 1, "port": port_bits(ports), "vcs": vcs})
+
+
+def link_signature(vcs, data_width, ports):
+    """One direction of a link, seen from its sender: flits and their routes out, credits
+    back."""
     return wiring.Signature({
         "valid": Out(1),
         "flit": Out(flit_layout(vcs, data_width)),
+        "route": Out(route_layout(ports, vcs)),
         "credit": In(1),
         "credit_vc": In(vc_bits(vcs)),
     })
 
 
-def table_layout(ports, vcs, dst_width):
-    """A routing-table entry as loaded: (row, dst) -> output port, VC range lo..hi."""
+def entry_layout(ports, vcs, dst_width):
+    """A router's own routing-table entry: (row, dst) -> output port, VC range lo..hi."""
     return data.StructLayout({"row": vc_bits(vcs), "dst": dst_width, "port": port_bits(ports),
                               "vc_lo": vc_bits(vcs), "vc_hi": vc_bits(vcs)})
+
+
+def table_layout(ports, vcs, dst_width):
+    """An entry as a router loads it: an entry of the routers downstream of the outputs
+    set in ``outs`` (bit q - 1: output q)."""
+    return data.StructLayout({**entry_layout(ports, vcs, dst_width).members,
+                              "outs": ports - 1})
 
 
 # The helpers below return a Cat of one-bit Signals rather than one wide Signal: a wide
@@ -200,15 +233,6 @@ def round_robin(m, req, mask, name):
     return _lowest(m, use, f"{name}_g")
 
 
-def _at_least(wide, narrow):
-    """``wide >= narrow`` for a narrower ``narrow``, written with operands of equal width (a
-    comparison of unequal widths lints as WIDTHEXPAND)."""
-    k = len(narrow)
-    if len(wide) == k:
-        return wide >= narrow
-    return wide[k:].any() | (wide[:k] >= narrow)
-
-
 def _next(index, n):
     """(index + 1) mod n, as wide as ``index``."""
     return Mux(eq_const(index, n - 1), 0, (index + 1)[:len(index)])
@@ -229,19 +253,23 @@ class Router(wiring.Component):
         Flit payload width; a head's payload carries the destination and the length.
     dst_width : int, 1..16
         Destination width: up to 2**dst_width chips (11: 2,048, enough for 1,296).
-    packet : int, 1..depth
+    packet : int, 1..min(depth, 32)
         Longest packet in flits: virtual cut-through needs a VC buffer that holds a whole
-        packet.
+        packet. At most :data:`PACKET_MAX`: every buffer slot carries its packet's length
+        one-hot (``packet + 1`` bits, so the credit check is a gate), and each output VC
+        as many "at least n credits" bits.
     allocator : "separable" or "wavefront"
 
     Members
     -------
-    i : In(link_signature(vcs, data)).array(ports)
-        Input links (port 0: injection).
-    o : Out(link_signature(vcs, data)).array(ports)
-        Output links (port 0: ejection).
+    i : In(link_signature(vcs, data, ports)).array(ports)
+        Input links (port 0: injection), heads with their routes here.
+    o : Out(link_signature(vcs, data, ports)).array(ports)
+        Output links (port 0: ejection, its route 0), heads with their routes at the next
+        router.
     table : In(stream.Signature(table_layout(ports, vcs, dst_width)))
-        Routing-table entries, one per cycle (always ready).
+        Entries of the routing tables of the routers downstream, one per cycle (always
+        ready), each written into the copies of the outputs set in its ``outs``.
     error : Out(5)
         Sticky error bits (:data:`ERROR_BITS`), cleared by ``clear``.
     clear : In(1)
@@ -250,7 +278,7 @@ class Router(wiring.Component):
     def __init__(self, *, ports, vcs, depth, data, dst_width, packet, allocator="separable"):
         check_params(self, [("ports", ports, 5, 16), ("vcs", vcs, 1, 8),
                             ("depth", depth, 2, 256), ("data", data, 8, 1024),
-                            ("dst_width", dst_width, 1, 16), ("packet", packet, 1, 256)])
+                            ("dst_width", dst_width, 1, 16), ("packet", packet, 1, PACKET_MAX)])
         if allocator not in ALLOCATORS:
             not_elaborated(self)
             raise ValueError(f"Parameter 'allocator' must be one of {', '.join(ALLOCATORS)}, "
@@ -266,7 +294,7 @@ class Router(wiring.Component):
                              f"bits) and length ({len_bits(packet)} bits): {data} < {need}")
         self.ports, self.vcs, self.depth, self.data = ports, vcs, depth, data
         self.dst_width, self.packet, self.allocator = dst_width, packet, allocator
-        link = link_signature(vcs, data)
+        link = link_signature(vcs, data, ports)
         super().__init__({
             "i": In(link).array(ports),
             "o": Out(link).array(ports),
@@ -282,24 +310,35 @@ class Router(wiring.Component):
         hl = head_layout(self.dst_width, self.packet)
         err = {k: Signal(name=f"err_{k}") for k in ERROR_BITS}
 
-        # ---- routing table: one memory, one read port per input ----------------------------
-        m.submodules.table = tmem = memory.Memory(
-            shape=data.StructLayout({"valid": 1, "port": pb, "vc_lo": vb, "vc_hi": vb}),
-            depth=1 << (vb + self.dst_width), init=[])
-        twr = tmem.write_port()
+        # ---- routing tables: the tables of the routers downstream (lookahead) ------------
+        # Output q keeps a copy of the table of the router its link leads to, read with the
+        # flits that cross to q: a head leaves with its route at that router, which then
+        # reads it from its buffer instead of looking it up on arrival.
+        rl = route_layout(P, V)
         e = self.table.payload
         good_entry = Signal()
         e_port = _decode(m, e.port, P, "tbl_port")
+        e_lo = _decode(m, e.vc_lo, V, "tbl_lo")
         e_hi = _decode(m, e.vc_hi, V, "tbl_hi")
+        # an ejection entry's VC range is not read: its mask is 0
+        e_vcs = _bits(m, [~e_port[0] & Cat(*e_lo[:w + 1]).any() & Cat(*e_hi[w:]).any()
+                          for w in range(V)], "tbl_vcs")
         m.d.comb += [
             self.table.ready.eq(1),
             good_entry.eq(e_port.any() & _decode(m, e.row, V, "tbl_row").any() &
                           (e_port[0] | (e_hi.any() & (e.vc_lo <= e.vc_hi)))),
-            twr.addr.eq(Cat(e.dst, e.row)),
-            twr.en.eq(self.table.valid & good_entry),
-            twr.data.eq(Cat(Const(1, 1), e.port, e.vc_lo, e.vc_hi)),
             err["table"].eq(self.table.valid & ~good_entry),
         ]
+        tables = [None]
+        for q in range(1, P):
+            tm = memory.Memory(shape=rl, depth=1 << (vb + self.dst_width), init=[])
+            m.submodules[f"table{q}"] = tm
+            twr = tm.write_port()
+            m.d.comb += [twr.addr.eq(Cat(e.dst, e.row)),
+                         twr.en.eq(self.table.valid & good_entry & e.outs[q - 1]),
+                         twr.data.valid.eq(1), twr.data.port.eq(e.port),
+                         twr.data.vcs.eq(e_vcs)]
+            tables.append(tm)
 
         # ---- output side: credits and held output VCs ---------------------------------------
         # Port 0 (ejection) has no credits and no held VCs: constants stand in for them.
@@ -309,12 +348,13 @@ class Router(wiring.Component):
                                         for q in range(1, P)]
         held = [Const(0, V)] + [Signal(V, name=f"held{q}") for q in range(1, P)]
         over = []
+        backs = [None] + [[Signal(name=f"back{q}_{w}") for w in range(V)] for q in range(1, P)]
         for q in range(1, P):
             back_vc = _decode(m, self.o[q].credit_vc, V, f"crv{q}")
             for w in range(V):
                 # a credit returned to a VC that already counts ``depth`` is surplus: flagged
                 # and dropped, so the count never exceeds the downstream buffer
-                back = Signal(name=f"back{q}_{w}")
+                back = backs[q][w]
                 full = Signal(name=f"full{q}_{w}")
                 m.d.comb += [back.eq(self.o[q].credit & back_vc[w]),
                              full.eq(eq_const(credit[q][w], B)),
@@ -322,10 +362,23 @@ class Router(wiring.Component):
                 over.append(back & full)
             over.append(self.o[q].credit & ~back_vc.any())
         m.d.comb += err["eject_credit"].eq(self.o[0].credit | self.o[0].credit_vc.any())
-        # has_credit[q][w]: output VC (q, w) can take a flit now
+        # ge[q][w][L]: output VC (q, w) counts at least L credits (L = 1 .. packet), registered
+        # beside the count from its next value; "the credits now cover L" is then
+        # ge[L] | (a credit back & ge[L - 1]), a gate instead of an adder and a comparison on
+        # VC allocation's path (a count of B, where a credit back is dropped, has every ge)
+        L = self.packet
+        ge = [None] + [[[Const(1, 1)] + [Signal(name=f"ge{q}_{w}_{n}", init=int(B >= n))
+                                         for n in range(1, L + 1)] for w in range(V)]
+                       for q in range(1, P)]
+        cover = [None] + [[[Const(1, 1)] + list(_bits(
+            m, [ge[q][w][n] | (backs[q][w] & ge[q][w][n - 1]) for n in range(1, L + 1)],
+            f"cov{q}_{w}_")) for w in range(V)] for q in range(1, P)]
+        # has_credit[q][w]: output VC (q, w) can take a flit now, the credits covering one
+        # flit: "at least 1" registered or a credit back, where the count's OR over its bits
+        # was one more level at the head of switch allocation
         has_credit = [Const((1 << V) - 1, V)] + [Signal(V, name=f"hc{q}") for q in range(1, P)]
         for q in range(1, P):
-            m.d.comb += has_credit[q].eq(Cat(*[avail[q][w].any() for w in range(V)]))
+            m.d.comb += has_credit[q].eq(Cat(*[cover[q][w][1] for w in range(V)]))
 
         # ---- input units ---------------------------------------------------------------------
         count = [[Signal(range(B + 1), name=f"cnt{p}_{v}") for v in range(V)] for p in range(P)]
@@ -339,7 +392,7 @@ class Router(wiring.Component):
         wr_en = [Signal(V, name=f"we{p}") for p in range(P)]
         overflow, bad_len, bad_vc = [], [], []
         stored = data.StructLayout({"head": 1, "tail": 1, "data": self.data})
-        meta = data.StructLayout({"valid": 1, "port": P, "vcs": V, "length": lb})
+        meta = data.StructLayout({"valid": 1, "port": P, "vcs": V, "length": self.packet + 1})
         for p in range(P):
             link = self.i[p]
             f = link.flit
@@ -349,22 +402,15 @@ class Router(wiring.Component):
             bad_vc.append(link.valid & ~vc_oh.any())
             too_long = [eq_const(head.length, k) for k in range(self.packet + 1, 1 << lb)]
             bad_len.append(link.valid & f.head & (~head.length.any() | Cat(*too_long).any()))
-            # route lookup: read in the arrival cycle, stored beside the head one cycle later
-            rd = tmem.read_port()
-            m.d.comb += rd.addr.eq(Cat(head.dst, f.vc if p else Const(0, vb)))
-            lk_valid = Signal(name=f"lk{p}_valid")
-            lk_vc = Signal(V, name=f"lk{p}_vc")
-            lk_ptr = Signal(range(B), name=f"lk{p}_ptr")
-            lk_len = Signal(lb, name=f"lk{p}_len")
-            m.d.sync += [lk_valid.eq(link.valid & f.head), lk_vc.eq(vc_oh),
-                         lk_ptr.eq(_pick(m, vc_oh, tptr[p], len(lk_ptr))),
-                         lk_len.eq(head.length)]
-            lo = _decode(m, rd.data.vc_lo, V, f"lk{p}_lo")
-            hi = _decode(m, rd.data.vc_hi, V, f"lk{p}_hi")
-            ranged = _bits(m, [Cat(*lo[:w + 1]).any() & Cat(*hi[w:]).any() for w in range(V)],
-                           f"lk{p}_vcs")
-            looked = Cat(rd.data.valid, _decode(m, rd.data.port, P, f"lk{p}_port"), ranged,
-                         lk_len)
+            # the route came with the head: stored beside it, read by VC allocation from
+            # the cycle after (an output port beyond the last, or a link port without a VC,
+            # is no route)
+            r_port = _decode(m, link.route.port, P, f"in{p}_port")
+            # the length one-hot (bit n: n flits; 0, flagged, needs no credit, as it did when
+            # counted), a gate of VC allocation's cover check
+            len_oh = _decode(m, head.length, self.packet + 1, f"in{p}_len")
+            routed = link.route.valid & r_port.any() & (r_port[0] | link.route.vcs.any())
+            looked = Cat(routed, r_port, link.route.vcs, len_oh)
             for v in range(V):
                 overflow.append(wr_en[p][v] & eq_const(count[p][v], B))
                 fm = memory.Memory(shape=stored, depth=B, init=[])
@@ -372,15 +418,12 @@ class Router(wiring.Component):
                 m.submodules[f"buf{p}_{v}"], m.submodules[f"meta{p}_{v}"] = fm, mm
                 fw, fr = fm.write_port(), fm.read_port(domain="comb")
                 mw, mr = mm.write_port(), mm.read_port(domain="comb")
-                pending = lk_valid & lk_vc[v]
                 m.d.comb += [fw.addr.eq(tptr[p][v]), fw.en.eq(wr_en[p][v]),
                              fw.data.head.eq(f.head), fw.data.tail.eq(f.tail),
                              fw.data.data.eq(f.data), fr.addr.eq(hptr[p][v]),
-                             mw.addr.eq(lk_ptr), mw.data.eq(looked), mw.en.eq(pending),
-                             mr.addr.eq(hptr[p][v])]
-                fresh = Signal(meta, name=f"meta{p}_{v}")     # one mux: no copied bits
-                m.d.comb += fresh.eq(Mux(pending & (lk_ptr == hptr[p][v]), looked, mr.data))
-                front[p][v], route[p][v] = fr.data, fresh
+                             mw.addr.eq(tptr[p][v]), mw.data.eq(looked),
+                             mw.en.eq(wr_en[p][v] & f.head), mr.addr.eq(hptr[p][v])]
+                front[p][v], route[p][v] = fr.data, mr.data
 
         # ---- VC allocation -------------------------------------------------------------------
         PV = P * V
@@ -388,6 +431,9 @@ class Router(wiring.Component):
         rq_vc = [None] * PV              # one-hot output VC requested
         to_local = [Signal(name=f"loc{i}") for i in range(PV)]
         no_route = []
+        # output VC (q, w) free and its credits covering a packet of n flits, per n
+        free_cover = [None] + [[_bits(m, [~held[q][w] & cover[q][w][n] for n in range(L + 1)],
+                                      f"fc{q}_{w}_") for w in range(V)] for q in range(1, P)]
         for p in range(P):
             for v in range(V):
                 i = p * V + v
@@ -395,13 +441,10 @@ class Router(wiring.Component):
                 waiting = Signal(name=f"wait{i}")
                 m.d.comb += waiting.eq(~alloc[p][v] & count[p][v].any() & front[p][v].head)
                 no_route.append(waiting & ~r.valid)
-                heldq = _pick(m, r.port, held, V)
                 # the ejection port (to_local) needs no credit: only link ports are picked
-                # (its constant credit, narrowed by Yosys, would be an operand of unequal
-                # width at a depth that is not a power of two)
-                ok = _bits(m, [r.vcs[w] & ~heldq[w] &
-                               _at_least(_pick(m, r.port[1:], [avail[q][w] for q in range(1, P)],
-                                               cb), r.length) for w in range(V)], f"ok{i}_")
+                ok = _bits(m, [r.vcs[w] & Cat(*[r.port[q] & (r.length & free_cover[q][w]).any()
+                                                for q in range(1, P)]).any()
+                               for w in range(V)], f"ok{i}_")
                 rq_vc[i] = _lowest(m, ok, f"rqv{i}")
                 m.d.comb += [
                     to_local[i].eq(waiting & r.valid & r.port[0]),
@@ -511,16 +554,26 @@ class Router(wiring.Component):
             link = self.o[q]
             m.d.sync += [link.valid.eq(sel.any()), link.flit.head.eq(out.head),
                          link.flit.tail.eq(out.tail), link.flit.data.eq(out.data)]
-            if q == 0 or V == 1:
-                m.d.comb += link.flit.vc.eq(0)       # ejection, or a single VC
-            else:
-                m.d.sync += link.flit.vc.eq(_encode(m, out_vc, vb, f"xvb{q}"))
             if q == 0:
+                m.d.comb += [link.flit.vc.eq(0), link.route.eq(0)]       # ejection
                 continue
+            out_vcn = _encode(m, out_vc, vb, f"xvb{q}") if V > 1 else Const(0, 1)
+            if V == 1:
+                m.d.comb += link.flit.vc.eq(0)
+            else:
+                m.d.sync += link.flit.vc.eq(out_vcn)
+            # the next router's route of a head: its table read as the flit is registered
+            # onto the link (a body flit's route is not read downstream)
+            trd = tables[q].read_port()
+            m.d.comb += [trd.addr.eq(Cat(out.data[:self.dst_width], out_vcn)),
+                         link.route.eq(trd.data)]
             for w in range(V):
                 sent = Signal(name=f"snt{q}_{w}")
                 m.d.comb += sent.eq(sel.any() & out_vc[w])
                 m.d.sync += credit[q][w].eq((avail[q][w] - sent)[:cb])
+                for n in range(1, L + 1):
+                    m.d.sync += ge[q][w][n].eq(Mux(sent, ge_const(avail[q][w], n + 1),
+                                                   ge_const(avail[q][w], n)))
                 with m.If(sent & out_tail):
                     m.d.sync += held[q][w].eq(0)
 

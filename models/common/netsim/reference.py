@@ -54,7 +54,9 @@ class RouterModel:
     """One router: P ports (0 local), V VCs per input port, ``buffer`` flits per VC.
 
     ``route_port[row, dst]``, ``route_vc_lo/hi[row, dst]``: the router's routing tables (row =
-    input VC, 0 at the local port; a negative port: no route, the head waits). ``width[p]``:
+    input VC, 0 at the local port; a negative port: no route, the head waits). Read when a
+    head is VC-allocated; the router RTL's head brings the same entry with it, looked up one
+    router ahead (lookahead routing), so the cycles are the same. ``width[p]``:
     lanes of port p (default 1 everywhere). ``credits[p]``: initial credits of every VC of
     output p (default ``buffer``, and 0 at the local port, which needs none).
     ``allocator`` and ``router``: registered names (:mod:`.registry`; None: the defaults,
