@@ -183,8 +183,14 @@ class Bench(Testbench):
 
     def check_route(self, q: int, flit) -> None:
         """A head on output ``q`` carries its route at the next router, from the table
-        loaded for that output (where this test loaded the entry)."""
-        if not q or not flit[0]:
+        loaded for that output (where this test loaded the entry); every flit leaving by the
+        ejection port carries route 0."""
+        if not q:
+            got = self.outputs[0].read_route()
+            assert got == 0, (f"cycle {self.t - 1}: the ejection port carries route {got:#x}, "
+                              f"not 0")
+            return
+        if not flit[0]:
             return
         dst = flit[3] & ((1 << self.DW) - 1)
         want = self.next_route.get((q, flit[2], dst))
