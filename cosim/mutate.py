@@ -473,12 +473,15 @@ def _child(job: dict) -> None:
 
 # ------------------------------------------------------------------ formal ----------------
 
-def _sby(workdir: Path, top: str, mode: str, depth: int, timeout: float) -> tuple[str, float]:
-    from .formal import _bin_dir, _wrappers
+def _sby(workdir: Path, top: str, mode: str, depth: int, timeout: float, *,
+         solver: str = "yices", engine: str = "") -> tuple[str, float]:
+    """Run SymbiYosys on ``workdir/top.il``; a property's own solver and smtbmc options
+    (:class:`cosim.formal.Property`) are passed on, so a mutant is judged as the property
+    itself is run."""
+    from .formal import _bin_dir, _sby_text, _wrappers
     bindir = _wrappers(MUTATE_DIR)
     (workdir / "job.sby").write_text(
-        f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\nsmtbmc yices\n\n"
-        f"[script]\nread_rtlil top.il\nprep -top {top}\n\n[files]\ntop.il\n")
+        _sby_text(mode, depth, solver, engine).replace("prep -top top", f"prep -top {top}"))
     env = dict(os.environ)
     env["PATH"] = f"{bindir.resolve()}{os.pathsep}{_bin_dir()}{os.pathsep}{env.get('PATH', '')}"
     start = time.monotonic()
@@ -530,7 +533,8 @@ def formal_kill(spec: Spec, mutant: Mutant, workdir: Path, *, timeout: float = 1
         if why:
             tried.append(f"{prop.name}: {why}")
             continue
-        status, secs = _sby(pdir, "top", "bmc", prop.mutant_depth, timeout)
+        status, secs = _sby(pdir, "top", "bmc", prop.mutant_depth, timeout,
+                            solver=prop.solver, engine=prop.engine)
         tried.append(f"{prop.name} bmc {prop.mutant_depth}: {status}")
         if status == "FAIL":
             return prop.name, "; ".join(tried)

@@ -563,3 +563,44 @@ def test_reset_value_of_a_start_mask(tmp_path, start, proven):
     assert top.count("cell $assert") == 2         # the miter's outputs and the candidate
     if not proven:
         assert _miter(j, _pair(j, 120), 4, 120) == "FAIL"
+
+
+def test_a_mutants_formal_run_takes_the_propertys_engine(tmp_path, monkeypatch):
+    """A router property that is proven with ``--nomem --syn`` (memories as registers, the
+    design as gates) timed out on every mutant when the mutant's run left the options out.
+    Each property's own solver and options reach the mutant's SymbiYosys job, and the job
+    runs with them."""
+    from aifabric.cosim import mutate
+    from aifabric.cosim.formal import properties
+    from aifabric.cosim.mutate import SPECS, SourceMutant
+    spec = SPECS["router"]
+    asked = {}
+
+    def fake_sby(workdir, top, mode, depth, timeout, *, solver="yices", engine=""):
+        asked[workdir.name.split("_", 1)[1]] = (solver, engine)
+        return "PASS", 0.0
+    monkeypatch.setattr(mutate, "_source_harness", lambda mutant, prop, pdir: "")
+    monkeypatch.setattr(mutate, "_sby", fake_sby)
+    text = (ROOT / spec.source).read_text()
+    mutant = SourceMutant(1, edits_of(text)[0], spec.source, "top")
+    assert formal_kill(spec, mutant, tmp_path, timeout=5)[0] == ""
+    want = {}
+    for p in properties([spec.formal]):
+        want.setdefault(p.name, (p.solver, p.engine))
+    assert asked == want
+    assert any(e == "--nomem --syn" for _, e in want.values())
+    monkeypatch.undo()
+    # a real job: a 2-bit counter that never reaches 3 (its assertion fails), read through the
+    # options given
+    top = tmp_path / "job"
+    top.mkdir()
+    from amaranth.back import rtlil
+    from amaranth.hdl import Assert, Module, Signal
+    m = Module()
+    c = Signal(2)
+    m.d.sync += c.eq(c + 1)
+    m.d.comb += Assert(c != 3)
+    (top / "top.il").write_text(rtlil.convert(m, ports=[]))
+    status, _ = mutate._sby(top, "top", "bmc", 6, 120, engine="--nomem --syn")
+    assert status == "FAIL"
+    assert "smtbmc --nomem --syn yices" in (top / "job.sby").read_text()
