@@ -50,6 +50,9 @@ import contextlib
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 from .traffic import MODE_TRACE, destination, gap, uniform
 
@@ -107,19 +110,21 @@ def _unwrap(x, n):
     return x + n if x < 0 else x
 
 
-_DB_MUL = np.uint64(0x03F79D71B4CB0A89)
-_DB_TABLE = np.zeros(64, np.int64)
-for _i in range(64):
-    _DB_TABLE[((1 << _i) * 0x03F79D71B4CB0A89 % (1 << 64)) >> 58] = _i
 _ONE = np.uint64(1)
+
+
+@intrinsic
+def _cttz(typingctx, m):
+    """The number of trailing zero bits of the uint64 m (undefined for 0): one ``tzcnt``."""
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+    return types.int64(types.uint64), codegen
 
 
 @numba.njit(cache=True, inline="always")
 def _pop_low(m):
-    """(index of the lowest set bit of the non-zero uint64 m, m without it): a de Bruijn
-    multiply instead of a loop over the bits."""
-    low = m & (~m + _ONE)
-    return _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)], m ^ low
+    """(index of the lowest set bit of the non-zero uint64 m, m without it)."""
+    return _cttz(m), m & (m - _ONE)
 
 
 @numba.njit(cache=True, inline="always")
@@ -381,8 +386,8 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
         o = req_o[k]
         qq = req_q[o]
         req_q[o] = -1                   # clear between visits
-        op, ov = o // V, o % V
-        p, v = qq // V, qq % V
+        op, ov = pidx[o], vidx[o]
+        p, v = pidx[qq], vidx[qq]
         if perlink:
             bit = np.int32(1) << (ov // Vb)
             if link_busy[r, op] & bit:
@@ -526,7 +531,7 @@ def _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne,
 
 
 @numba.njit(cache=True, inline="always")
-def _traverse(t, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cred_ring,
+def _traverse(t, slot, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cred_ring,
               cmask, pend, vaw, act, pk, ev, util, vsent):
     """Phase 5, :meth:`RouterModel._traverse`: the front flit of input p VC v crosses the
     switch to output ``op``; its credit goes upstream (over the credit delay), and a tail
@@ -546,7 +551,7 @@ def _traverse(t, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cre
         _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk[sid, PK_TAG], sq_t & 0x7FFF)
     if p > 0:
         u, up = ports[r, p, PT_NBR], ports[r, p, PT_NPORT]
-        ds = _wrap(t % D1 + ports[r, p, PT_CDELAY], D1)
+        ds = _wrap(slot + ports[r, p, PT_CDELAY], D1)
         cred_ring[u, up, v, ds] += 1
         _mark3(cmask, u, ds, up * V + v)
         pend[u, ds] += 1
@@ -824,7 +829,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                     lanes_in[p] += 1
                     used[op] += 1
                     ov = vc[r, p, v, V_OV]
-                    sid, sq_t = _traverse(t, r, p, v, op, V, B, logcap, w0 <= t < w1, ctr,
+                    sid, sq_t = _traverse(t, slot, r, p, v, op, V, B, logcap, w0 <= t < w1, ctr,
                                           ports, buf, vc, occ, cred_ring, cmask, pend, vaw,
                                           act, pk, ev, util, vsent)
                     if not _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb,
