@@ -412,7 +412,8 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
 def _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist, vsent, soon):
     """Phase 4a, the ``ready`` test of :meth:`RouterModel.switch`: over the VCs holding an
     output VC (the set bits of ``act[r]``), mark those that may send a flit this cycle in
-    ``elig`` (all False between routers) and list their input ports in ``plist``. Returns
+    ``elig`` and count them per input port in ``ne`` (both all clear between routers), and
+    list their input ports in ``plist``. Returns
     (ports listed, ``soon`` lowered to the earliest front flit not ready yet, the index
     p * V + v of the last VC marked)."""
     npl = 0
@@ -823,8 +824,6 @@ def run(t0, t1, cfg, fcfg, ctr,
                                           link_busy, ports, pk, pidx, vidx,
                                           req_q, req_pri, req_tag, req_o)
             acted = acted or va_acted
-            for p in range(P):
-                used[p], lanes_in[p], ne[p] = 0, 0, 0
             npl, soon, last = _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne,
                                            plist, vsent, soon)
             if npl == 0:
@@ -847,7 +846,10 @@ def run(t0, t1, cfg, fcfg, ctr,
                           occ, wake, cred_ring, cmask, pend, vaw, act, pk, free, ev, util,
                           vsent, hist, sa_in) < 0:
                     return t
+                ne[p] = 0
                 continue
+            for p in range(P):
+                used[p], lanes_in[p] = 0, 0
             # switch allocation in rounds, as many as the router's widest port has lanes:
             # each round every port with a lane left wins at most one flit
             for lane in range(maxw[r]):
@@ -885,6 +887,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         elig[p, v] = False
                         ne[p] -= 1
             for k in range(npl):
+                ne[plist[k]] = 0
                 for v in range(V):
                     elig[plist[k], v] = False
         if not _end_of_cycle(t, cfg, ctr, occ):
