@@ -22,6 +22,8 @@ as possible:
   asked for (``req_o``), not a scan of every output VC;
 - a flit is 16 bytes (``buf``: packet slot, sequence number | tail << 15 | length << 16,
   ready cycle, and on a head its route, see :func:`_route`);
+- a router where only one VC may send, its ports one lane each, grants it without a round
+  of its allocator (every allocator would, and its pointers move as in that round);
 - array indices are compiled without numba's fix-up of negative ones
   (:func:`nonnegative_indices`);
 - the route tables are packed, one entry per (router, row, destination), rows shared by
@@ -50,6 +52,9 @@ import contextlib
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 from .traffic import MODE_TRACE, destination, gap, uniform
 
@@ -107,19 +112,21 @@ def _unwrap(x, n):
     return x + n if x < 0 else x
 
 
-_DB_MUL = np.uint64(0x03F79D71B4CB0A89)
-_DB_TABLE = np.zeros(64, np.int64)
-for _i in range(64):
-    _DB_TABLE[((1 << _i) * 0x03F79D71B4CB0A89 % (1 << 64)) >> 58] = _i
 _ONE = np.uint64(1)
+
+
+@intrinsic
+def _cttz(typingctx, m):
+    """The number of trailing zero bits of the uint64 m (undefined for 0): one ``tzcnt``."""
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+    return types.int64(types.uint64), codegen
 
 
 @numba.njit(cache=True, inline="always")
 def _pop_low(m):
-    """(index of the lowest set bit of the non-zero uint64 m, m without it): a de Bruijn
-    multiply instead of a loop over the bits."""
-    low = m & (~m + _ONE)
-    return _DB_TABLE[(low * _DB_MUL) >> np.uint64(58)], m ^ low
+    """(index of the lowest set bit of the non-zero uint64 m, m without it)."""
+    return _cttz(m), m & (m - _ONE)
 
 
 @numba.njit(cache=True, inline="always")
@@ -381,8 +388,8 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
         o = req_o[k]
         qq = req_q[o]
         req_q[o] = -1                   # clear between visits
-        op, ov = o // V, o % V
-        p, v = qq // V, qq % V
+        op, ov = pidx[o], vidx[o]
+        p, v = pidx[qq], vidx[qq]
         if perlink:
             bit = np.int32(1) << (ov // Vb)
             if link_busy[r, op] & bit:
@@ -405,9 +412,12 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
 def _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist, vsent, soon):
     """Phase 4a, the ``ready`` test of :meth:`RouterModel.switch`: over the VCs holding an
     output VC (the set bits of ``act[r]``), mark those that may send a flit this cycle in
-    ``elig`` (all False between routers) and list their input ports in ``plist``. Returns
-    (ports listed, ``soon`` lowered to the earliest front flit not ready yet)."""
+    ``elig`` and count them per input port in ``ne`` (both all clear between routers), and
+    list their input ports in ``plist``. Returns
+    (ports listed, ``soon`` lowered to the earliest front flit not ready yet, the index
+    p * V + v of the last VC marked)."""
     npl = 0
+    last = -1
     for w in range(act.shape[1]):
         m = act[r, w]
         while m != 0:
@@ -421,11 +431,12 @@ def _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist, vsent, soon
                     (vc[r, p, v, V_OP] == 0 or
                      vc[r, vc[r, p, v, V_OP], vc[r, p, v, V_OV], V_CRED] > 0):
                 elig[p, v] = True
+                last = i
                 if ne[p] == 0:
                     plist[npl] = p
                     npl += 1
                 ne[p] += 1
-    return npl, soon
+    return npl, soon, last
 
 
 @numba.njit(cache=True, inline="always")
@@ -526,7 +537,7 @@ def _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne,
 
 
 @numba.njit(cache=True, inline="always")
-def _traverse(t, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cred_ring,
+def _traverse(t, slot, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cred_ring,
               cmask, pend, vaw, act, pk, ev, util, vsent):
     """Phase 5, :meth:`RouterModel._traverse`: the front flit of input p VC v crosses the
     switch to output ``op``; its credit goes upstream (over the credit delay), and a tail
@@ -546,7 +557,7 @@ def _traverse(t, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cre
         _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk[sid, PK_TAG], sq_t & 0x7FFF)
     if p > 0:
         u, up = ports[r, p, PT_NBR], ports[r, p, PT_NPORT]
-        ds = _wrap(t % D1 + ports[r, p, PT_CDELAY], D1)
+        ds = _wrap(slot + ports[r, p, PT_CDELAY], D1)
         cred_ring[u, up, v, ds] += 1
         _mark3(cmask, u, ds, up * V + v)
         pend[u, ds] += 1
@@ -623,6 +634,27 @@ def _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr, ports
         elif links == 1:
             link_busy[r, op] -= 1
     return True
+
+
+@numba.njit(cache=True, inline="always")
+def _cross(t, slot, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt, buf, vc, occ, wake,
+           cred_ring, cmask, pend, vaw, act, pk, free, ev, util, vsent, hist, sa_in):
+    """A switch grant of input p VC v to output ``op``: the VC's round-robin successor
+    becomes the input's first choice, the flit traverses (:func:`_traverse`) and is
+    delivered (:func:`_deliver`). Returns the flit's sequence | tail << 15 | length << 16,
+    or -1 if an invariant failed. (Its settings come from ``cfg``: a call of more than 30
+    arguments is compiled as one of ``*args``, which numba cannot inline.)"""
+    V, B, check, logcap = cfg[C_VCS], cfg[C_BUF], cfg[C_CHECK], cfg[C_LOGCAP]
+    w0, w1, links, Vb = cfg[C_W0], cfg[C_W1], cfg[C_LINKS], cfg[C_CLS]
+    sa_in[r, p] = _wrap(v + 1, V)
+    ov = vc[r, p, v, V_OV]
+    sid, sq_t = _traverse(t, slot, r, p, v, op, V, B, logcap, w0 <= t < w1, ctr, ports,
+                          buf, vc, occ, cred_ring, cmask, pend, vaw, act, pk, ev, util,
+                          vsent)
+    if not _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr, ports,
+                    link_busy, vrow, rt, buf, vc, occ, wake, vaw, pk, free, hist):
+        return -1
+    return sq_t
 
 
 @numba.njit(cache=True, inline="always")
@@ -792,16 +824,32 @@ def run(t0, t1, cfg, fcfg, ctr,
                                           link_busy, ports, pk, pidx, vidx,
                                           req_q, req_pri, req_tag, req_o)
             acted = acted or va_acted
-            for p in range(P):
-                used[p], lanes_in[p], ne[p] = 0, 0, 0
-            npl, soon = _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist,
-                                     vsent, soon)
+            npl, soon, last = _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne,
+                                           plist, vsent, soon)
             if npl == 0:
                 # nothing moved: it next acts when a front flit becomes ready, a flit or
                 # credits arrive, or its source has a packet due (the visit rule above)
                 wake[r] = t + 1 if acted else soon
                 continue
             wake[r] = t + 1
+            if npl == 1 and maxw[r] == 1 and ne[plist[0]] == 1:
+                # one VC may send and every port has one lane: each allocator grants it in
+                # its one round, and its round-robin pointers move as in that round
+                p, v = pidx[last], vidx[last]
+                elig[p, v] = False
+                op = vc[r, p, v, V_OP]
+                if wavefront:
+                    wf_prio[r] = _wrap(wf_prio[r] + 1, P)
+                else:
+                    sa_out[r, op] = _wrap(p + 1, P)
+                if _cross(t, slot, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt, buf, vc,
+                          occ, wake, cred_ring, cmask, pend, vaw, act, pk, free, ev, util,
+                          vsent, hist, sa_in) < 0:
+                    return t
+                ne[p] = 0
+                continue
+            for p in range(P):
+                used[p], lanes_in[p] = 0, 0
             # switch allocation in rounds, as many as the router's widest port has lanes:
             # each round every port with a lane left wins at most one flit
             for lane in range(maxw[r]):
@@ -820,16 +868,13 @@ def run(t0, t1, cfg, fcfg, ctr,
                     if not c_ok[c]:
                         continue
                     p, v, op = c_p[c], c_v[c], c_op[c]
-                    sa_in[r, p] = _wrap(v + 1, V)
                     lanes_in[p] += 1
                     used[op] += 1
                     ov = vc[r, p, v, V_OV]
-                    sid, sq_t = _traverse(t, r, p, v, op, V, B, logcap, w0 <= t < w1, ctr,
-                                          ports, buf, vc, occ, cred_ring, cmask, pend, vaw,
-                                          act, pk, ev, util, vsent)
-                    if not _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb,
-                                    ctr, ports, link_busy, vrow, rt, buf, vc, occ, wake, vaw,
-                                    pk, free, hist):
+                    sq_t = _cross(t, slot, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt,
+                                  buf, vc, occ, wake, cred_ring, cmask, pend, vaw, act, pk,
+                                  free, ev, util, vsent, hist, sa_in)
+                    if sq_t < 0:
                         return t
                     # the VC may send another flit this cycle (parallel links: while its
                     # link has lanes left)
@@ -842,6 +887,7 @@ def run(t0, t1, cfg, fcfg, ctr,
                         elig[p, v] = False
                         ne[p] -= 1
             for k in range(npl):
+                ne[plist[k]] = 0
                 for v in range(V):
                     elig[plist[k], v] = False
         if not _end_of_cycle(t, cfg, ctr, occ):
