@@ -111,6 +111,16 @@ def recorded(entry: dict) -> dict:
                                    for lib, x in entry["libraries"].items()}}
 
 
+def newest_per_library(records: list[dict]) -> dict[str, dict[str, dict]]:
+    """``{instance: {library: figures}}``, each library's from the newest record that has
+    it: a run on one library (``--library``) leaves the other's figures to the run before."""
+    out: dict[str, dict[str, dict]] = {}
+    for r in records:
+        for lib, x in r.get("libraries", {}).items():
+            out.setdefault(r["instance"], {})[lib] = x
+    return out
+
+
 def timed(lib: str):
     """(area um2, period ps) of an instance on ``lib``, None where it was not timed there."""
     def value(r: dict) -> tuple | None:

@@ -228,12 +228,15 @@ def trend_series(results: list[dict], value=placed) -> dict[str, list[tuple]]:
     they are named in the label as varying with the size (slot_switch's depth). A block with
     fewer than two sizes, or with two instances at one size and no such split (router: ports
     and VCs), has no trend."""
+    newest: dict[str, tuple] = {}
+    for r in results:                   # the newest record that gives a value wins
+        if (v := value(r)) is not None:
+            newest[r["instance"]] = (r, v)
     by_block: dict[str, list[dict]] = {}
     values = {}
-    for r in latest(results):
-        if (v := value(r)) is not None:
-            by_block.setdefault(r["block"], []).append(r)
-            values[r["instance"]] = v
+    for r, v in newest.values():
+        by_block.setdefault(r["block"], []).append(r)
+        values[r["instance"]] = v
     out = {}
     for block, rs in by_block.items():
         keys = sorted({k for r in rs for k in r["params"]})
