@@ -481,7 +481,7 @@ def _sby(workdir: Path, top: str, mode: str, depth: int, timeout: float, *,
     from .formal import _bin_dir, _sby_text, _wrappers
     bindir = _wrappers(MUTATE_DIR)
     (workdir / "job.sby").write_text(
-        _sby_text(mode, depth, solver, engine).replace("prep -top top", f"prep -top {top}"))
+        _sby_text(mode, depth, solver, engine, top))
     env = dict(os.environ)
     env["PATH"] = f"{bindir.resolve()}{os.pathsep}{_bin_dir()}{os.pathsep}{env.get('PATH', '')}"
     start = time.monotonic()

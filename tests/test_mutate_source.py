@@ -590,8 +590,8 @@ def test_a_mutants_formal_run_takes_the_propertys_engine(tmp_path, monkeypatch):
     assert asked == want
     assert any(e == "--nomem --syn" for _, e in want.values())
     monkeypatch.undo()
-    # a real job: a 2-bit counter that never reaches 3 (its assertion fails), read through the
-    # options given
+    # a real job, read through the options given: a 2-bit counter asserted never to reach 3
+    # (it does, so the check fails)
     top = tmp_path / "job"
     top.mkdir()
     from amaranth.back import rtlil

@@ -193,10 +193,11 @@ def _rtlil(prop: Property, mutant: bool) -> str:
     return rtlil.convert(m, ports=[])
 
 
-def _sby_text(mode, depth, solver="yices", engine=""):
+def _sby_text(mode, depth, solver="yices", engine="", top="top"):
+    """A SymbiYosys job over ``top.il``, its module ``top``."""
     return (f"[options]\nmode {mode}\ndepth {depth}\n\n"
             f"[engines]\nsmtbmc {engine + ' ' if engine else ''}{solver}\n\n"
-            f"[script]\nread_rtlil top.il\nprep -top top\n\n"
+            f"[script]\nread_rtlil top.il\nprep -top {top}\n\n"
             f"[files]\ntop.il\n")
 
 
