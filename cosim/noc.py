@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from aifabric.cosim.codec import decode_flit, decode_head, encode_flit, encode_head, encode_route
 
 __all__ = ["PacketIds", "Payload", "Link", "OutputChecker", "read_int", "expect_flags",
+           "IdleTable",
            "reset_idle"]
 
 ID_BITS, SEQ_BITS = 24, 8
@@ -56,6 +57,33 @@ async def reset_idle(tb, inject, edges) -> None:
 _PID_MUL, _SEQ_OFF = 0x9E3779 | 1, 0x3B
 _PID_INV = pow(_PID_MUL, -1, 1 << ID_BITS)
 _ID_MASK, _SEQ_MASK = (1 << ID_BITS) - 1, (1 << SEQ_BITS) - 1
+
+
+class IdleTable:
+    """A component that keeps a system's ``table`` payload moving while the bench holds
+    ``valid`` low (a stream's payload is no entry then, and a design must not take it): at
+    every edge the next of ``words``, each router r's ejection entry of one row (r's own chip
+    as destination) turned to a link port r routes to, so a design that takes a payload
+    without ``valid`` sends the heads that reach r away from it. The bench's own writes after
+    the edge (the entries of a load) take precedence. :meth:`of` builds the words from the
+    entries loaded."""
+
+    def __init__(self, bus, words: list[int]):
+        self.write, self.words = bus.writer("payload"), words
+
+    @classmethod
+    def of(cls, bus, entries, vcs: int, encode) -> "IdleTable":
+        """``entries``: the (router, (row, dst, port, lo, hi)) loaded; ``encode(router,
+        entry)``: the payload word of one."""
+        port = {}
+        for r, e in entries:
+            if e[2] != 0:
+                port.setdefault(r, e[2])
+        return cls(bus, [encode(r, (row, r, q, 0, vcs - 1)) for r, q in port.items()
+                         for row in range(vcs)])
+
+    def edge(self, t: int) -> None:
+        self.write(self.words[t % len(self.words)])
 
 
 @dataclass

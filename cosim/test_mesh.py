@@ -41,9 +41,8 @@ import numpy as np
 
 from aifabric.cosim.batch import gc_paused
 from aifabric.cosim.codec import decode_flit, encode_entry, encode_route, width_of
-from aifabric.cosim.noc import (ID_BITS, Link, OutputChecker, Payload, RouteTables, expect_flags,
-                                read_int,
-                                reset_idle)
+from aifabric.cosim.noc import (ID_BITS, IdleTable, Link, OutputChecker, Payload, RouteTables,
+                                expect_flags, read_int, reset_idle)
 from aifabric.cosim.testbench import Testbench
 from aifabric.models.common.netsim import Traffic
 from aifabric.models.common.netsim.traffic import synthesize
@@ -95,15 +94,18 @@ class MeshBench(Testbench):
         """Every router's entries through ``table``, one a cycle; ``table.ready`` must be
         high whenever one is offered (the routers take an entry every cycle)."""
         rb = width_of(self.n + len(self.component.edges))   # router k * k + e: beyond edge e
-        for r in range(self.n):
-            for row, dst, port, lo, hi in table_entries(self.net, r):
-                self.tables.load(r, row, dst, port, lo, hi)
-                await self.tick()
-                assert read_int(self.table.ready) == 1, f"table not ready for router {r}'s entry"
-                entry = encode_entry(row, dst, port, lo, hi, ports=self.P, vcs=self.V,
-                                     dst_width=self.DW)
-                self.table.payload.value = r | entry << rb
-                self.table.valid.value = 1
+
+        def word(r, entry):
+            return r | encode_entry(*entry, ports=self.P, vcs=self.V, dst_width=self.DW) << rb
+        entries = [(r, e) for r in range(self.n) for e in table_entries(self.net, r)]
+        if not any(isinstance(c, IdleTable) for c in self.components):
+            self.add(IdleTable.of(self.table, entries, self.V, word))
+        for r, entry in entries:
+            self.tables.load(r, *entry)
+            await self.tick()
+            assert read_int(self.table.ready) == 1, f"table not ready for router {r}'s entry"
+            self.table.payload.value = word(r, entry)
+            self.table.valid.value = 1
         await self.tick()
         self.table.valid.value = 0
 

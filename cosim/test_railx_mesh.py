@@ -44,8 +44,8 @@ import cocotb
 import numpy as np
 
 from aifabric.cosim.codec import encode_entry, width_of
-from aifabric.cosim.noc import (ID_BITS, Link, Payload, RouteTables, expect_flags, read_int,
-                                reset_idle)
+from aifabric.cosim.noc import (ID_BITS, IdleTable, Link, Payload, RouteTables, expect_flags,
+                                read_int, reset_idle)
 from aifabric.cosim.testbench import Testbench
 from aifabric.models.common.netsim import Simulator, Traffic
 from aifabric.models.common.netsim.kernel import EV_INJECT, EV_SWITCH
@@ -154,16 +154,19 @@ class RailXBench(Testbench):
         """Reset with the links and the edge stubs idle; then one idle cycle out of it."""
         await reset_idle(self, self.inject, zip(self.edge_i, self.edge_o))
 
+    def word(self, r: int, entry) -> int:
+        """The ``table`` payload of router r's ``entry`` (routers k * k + e: beyond edge e)."""
+        rb = width_of(M * self.side * M * self.side + len(self.rtl_edges))
+        return r | encode_entry(*entry, ports=self.P, vcs=self.V, dst_width=self.DW) << rb
+
     async def write_table(self, entries) -> None:
         """(router, entry) pairs through ``table``, one a cycle; ``table.ready`` must be
         high whenever one is offered (the routers take an entry every cycle)."""
-        rb = width_of(M * self.side * M * self.side + len(self.rtl_edges))   # edges: k * k + e
         for r, entry in entries:
             self.tables.load(r, *entry)
             await self.tick()
             assert read_int(self.table.ready) == 1, f"table not ready for router {r}'s entry"
-            self.table.payload.value = r | encode_entry(*entry, ports=self.P, vcs=self.V,
-                                                        dst_width=self.DW) << rb
+            self.table.payload.value = self.word(r, entry)
             self.table.valid.value = 1
         await self.tick()
         self.table.valid.value = 0
@@ -172,6 +175,8 @@ class RailXBench(Testbench):
         entries = [(r, (row, dst, self.port_map[r][port], lo, hi)) for r in range(self.n)
                    for row, dst, port, lo, hi in table_entries(self.net, r, ports=self.P,
                                                                dst_width=self.DW)]
+        if not any(isinstance(c, IdleTable) for c in self.components):
+            self.add(IdleTable.of(self.table, entries, self.V, self.word))
         await self.write_table(entries)
         return len(entries)
 
