@@ -49,8 +49,8 @@ Allocation (the contract of ``models.common.netsim``, cycle for cycle)
   head with a route requests port 0 if it is routed there, else the lowest VC of its
   range that was free (no packet held it) at the start of cycle c and whose credits
   (those of cycle c, a credit arriving in c included) covered the whole packet (virtual
-  cut-through; a head of length 0 counts as one flit). A head written in t thus requests
-  from t + 1.
+  cut-through; a head of length 0 counts as one flit). A head written in t thus has its
+  request arbitrated from t + 1.
 - **VC allocation** (cycle c + 1): a request for port 0 is granted at once; each output
   VC that is still free grants one of its requesters, round robin over requesters
   ``p * V + v`` starting after its last grant. (A free VC's credits only grow, so a
@@ -66,13 +66,13 @@ Allocation (the contract of ``models.common.netsim``, cycle for cycle)
   (``rtl.chronos.wwfa``) grants a maximal matching; its priority diagonal advances in
   every cycle in which some VC requests. Every grant advances the round-robin pointers;
   a speculative grant whose VC allocation failed in this cycle is void (nothing moves).
-- **Grant** (cycle c + 1, registered): the flit leaves its input VC's count, the input
-  credit goes back (high in c + 2), and a tail releases the input VC, whose next head
-  forms its request in this cycle. Body flits follow one a cycle.
-- **Traversal** (cycle c + 2): the flit is read (the buffers are synchronous-read
+- **Grant** (cycle s, registered): the flit leaves its input VC's count, the input credit
+  goes back (high in s + 1), and a tail releases the input VC, whose next head forms its
+  request in s. Body flits follow one a cycle.
+- **Traversal** (cycle s + 1): the flit is read (the buffers are synchronous-read
   memories read at the granted slot), crosses the crossbar and is registered onto the
-  output (on ``o[q]`` in c + 3); its output VC's credit is taken, and a tail releases the
-  output VC, free from cycle c + 3 (its next request is formed in c + 3, granted in c + 4).
+  output (on ``o[q]`` in s + 2); its output VC's credit is taken, and a tail releases the
+  output VC, free from cycle s + 2 (requested in s + 2, granted in s + 3).
 
 Head flit across one router (delay-1 links)::
 
