@@ -64,8 +64,11 @@ Allocation (the contract of ``models.common.netsim``, cycle for cycle)
   grant. ``allocator="wavefront"``: each input port requests every output port for which
   it has such a VC (the first in round-robin order), and a wrapped wave-front arbiter
   (``rtl.chronos.wwfa``) grants a maximal matching; its priority diagonal advances in
-  every cycle in which some VC requests. Every grant advances the round-robin pointers;
-  a speculative grant whose VC allocation failed in this cycle is void (nothing moves).
+  every cycle in which some VC requests. Every grant advances the round-robin pointers.
+  A speculative grant holds only where VC allocation cannot refuse the head in this
+  cycle: it is routed to port 0, or it is the only requester of a free output VC (known
+  from the requests, beside the arbiters); otherwise it is void (nothing moves) and the
+  head, if VC-allocated, is granted the switch from the next cycle.
 - **Grant** (cycle s, registered): the flit leaves its input VC's count, the input credit
   goes back (high in s + 1), and a tail releases the input VC, whose next head forms its
   request in s. Body flits follow one a cycle.
@@ -483,8 +486,10 @@ class Router(wiring.Component):
                            for w in range(V)], f"{name}_ok")
             low = _lowest(m, ok, f"{name}_lo")
             go_ = r.head & r.valid
-            return _bits(m, [go_ & r.port[q] & low[w] for q in range(1, P) for w in range(V)]
-                         + [go_ & r.port[0]], f"{name}_rq")
+            rq = _bits(m, [go_ & r.port[q] & low[w] for q in range(1, P) for w in range(V)]
+                       + [go_ & r.port[0]], f"{name}_rq")
+            # "has a request" beside the request, from ``ok`` and not after the lowest VC
+            return rq, go_ & (r.port[0] | ok.any())
 
         vreq = [[Signal(RQ, name=f"vq{p}_{v}") for v in range(V)] for p in range(P)]
         vany = [[Signal(name=f"va{p}_{v}") for v in range(V)] for p in range(P)]   # vreq != 0
@@ -499,21 +504,31 @@ class Router(wiring.Component):
                 m.d.comb += waiting.eq(~alloc[p][v] & nonempty[p][v] & front[p][v].head)
                 no_route.append(waiting & ~route[p][v].valid)
         va_hits = [[] for _ in range(PV)]
+        alone = [[] for _ in range(PV)]   # the only requester of a free output VC
         for q in range(1, P):
             for w in range(V):
                 mask = Signal(PV, name=f"van{q}_{w}", init=(1 << PV) - 1)
                 req = _bits(m, [vreq[i // V][i % V][(q - 1) * V + w] & ~alloc[i // V][i % V] &
                                 ~held[q][w] for i in range(PV)], f"var{q}_{w}_")
                 g = round_robin(m, req, mask, f"va{q}_{w}")
+                below = _prefix_or(m, req, f"vab{q}_{w}")
+                above = _prefix_or(m, req[::-1], f"vaa{q}_{w}")[::-1]
                 for i in range(PV):
                     va_hits[i].append(g[i])
+                    others = [x for x in (below[i - 1] if i else None,
+                                          above[i + 1] if i + 1 < PV else None) if x is not None]
+                    alone[i].append(req[i] & ~Cat(*others).any() if others else req[i])
                 with m.If(req.any()):
                     m.d.sync += [held[q][w].eq(1), mask.eq(_after(m, g, f"van{q}_{w}_n"))]
         won = [[Signal(name=f"won{p}_{v}") for v in range(V)] for p in range(P)]
+        # a speculative switch grant holds for a head VC allocation cannot refuse: routed to
+        # port 0, or the only requester of a free output VC (known before the arbiters end)
+        sure = [[Signal(name=f"sure{p}_{v}") for v in range(V)] for p in range(P)]
         for i in range(PV):
             p, v = divmod(i, V)
             loc = vreq[p][v][RQ - 1] & ~alloc[p][v]
-            m.d.comb += won[p][v].eq(Cat(*va_hits[i]).any() | loc)
+            m.d.comb += [won[p][v].eq(Cat(*va_hits[i]).any() | loc),
+                         sure[p][v].eq(Cat(*alone[i]).any() | loc)]
             with m.If(won[p][v]):
                 m.d.sync += [alloc[p][v].eq(1),
                              ovc[p][v].eq(Mux(loc, 1, Cat(*[
@@ -571,7 +586,7 @@ class Router(wiring.Component):
         g_vc = [Signal(V, name=f"gv{p}") for p in range(P)]      # registered: VC that crosses
         g_dst = [Signal(P, name=f"gd{p}") for p in range(P)]     # registered: its output
         for p in range(P):
-            go.append(_bits(m, [chosen[p][v] & (alloc[p][v] | won[p][v]) for v in range(V)],
+            go.append(_bits(m, [chosen[p][v] & (alloc[p][v] | sure[p][v]) for v in range(V)],
                             f"go{p}_"))
             m.d.sync += [g_vc[p].eq(go[p]), g_dst[p].eq(dest[p])]
             m.d.sync += self.i[p].credit.eq(go[p].any())
@@ -596,12 +611,13 @@ class Router(wiring.Component):
                 fm_stay = Signal(meta, name=f"fms{p}_{v}")
                 vq_go, vq_stay = Signal(RQ, name=f"vqg{p}_{v}"), Signal(RQ, name=f"vqs{p}_{v}")
                 vn_go, vn_stay = Signal(name=f"vng{p}_{v}"), Signal(name=f"vns{p}_{v}")
+                (f_cur, a_cur), (f_in, a_in), (f_ahead, a_ahead) = f_cur, f_in, f_ahead
                 m.d.comb += [fm_go.eq(Mux(in_go, looked, ahead)),
                              fm_stay.eq(Mux(in_stay, looked, fmeta)),
                              vq_go.eq(Mux(in_go, f_in, Mux(one, 0, f_ahead))),
-                             vn_go.eq(Mux(in_go, f_in.any(), ~one & f_ahead.any())),
+                             vn_go.eq(Mux(in_go, a_in, ~one & a_ahead)),
                              vq_stay.eq(Mux(in_stay, f_in, Mux(nonempty[p][v], f_cur, 0))),
-                             vn_stay.eq(Mux(in_stay, f_in.any(), nonempty[p][v] & f_cur.any()))]
+                             vn_stay.eq(Mux(in_stay, a_in, nonempty[p][v] & a_cur))]
                 m.d.sync += [fmeta.eq(Mux(go[p][v], fm_go, fm_stay)),
                              oport[p][v].eq(Mux(go[p][v],
                                                 Mux(fm_go.head & (in_go | ~one), fm_go.port,

@@ -119,6 +119,7 @@ class RouterModel:
             raise ValueError("registered grants: one lane per port, round robin, no bypass")
         self.vreq = [[None] * vcs for _ in range(ports)]     # (port, VC) asked for next
         self.spec: dict = {}                                  # (p, v) -> port, this cycle
+        self.sure: set = set()                                # of them, VC allocation's sure
         self.deferred: list = []                              # (port, VC, tail) of last cycle
         self.snapshot = None
 
@@ -238,6 +239,7 @@ class RouterModel:
         V, n = self.V, self.P * self.V
         self.snapshot = ([row[:] for row in self.held], [row[:] for row in self.credits])
         self.spec = {}
+        self.sure = set()
         requests: dict = {}
         for p in range(self.P):
             for v, ivc in enumerate(self.inputs[p]):
@@ -247,9 +249,12 @@ class RouterModel:
                 self.spec[(p, v)] = want[0]
                 if want[0] == LOCAL:
                     ivc.out, ivc.allocated_at = (LOCAL, 0), t
+                    self.sure.add((p, v))
                 elif not self.held[want[0]][want[1]]:
                     requests.setdefault(want, []).append(p * V + v)
         for (op, ov), who in sorted(requests.items()):
+            if len(who) == 1:                 # a sure grant: its speculation holds
+                self.sure.add(divmod(who[0], V))
             start = self.va_next[op][ov]
             winner = min(who, key=lambda x: (x - start) % n)
             p, v = divmod(winner, V)
@@ -287,8 +292,8 @@ class RouterModel:
         for p, v in sorted(grants):
             self.sa_in_next[p] = (v + 1) % V
             ivc = self.inputs[p][v]
-            if (p, v) in self.spec and ivc.allocated_at != t:
-                continue                       # VC allocation did not grant it: void
+            if (p, v) in self.spec and (p, v) not in self.sure:
+                continue                       # VC allocation might have refused it: void
             op, ov = ivc.out
             flit = ivc.flits.popleft()
             if op != LOCAL:
