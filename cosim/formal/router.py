@@ -220,7 +220,7 @@ MUTANTS = {
     "no_flit_into_full_vc": ("m.d.sync += credit[q][w].eq((avail[q][w] - sent)[:cb])",
                              "m.d.sync += credit[q][w].eq(avail[q][w][:cb])"),
     # the credit goes back when an input offers a flit, granted or not
-    "credits_returned_le_taken": ("m.d.sync += self.i[p].credit.eq(chosen[p].any())",
+    "credits_returned_le_taken": ("m.d.sync += self.i[p].credit.eq(go[p].any())",
                                   "m.d.sync += self.i[p].credit.eq(elig[p].any())"),
     # a credit that brings an output VC back to B is taken for one beyond B
     "no_protocol_error": ("full.eq(eq_const(credit[q][w], B)),",

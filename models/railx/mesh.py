@@ -21,7 +21,7 @@ from aifabric.models.common.netsim.network import LOCAL, NetworkError
 
 from .router import table_entries
 
-__all__ = ["mesh_network", "replay", "Replay", "table_entries"]
+__all__ = ["mesh_network", "replay", "Replay", "table_entries", "trace_events"]
 
 
 def mesh_network(k: int, *, vcs: int, delay: int = 1, ports: int = 5) -> Network:
@@ -49,14 +49,35 @@ class Replay:
     cycles: int
 
 
-def replay(net: Network, rows: np.ndarray, *, buffer: int, cycles: int,
-           allocator: str = "separable") -> Replay:
-    """Simulate the trace ``rows`` for ``cycles`` cycles, invariant checks on."""
+def trace_events(net: Network, rows: np.ndarray, *, buffer: int, cycles: int,
+                 allocator: str = "separable", registered: bool = False,
+                 budget: int | None = None) -> np.ndarray:
+    """The event rows (:meth:`.Simulator.events`) of the trace ``rows`` after ``cycles``
+    cycles, invariant checks on. ``registered``: the reference network of routers with
+    registered grants (the router RTL at speed), an ejection recorded in the cycle it
+    crosses, a cycle after its grant."""
     traffic = Traffic.make("trace", net.coords, net.grid, trace=rows)
-    budget = 2 * (int(rows[:, 3].sum()) + 16) * 3 if len(rows) else 16
+    if registered:
+        from ..common.netsim.reference import ReferenceNetwork
+        ref = ReferenceNetwork(net, traffic, buffer=buffer, allocator=allocator,
+                               registered=True)
+        for _ in range(cycles):
+            ref.step()
+        ev = np.array(sorted(ref.events), dtype=np.int64).reshape(-1, 9)
+        ev[(ev[:, 1] == EV_SWITCH) & (ev[:, 5] == LOCAL), 0] += 1
+        return ev
+    if budget is None:
+        budget = 2 * (int(rows[:, 3].sum()) + 16) * 3 if len(rows) else 16
     sim = Simulator(net, traffic, buffer=buffer, check=True, log=budget, allocator=allocator)
     sim.advance(cycles)
-    ev = sim.events()
+    return sim.events()
+
+
+def replay(net: Network, rows: np.ndarray, *, buffer: int, cycles: int,
+           allocator: str = "separable", registered: bool = False) -> Replay:
+    """Simulate the trace ``rows`` for ``cycles`` cycles (:func:`trace_events`)."""
+    ev = trace_events(net, rows, buffer=buffer, cycles=cycles, allocator=allocator,
+                      registered=registered)
     inj = ev[ev[:, 1] == EV_INJECT]
     ej = ev[(ev[:, 1] == EV_SWITCH) & (ev[:, 5] == LOCAL)]
     return Replay({(int(t), int(r)): (int(v), int(tag), int(f))
