@@ -136,10 +136,9 @@ def port_bits(ports):
     return max(1, ceil_log2(ports))
 
 
-# The longest packet: a buffer slot holds the length one-hot (packet + 1 bits) beside the
-# flit, so the cells grow with packet x depth (at packet 256 and depth 256, P = 5, V = 2,
-# 7 times the router of binary lengths); a longer packet would store the length in binary
-# and decode it once per input VC at the buffer head.
+# The longest packet: a buffer slot holds the length in binary beside the flit, and each
+# output VC the longest packet its credits cover (twice: with and without a credit back),
+# so lengths cost log2(packet) bits each; the bound keeps the verified range.
 PACKET_MAX = 32
 
 
@@ -286,9 +285,7 @@ class Router(wiring.Component):
         Destination width: up to 2**dst_width chips (11: 2,048, enough for 1,296).
     packet : int, 1..min(depth, 32)
         Longest packet in flits: virtual cut-through needs a VC buffer that holds a whole
-        packet. At most :data:`PACKET_MAX`: every buffer slot carries its packet's length
-        one-hot (``packet + 1`` bits, so the credit check is a gate), and each output VC
-        as many "at least n credits" bits.
+        packet. At most :data:`PACKET_MAX`.
     allocator : "separable" or "wavefront"
 
     Members
@@ -393,17 +390,14 @@ class Router(wiring.Component):
                 over.append(back & full)
             over.append(self.o[q].credit & ~back_vc.any())
         m.d.comb += err["eject_credit"].eq(self.o[0].credit | self.o[0].credit_vc.any())
-        # ge[q][w][L]: output VC (q, w) counts at least L credits (L = 1 .. packet), registered
-        # beside the count from its next value; "the credits now cover L" is then
-        # ge[L] | (a credit back & ge[L - 1]), a gate instead of an adder and a comparison on
-        # VC allocation's path (a count of B, where a credit back is dropped, has every ge)
+        # fits[q][w][b]: the longest packet (at most ``packet`` flits) output VC (q, w) has
+        # credits for, b = 0 without and b = 1 with a credit back in this cycle; both are
+        # registered beside the count from its next value, so "the credits now cover n" is
+        # a multiplexer and a comparison of a few bits instead of an adder on VC
+        # allocation's path (a count of B, where a credit back is dropped, fits ``packet``)
         L = self.packet
-        ge = [None] + [[[Const(1, 1)] + [Signal(name=f"ge{q}_{w}_{n}", init=int(B >= n))
-                                         for n in range(1, L + 1)] for w in range(V)]
-                       for q in range(1, P)]
-        cover = [None] + [[[Const(1, 1)] + list(_bits(
-            m, [ge[q][w][n] | (backs[q][w] & ge[q][w][n - 1]) for n in range(1, L + 1)],
-            f"cov{q}_{w}_")) for w in range(V)] for q in range(1, P)]
+        fits = [None] + [[[Signal(range(L + 1), name=f"fit{q}_{w}_{b}", init=L)
+                           for b in range(2)] for w in range(V)] for q in range(1, P)]
         # ---- input units ---------------------------------------------------------------------
         # count and nonempty are counted at switch-allocation grant time; the flit leaves the
         # buffer (a synchronous read at the granted slot) in the cycle after its grant
@@ -423,7 +417,7 @@ class Router(wiring.Component):
         overflow, bad_len, bad_vc = [], [], []
         stored = data.StructLayout({"head": 1, "tail": 1, "data": self.data})
         meta = data.StructLayout({"head": 1, "tail": 1, "valid": 1, "port": P, "vcs": V,
-                                  "length": self.packet + 1})
+                                  "length": lb})
         hp1 = [[Signal(range(B), name=f"hq{p}_{v}", init=1 % B) for v in range(V)]
                for p in range(P)]
         nxt = [[None] * V for _ in range(P)]
@@ -440,14 +434,12 @@ class Router(wiring.Component):
             # the cycle after (an output port beyond the last, or a link port without a VC,
             # is no route)
             r_port = _decode(m, link.route.port, P, f"in{p}_port")
-            # the length one-hot (bit n: n flits), a gate of VC allocation's cover check; a
-            # head of length 0 (flagged) is allocated as one of 1 flit, so that every flit
+            # a head of length 0 (flagged) is allocated as one of 1 flit, so that every flit
             # of an allocated packet has a credit and switch allocation checks none
-            len_oh = _decode(m, head.length, self.packet + 1, f"in{p}_len")
-            len_oh = Cat(Const(0, 1), _bits(m, [len_oh[0] | len_oh[1]], f"in{p}_len01_"),
-                         len_oh[2:])
+            length = Signal(lb, name=f"in{p}_len")
+            m.d.comb += length.eq(Mux(head.length.any(), head.length, 1))
             routed = link.route.valid & r_port.any() & (r_port[0] | link.route.vcs.any())
-            looked = Cat(f.head, f.tail, routed, r_port, link.route.vcs, len_oh)
+            looked = Cat(f.head, f.tail, routed, r_port, link.route.vcs, length)
             for v in range(V):
                 overflow.append(wr_en[p][v] & eq_const(count[p][v], B))
                 fm = memory.Memory(shape=stored, depth=B, init=[])
@@ -474,16 +466,20 @@ class Router(wiring.Component):
         PV = P * V
         RQ = (P - 1) * V + 1             # bit (q - 1) * V + w: output VC (q, w); last: port 0
         no_route = []
-        # output VC (q, w) free and its credits covering a packet of n flits, per n
-        free_cover = [None] + [[_bits(m, [~held[q][w] & cover[q][w][n] for n in range(L + 1)],
-                                      f"fc{q}_{w}_") for w in range(V)] for q in range(1, P)]
+        # the longest packet output VC (q, w) takes now: 0 while a packet holds it
+        free_fit = [None] + [[Signal(range(L + 1), name=f"ff{q}_{w}") for w in range(V)]
+                             for q in range(1, P)]
+        for q in range(1, P):
+            for w in range(V):
+                m.d.comb += free_fit[q][w].eq(Mux(held[q][w], 0,
+                                                  Mux(backs[q][w], fits[q][w][1], fits[q][w][0])))
 
         def form(r, name):
             """The request of a front flit with meta ``r`` (0 unless it is a routed head):
             the lowest VC of its range free and covering the packet, or port 0."""
-            ok = _bits(m, [r.vcs[w] & Cat(*[r.port[q] & (r.length & free_cover[q][w]).any()
-                                            for q in range(1, P)]).any()
-                           for w in range(V)], f"{name}_ok")
+            room = [or_tree(m, [Mux(r.port[q], free_fit[q][w], 0) for q in range(1, P)], lb)
+                    for w in range(V)]
+            ok = _bits(m, [r.vcs[w] & (r.length <= room[w]) for w in range(V)], f"{name}_ok")
             low = _lowest(m, ok, f"{name}_lo")
             go_ = r.head & r.valid
             rq = _bits(m, [go_ & r.port[q] & low[w] for q in range(1, P) for w in range(V)]
@@ -493,13 +489,9 @@ class Router(wiring.Component):
 
         vreq = [[Signal(RQ, name=f"vq{p}_{v}") for v in range(V)] for p in range(P)]
         vany = [[Signal(name=f"va{p}_{v}") for v in range(V)] for p in range(P)]   # vreq != 0
-        forms = [[None] * V for _ in range(P)]
         for p in range(P):
             for v in range(V):
                 i = p * V + v
-                fmeta_, looked_, ahead_ = nxt[p][v]
-                forms[p][v] = (form(fmeta_, f"fr{i}"), form(data.View(meta, looked_), f"fi{i}"),
-                               form(ahead_, f"fa{i}"))
                 waiting = Signal(name=f"wait{i}")
                 m.d.comb += waiting.eq(~alloc[p][v] & nonempty[p][v] & front[p][v].head)
                 no_route.append(waiting & ~route[p][v].valid)
@@ -589,9 +581,9 @@ class Router(wiring.Component):
             go.append(_bits(m, [chosen[p][v] & (alloc[p][v] | sure[p][v]) for v in range(V)],
                             f"go{p}_"))
             m.d.sync += [g_vc[p].eq(go[p]), g_dst[p].eq(dest[p])]
-            m.d.sync += self.i[p].credit.eq(go[p].any())
+            m.d.comb += self.i[p].credit.eq(g_vc[p].any())
             if V > 1:
-                m.d.sync += self.i[p].credit_vc.eq(_encode(m, go[p], vb, f"crd{p}"))
+                m.d.comb += self.i[p].credit_vc.eq(_encode(m, g_vc[p], vb, f"crd{p}"))
             else:
                 m.d.comb += self.i[p].credit_vc.eq(0)
             with m.If(chosen[p].any()):
@@ -604,21 +596,28 @@ class Router(wiring.Component):
                 # the front's meta and request next cycle: one value if the VC's grant
                 # holds, one if not, chosen by the grant last (the write is known early)
                 fmeta, looked, ahead = nxt[p][v]
-                f_cur, f_in, f_ahead = forms[p][v]
                 in_go, in_stay = Signal(name=f"ig{p}_{v}"), Signal(name=f"is{p}_{v}")
                 m.d.comb += [in_go.eq(wr_en[p][v] & one), in_stay.eq(wr_en[p][v] & ~nonempty[p][v])]
                 fm_go = Signal(meta, name=f"fmg{p}_{v}")
                 fm_stay = Signal(meta, name=f"fms{p}_{v}")
                 vq_go, vq_stay = Signal(RQ, name=f"vqg{p}_{v}"), Signal(RQ, name=f"vqs{p}_{v}")
                 vn_go, vn_stay = Signal(name=f"vng{p}_{v}"), Signal(name=f"vns{p}_{v}")
-                (f_cur, a_cur), (f_in, a_in), (f_ahead, a_ahead) = f_cur, f_in, f_ahead
+                # the request is formed once per case from that case's front (the meta is
+                # chosen before the credit check, by the early write and count)
                 m.d.comb += [fm_go.eq(Mux(in_go, looked, ahead)),
-                             fm_stay.eq(Mux(in_stay, looked, fmeta)),
-                             vq_go.eq(Mux(in_go, f_in, Mux(one, 0, f_ahead))),
-                             vn_go.eq(Mux(in_go, a_in, ~one & a_ahead)),
-                             vq_stay.eq(Mux(in_stay, f_in, Mux(nonempty[p][v], f_cur, 0))),
-                             vn_stay.eq(Mux(in_stay, a_in, nonempty[p][v] & a_cur))]
-                m.d.sync += [fmeta.eq(Mux(go[p][v], fm_go, fm_stay)),
+                             fm_stay.eq(Mux(in_stay, looked, fmeta))]
+                (f_go, a_go), (f_st, a_st) = form(fm_go, f"fg{p}_{v}"), form(fm_stay, f"fs{p}_{v}")
+                some_go, some_st = in_go | ~one, in_stay | nonempty[p][v]
+                m.d.comb += [vq_go.eq(Mux(some_go, f_go, 0)), vn_go.eq(some_go & a_go),
+                             vq_stay.eq(Mux(some_st, f_st, 0)), vn_stay.eq(some_st & a_st)]
+                # the front's meta after the grant: both candidates registered and the
+                # grant with them, chosen after the registers (the grant drives one flop
+                # here instead of the meta's every bit)
+                fm_g_r = Signal(meta, name=f"fmgr{p}_{v}")
+                fm_s_r = Signal(meta, name=f"fmsr{p}_{v}")
+                fm_sel = Signal(name=f"fmsel{p}_{v}")
+                m.d.comb += fmeta.eq(Mux(fm_sel, fm_g_r.as_value(), fm_s_r.as_value()))
+                m.d.sync += [fm_g_r.eq(fm_go), fm_s_r.eq(fm_stay), fm_sel.eq(go[p][v]),
                              oport[p][v].eq(Mux(go[p][v],
                                                 Mux(fm_go.head & (in_go | ~one), fm_go.port,
                                                     oport[p][v]),
@@ -681,9 +680,10 @@ class Router(wiring.Component):
                 sent = Signal(name=f"snt{q}_{w}")
                 m.d.comb += sent.eq(sel.any() & out_vc[w])
                 m.d.sync += credit[q][w].eq((avail[q][w] - sent)[:cb])
-                for n in range(1, L + 1):
-                    m.d.sync += ge[q][w][n].eq(Mux(sent, ge_const(avail[q][w], n + 1),
-                                                   ge_const(avail[q][w], n)))
+                a = avail[q][w]
+                clamp = [Mux(ge_const(a, L + 1 - k), L, (a - 1 + k)[:lb]) for k in range(3)]
+                m.d.sync += [fits[q][w][0].eq(Mux(sent, clamp[0], clamp[1])),
+                             fits[q][w][1].eq(Mux(sent, clamp[1], clamp[2]))]
                 with m.If(sent & out_tail):
                     m.d.sync += held[q][w].eq(0)
 
