@@ -206,7 +206,7 @@ def routings(topology_name: str | None = None) -> tuple[str, ...]:
 
 register_choice("router", "pipelined", 0,
                 "input-queued VC router, VC allocation then switch allocation a cycle later, "
-                "credits back after the link delay (the textbook router: lanes, age)",
+                "credits back after the link delay (the textbook router)",
                 default=True, bypass=False, credit="link", cross=0, needs=None)
 register_choice("router", "vct", 1,
                 "ideal virtual cut-through router (RailX §6.1): route, VC and switch "
@@ -252,7 +252,8 @@ def check_router(router: Choice, allocator: str, links: str, lanes: int) -> None
     if lanes > most or allocator not in allocators or links not in models:
         raise NetworkError(f"router {router.name!r} needs ports of at most {most} lane, "
                            f"allocator {' or '.join(allocators)}, links "
-                           f"{' or '.join(models)} (not {lanes} lanes, {allocator}, {links})")
+                           f"{' or '.join(models)} (given {lanes} lane{'s' * (lanes != 1)}, "
+                           f"{allocator}, {links})")
 
 
 def provider(name: str) -> str:

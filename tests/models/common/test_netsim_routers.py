@@ -28,10 +28,21 @@ SMALL = {
     "railx-torus": {"m": 2, "n": 2, "R": 8},
     "dragonfly": {"m": 2, "n": 1, "R": 10, "groups": 5, "group_size": 3},
 }
+# what the registered router needs of them: one lane per port (RailX's chip-to-chip links as
+# one link of one lane, one flit a cycle injected)
+ONE_LANE = {"hyperx": {"inject": 1},                      # k = 1, n = 1: one lane
+            "railx-torus": {"mesh_width": 1, "inject": 1},
+            "dragonfly": {"mesh_width": 1, "inject": 1}}
+
+
+def runs(router, allocator, links):
+    """The router takes this allocator and link model (the registered router: separable or
+    wavefront, shared links)."""
+    return router != "registered" or (allocator != "age" and links == "shared")
 
 
 def test_the_registry_holds_the_routers_allocators_and_link_models():
-    assert registry.choices("router") == ("pipelined", "vct")
+    assert registry.choices("router") == ("pipelined", "vct", "registered")
     assert registry.choices("allocator") == ("separable", "wavefront", "age")
     assert registry.choices("links") == ("shared", "parallel", "perlink")
     assert registry.choices("source") == ("fifo", "open")
@@ -69,7 +80,13 @@ def test_every_registered_name_resolves_and_runs():
         set(registry.choices("source"))
     for names in combos:
         spec = {"topology": "mesh", "k": 3, "vcs": 2, **dict(zip(registry.KINDS, names))}
-        rows[names] = run_point(point(spec, "uniform", 0.3, warmup=50, window=100, drain=400))
+        pt = point(spec, "uniform", 0.3, warmup=50, window=100, drain=400)
+        if not runs(*names[:3]):
+            with pytest.raises(NetworkError, match=f"^router {names[0]!r} needs ports of at "
+                               "most 1 lane, allocator separable or wavefront, links shared"):
+                run_point(pt)
+            continue
+        rows[names] = run_point(pt)
         assert rows[names]["delivered_packets"] > 20
     # the routers differ (one cycle per router against two), so the names were not ignored
     assert rows[("vct", "separable", "shared", "fifo")]["latency_mean"] < \
@@ -87,9 +104,14 @@ def test_every_routing_is_deadlock_free_under_every_router_and_the_watchdog_fire
             net = build({"topology": topo, **SMALL[topo], "routing": name})
             assert check_deadlock_free(net, net.vcs) is None, (name, topo)
             for router in registry.choices("router"):
-                tr = Traffic.make("uniform", net.coords, net.grid)
-                sim = Simulator(net, tr, rate=0.9 * net.inject_width, router=router,
-                                links="parallel", check=True, watchdog=300)
+                links, rnet = "parallel", net
+                if router == "registered":
+                    rnet = build({"topology": topo, **SMALL[topo], **ONE_LANE.get(topo, {}),
+                                  "routing": name})
+                    links = "shared"
+                tr = Traffic.make("uniform", rnet.coords, rnet.grid)
+                sim = Simulator(rnet, tr, rate=0.9 * rnet.inject_width, router=router,
+                                links=links, check=True, watchdog=300)
                 sim.advance(400)                   # saturated, and still moving
                 assert sim.ctr[K.K_EJ] > 0
     net = torus(4, vcs=1)                          # no dateline: a dependency cycle
@@ -203,29 +225,51 @@ def test_parallel_links_must_split_the_port():
 
 CASES = [
     ("4x4 mesh, 2 parallel 1-lane links", lambda: mesh(4, vcs=3, width=2, inject=2, delay=2),
-     "uniform", 1.4, 6, 4, 2, "separable"),
-    ("4x4 torus, dateline", lambda: torus(4, vcs=4), "transpose", 0.5, 5, 2, 1, "wavefront"),
+     "uniform", 1.4, 6, 4, 2, "separable", 150),
+    ("4x4 torus, dateline", lambda: torus(4, vcs=4), "transpose", 0.5, 5, 2, 1, "wavefront",
+     150),
 ]
+ROUTERS = [("vct", "shared", False, "fifo"), ("vct", "parallel", False, "fifo"),
+           ("pipelined", "parallel", False, "fifo"), ("vct", "perlink", False, "fifo"),
+           ("vct", "shared", True, "fifo"), ("vct", "parallel", False, "open"),
+           ("vct", "perlink", True, "open"), ("pipelined", "perlink", True, "open")]
+# the registered router on the same topologies with one lane per port, a 5x5 mesh and a RailX
+# 2D-HyperX (links of one lane), each allocator at a low rate and past saturation
+REGISTERED = [
+    ("4x4 mesh, 1 lane", lambda: mesh(4, vcs=3, delay=2), "uniform", 1.0, 6, 4, 1,
+     "separable", 150),
+    ("4x4 torus, dateline", lambda: torus(4, vcs=4), "transpose", 0.5, 5, 2, 1, "wavefront",
+     150),
+    ("5x5 mesh, low", lambda: mesh(5, vcs=2), "uniform", 0.05, 4, 3, 1, "wavefront", 400),
+    ("5x5 mesh, saturated", lambda: mesh(5, vcs=2), "uniform", 1.0, 4, 3, 1, "separable",
+     150),
+    ("RailX 2D-HyperX, 1 lane, low",
+     lambda: build({"topology": "hyperx", **SMALL["hyperx"], **ONE_LANE["hyperx"]}),
+     "uniform", 0.05, 5, 4, 1, "separable", 300),
+    ("RailX 2D-HyperX, 1 lane, saturated",
+     lambda: build({"topology": "hyperx", **SMALL["hyperx"], **ONE_LANE["hyperx"],
+                    "rail_delay": 3}), "transpose", 1.0, 5, 4, 1, "wavefront", 150),
+]
+PAIRS = [c + r for r in ROUTERS for c in CASES] + \
+    [c + ("registered", "shared", False, "fifo") for c in REGISTERED]
 
 
-@pytest.mark.parametrize("name,make,pattern,rate,buffer,length,nl,allocator", CASES,
-                         ids=[c[0] for c in CASES])
-@pytest.mark.parametrize("router,links,age,source", [
-    ("vct", "shared", False, "fifo"), ("vct", "parallel", False, "fifo"),
-    ("pipelined", "parallel", False, "fifo"), ("vct", "perlink", False, "fifo"),
-    ("vct", "shared", True, "fifo"), ("vct", "parallel", False, "open"),
-    ("vct", "perlink", True, "open"), ("pipelined", "perlink", True, "open")])
+@pytest.mark.parametrize(
+    "name,make,pattern,rate,buffer,length,nl,allocator,cycles,router,links,age,source", PAIRS,
+    ids=[f"{p[0]}-{p[9]}-{p[10]}{'-age' if p[11] else ''}-{p[12]}" for p in PAIRS])
 def test_kernel_equals_reference_for_every_router_and_link_model(
-        name, make, pattern, rate, buffer, length, nl, allocator, router, links, age, source):
+        name, make, pattern, rate, buffer, length, nl, allocator, cycles, router, links, age,
+        source):
     """Each router x link model, and each of the paper router's switches (per-link VCs, age
-    allocation, the open source) alone and together."""
+    allocation, the open source) alone and together; the registered router with each
+    allocator, at a low rate and saturated."""
     net = make()
     net.links = np.where(net.nbr >= 0, nl, 1).astype(np.int32)
     tr = Traffic.make(pattern, net.coords, net.grid, perm_seed=2)
     kw = dict(rate=rate, buffer=buffer, length=length, seed=5,
               allocator="age" if age else allocator, router=router, links=links,
               source=source)
-    a, b = both_event_logs(net, tr, 150, **kw)
+    a, b = both_event_logs(net, tr, cycles, **kw)
     assert (a[:, 1] == K.EV_SWITCH).sum() > 500
     assert a.shape == b.shape and (a == b).all()
 
@@ -235,8 +279,17 @@ def test_the_router_model_resolves_its_names():
               route_vc_lo=np.zeros((1, 1), np.int8), route_vc_hi=np.zeros((1, 1), np.int8))
     assert RouterModel(2, 1, router="vct", **kw).bypass == 1
     assert RouterModel(2, 1, **kw).bypass == 0
-    with pytest.raises(NetworkError, match="unknown router 'x'; registered: pipelined, vct"):
+    with pytest.raises(NetworkError, match="unknown router 'x'; registered: pipelined, vct, "
+                                           "registered$"):
         RouterModel(2, 1, router="x", **kw)
+    assert RouterModel(2, 1, router="registered", **kw).registered
+    for bad, what in (({"allocator": "age"}, "1 lane, age, shared"),
+                      ({"width": [1, 2]}, "2 lanes, separable, shared"),
+                      ({"links": [1, 1]}, "1 lane, separable, parallel")):
+        with pytest.raises(NetworkError, match=f"^router 'registered' needs ports of at most 1 "
+                           f"lane, allocator separable or wavefront, links shared \\(given "
+                           f"{what}\\)$"):
+            RouterModel(2, 1, router="registered", **kw, **bad)
 
 
 def test_open_source_starts_a_second_packet_on_another_link_in_the_same_cycle():
