@@ -2,9 +2,11 @@
 holds (and refuses others in one line that lists them); the ideal virtual cut-through router
 and the parallel link model equal their reference event for event; directed cases pin the
 VCT router's rules (one cycle per router, a second packet right behind the first in one VC,
-the credit round trip) and the parallel links' (one packet per link, its lanes only); every
-routing the registry offers is deadlock free under every router, and the watchdog still
-fires on one that is not."""
+the credit round trip) and the parallel links' (one packet per link, its lanes only), and
+the registered router's by the router RTL's timing diagram (cycles per hop, a credit to the
+output in three cycles, an output VC's two idle cycles between packets, a void speculative
+grant); every routing the registry offers is deadlock free under every router, and the
+watchdog still fires on one that is not."""
 
 import itertools
 
@@ -387,3 +389,92 @@ def test_ports_wider_than_the_credit_ring_holds_are_refused():
     assert sim(127).state["ports"][0, 1, K.PT_WIDTH] == 127
     with pytest.raises(NetworkError, match=r"router 0 port \d has 128 lanes, at most 127$"):
         sim(128)
+
+
+# -- the registered router: the contract of rtl/railx/router.py's docstring (its timing diagram:
+# a head written in t is VC-allocated and switch-granted in t + 1, read and crossing in t + 2,
+# on the output, the first cycle of the link, in t + 3)
+
+
+@pytest.mark.parametrize("delay,length", [(1, 4), (3, 1)])
+def test_registered_zero_load_is_two_cycles_per_router_plus_the_link(delay, length):
+    """Spaced packets on a 5x5 mesh: a head written into a router in t is granted in t + 1
+    and written into the next router in t + 2 + delay (granted there in t + 3 + delay); the
+    ejection is the crossing, t + 2 at the last router, the body one a cycle behind: from
+    creation to tail ejection 2(H + 1) + H·delay + L - 1, as many cycles as the pipelined
+    router's."""
+    k = 5
+    net = mesh(k, vcs=2, delay=delay)
+    rng = np.random.default_rng(3)
+    pairs = [(int(s), int(d)) for s, d in rng.integers(0, k * k, size=(20, 2)) if s != d]
+    rows = [(i * 100, s, d, length) for i, (s, d) in enumerate(pairs)]
+    ev = events(net, rows, len(rows) * 100 + 100, buffer=4, length=length,
+                router="registered")
+    for i, (s, d) in enumerate(pairs):
+        hops = abs(s // k - d // k) + abs(s % k - d % k)
+        tag = (s << 32) | sum(1 for s2, _ in pairs[:i] if s2 == s)
+        heads = ev[(ev[:, 1] == K.EV_SWITCH) & (ev[:, 7] == tag) & (ev[:, 8] == 0)]
+        hop_grants = sorted(int(t) for t, op in zip(heads[:, 0], heads[:, 5]) if op != 0)
+        assert hop_grants == [i * 100 + 1 + h * (2 + delay) for h in range(hops)]
+        assert crossing(ev, d, tag, 0, out=0) == i * 100 + hops * (2 + delay) + 2
+        assert crossing(ev, d, tag, length - 1, out=0) - i * 100 == \
+            2 * (hops + 1) + hops * delay + length - 1
+
+
+@pytest.mark.parametrize("delay", [1, 3])
+def test_registered_credit_in_t_puts_the_waiting_head_on_the_output_in_t_plus_3(delay):
+    """Buffer = packet = 4 flits, one VC: the second packet waits for the first's last credit,
+    its tail's, which router 1 sends back (high in s + 1, s its grant) over the link: it
+    arrives at router 0 in t = s + delay. The waiting head forms its request in t, is granted
+    in t + 1 and written into router 1 in t + 2 + delay (on the output in t + 3), where it is
+    granted in t + 3 + delay and ejected, crossing, in t + 4 + delay."""
+    net = mesh(2, vcs=1, delay=delay)
+    rows = [(0, 0, 1, 4), (0, 0, 1, 4)]
+    ev = events(net, rows, 80, buffer=4, length=4, router="registered")
+    s = crossing(ev, 1, 0, 3, out=0) - 1           # the ejection is logged as it crosses
+    t = s + delay
+    b = (0 << 32) | 1
+    assert crossing(ev, 0, b, 0) == t + 1
+    assert crossing(ev, 1, b, 0, out=0) == t + 4 + delay
+
+
+def test_registered_output_vc_idles_two_cycles_between_packets():
+    """Two packets 0 -> 1 in one VC, created together: the first's tail is granted in s and
+    crosses in s + 1, which frees the output VC from s + 2; the second head, behind it,
+    requests in s + 2 and is granted in s + 3, crossing in s + 4: the output VC carries
+    nothing in s + 2 and s + 3 (vct: granted in s + 1, pipelined: in s + 2)."""
+    net = mesh(2, vcs=1)
+    rows = [(0, 0, 1, 4), (0, 0, 1, 4)]
+    a, b = 0 << 32, (0 << 32) | 1
+    ev = events(net, rows, 60, buffer=8, length=4, router="registered")
+    assert crossing(ev, 0, b, 0) - crossing(ev, 0, a, 3) == 3
+    # at router 1 (ejection needs no VC) each packet's flits leave one a cycle, the gap kept
+    at1 = [crossing(ev, 1, tag, s) for tag in (a, b) for s in range(4)]
+    assert at1[:4] == list(range(at1[0], at1[0] + 4))
+    assert at1[4:] == list(range(at1[4], at1[4] + 4)) and at1[4] - at1[3] == 3
+
+
+def test_registered_sole_requester_is_granted_in_its_vc_allocation_cycle_two_contend():
+    """A column of three chips, one VC. Packet A from chip 0 to chip 2 is written into router
+    1 (input port 4, -y) in cycle 3; packet B from chip 1 to chip 2 is created there in cycle
+    3 too: both request output 3 (+y) VC 0 for cycle 4. Alone, B is VC-allocated and granted
+    the switch in cycle 4 (its speculation holds: the only requester of a free output VC).
+    Together, VC allocation grants B (round robin from requester 0) but the switch grant of
+    cycle 4, B's too (round robin from input 0), is void: neither was sure. Every grant moves
+    the pointers, and A, whose request was formed from the start of cycle 4 (the VC free),
+    requests again and wins output 3's round robin in cycle 5 (void: it holds no VC), so B
+    is granted in cycle 6; A waits for B's tail (granted 9, crossing 10, the VC free from
+    11, A granted 12)."""
+    net = mesh(3, vcs=1)
+    a, b = 0 << 32, 1 << 32
+    alone = events(net, [(3, 1, 2, 4)], 40, buffer=8, length=4, router="registered")
+    assert crossing(alone, 1, b, 0) == 4
+    for allocator in ("separable", "wavefront"):
+        ev = events(net, [(0, 0, 2, 4), (3, 1, 2, 4)], 60, buffer=8, length=4,
+                    router="registered", allocator=allocator)
+        assert crossing(ev, 0, a, 0) == 1
+        if allocator == "separable":
+            assert crossing(ev, 1, b, 0) == 6
+            assert crossing(ev, 1, b, 3) == 9 and crossing(ev, 1, a, 0) == 12
+        else:                           # the wave front: one void grant or more, never none
+            assert crossing(ev, 1, b, 0) >= 5
