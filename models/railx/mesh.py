@@ -53,17 +53,9 @@ def trace_events(net: Network, rows: np.ndarray, *, buffer: int, cycles: int,
                  allocator: str = "separable", router: str | None = None,
                  budget: int | None = None) -> np.ndarray:
     """The event rows (:meth:`.Simulator.events`) of the trace ``rows`` after ``cycles``
-    cycles, invariant checks on. ``router="registered"``: the reference network of the
-    router RTL's registered grants, an ejection recorded in the cycle it crosses, a cycle
-    after its grant."""
+    cycles, invariant checks on (``router="registered"``: the router RTL's registered
+    grants, an ejection recorded in the cycle it crosses, a cycle after its grant)."""
     traffic = Traffic.make("trace", net.coords, net.grid, trace=rows)
-    if router == "registered":
-        from ..common.netsim.reference import ReferenceNetwork
-        ref = ReferenceNetwork(net, traffic, buffer=buffer, allocator=allocator,
-                               router=router)
-        for _ in range(cycles):
-            ref.step()
-        return np.array(sorted(ref.events), dtype=np.int64).reshape(-1, 9)
     if budget is None:
         budget = 2 * (int(rows[:, 3].sum()) + 16) * 3 if len(rows) else 16
     sim = Simulator(net, traffic, buffer=buffer, check=True, log=budget, allocator=allocator,
