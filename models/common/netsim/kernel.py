@@ -332,6 +332,29 @@ def _front_route(r, p, v, age, vc, buf, pk):
 
 
 @numba.njit(cache=True, inline="always")
+def _ask(req_o, nreq, o):
+    """Output VC o joins the ``nreq`` asked for in this visit, kept in ascending order (the
+    order they are granted in); returns the new count."""
+    j = nreq
+    while j > 0 and req_o[j - 1] > o:
+        req_o[j] = req_o[j - 1]
+        j -= 1
+    req_o[j] = o
+    return nreq + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _take(t, r, i, op, ov, vc, vaw, act, pidx, vidx):
+    """Input VC i (p * V + v) is allocated output ``op`` VC ``ov`` in cycle t: it leaves the
+    heads waiting (``vaw``) for the VCs holding an output VC (``act``)."""
+    p, v = pidx[i], vidx[i]
+    vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
+    vc[r, p, v, V_AT] = t
+    _unmark(vaw, r, i)
+    _mark(act, r, i)
+
+
+@numba.njit(cache=True, inline="always")
 def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports, pk,
                  pidx, vidx, req_q, req_pri, req_tag, req_o):
     """Phase 3, :meth:`RouterModel.allocate`: route computation and VC allocation for the
@@ -355,10 +378,7 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 continue
             op = _front_route(r, p, v, age, vc, buf, pk)
             if op == 0:
-                vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, 0, 0
-                _unmark(vaw, r, i)
-                _mark(act, r, i)
-                vc[r, p, v, V_AT] = t
+                _take(t, r, i, 0, 0, vc, vaw, act, pidx, vidx)
                 acted = True
                 continue
             if op < 0:
@@ -385,13 +405,7 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 else:
                     pri, sid = _unwrap(qq - vc[r, op, ov, V_VAPTR], PV), 0
                 if req_q[o] < 0:
-                    # the output VCs asked for, in the order they are granted below
-                    j = nreq
-                    while j > 0 and req_o[j - 1] > o:
-                        req_o[j] = req_o[j - 1]
-                        j -= 1
-                    req_o[j] = o
-                    nreq += 1
+                    nreq = _ask(req_o, nreq, o)
                 if req_q[o] < 0 or pri < req_pri[o] or \
                         (pri == req_pri[o] and _tag_before(pk, sid, req_tag[o])):
                     req_q[o], req_pri[o], req_tag[o] = qq, pri, sid
@@ -402,7 +416,6 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
         qq = req_q[o]
         req_q[o] = -1                   # clear between visits
         op, ov = pidx[o], vidx[o]
-        p, v = pidx[qq], vidx[qq]
         if perlink:
             bit = np.int32(1) << (ov // Vb)
             if link_busy[r, op] & bit:
@@ -413,12 +426,21 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 continue            # the port's links went to lower output VCs
             link_busy[r, op] += 1
         vc[r, op, ov, V_BUSY] = 1
-        vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
-        _unmark(vaw, r, qq)
-        _mark(act, r, qq)
-        vc[r, p, v, V_AT] = t
+        _take(t, r, qq, op, ov, vc, vaw, act, pidx, vidx)
         vc[r, op, ov, V_VAPTR] = _wrap(qq + 1, PV)
     return acted, soon
+
+
+@numba.njit(cache=True, inline="always")
+def _mark_eligible(p, v, elig, ne, plist, npl):
+    """Input p VC v may send this cycle: marked in ``elig``, counted in ``ne[p]``, its port
+    listed in ``plist`` if it is the port's first; returns the ports listed."""
+    elig[p, v] = True
+    if ne[p] == 0:
+        plist[npl] = p
+        npl += 1
+    ne[p] += 1
+    return npl
 
 
 @numba.njit(cache=True, inline="always")
@@ -443,12 +465,8 @@ def _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist, vsent, soon
             elif vc[r, p, v, V_AT] < t + bypass and vc[r, p, v, V_CNT] > 0 and \
                     (vc[r, p, v, V_OP] == 0 or
                      vc[r, vc[r, p, v, V_OP], vc[r, p, v, V_OV], V_CRED] > 0):
-                elig[p, v] = True
+                npl = _mark_eligible(p, v, elig, ne, plist, npl)
                 last = i
-                if ne[p] == 0:
-                    plist[npl] = p
-                    npl += 1
-                ne[p] += 1
     return npl, soon, last
 
 
@@ -709,15 +727,12 @@ def _vc_allocate_registered(t, r, V, vc, vaw, act, rq, spec, spm, pidx, vidx, re
             if q == 0:
                 continue
             rq[r, i] = 0
-            p, v = pidx[i], vidx[i]
             op, ov = pidx[q - 1], vidx[q - 1]
-            vc[r, p, v, V_OP] = op
+            vc[r, pidx[i], vidx[i], V_OP] = op
             spm[w] |= _ONE << np.uint64(b)
             if op == 0:
                 spec[i] = 2
-                vc[r, p, v, V_STATE], vc[r, p, v, V_OV], vc[r, p, v, V_AT] = 1, 0, t
-                _unmark(vaw, r, i)
-                _mark(act, r, i)
+                _take(t, r, i, 0, 0, vc, vaw, act, pidx, vidx)
                 continue
             spec[i] = 1
             if vc[r, op, ov, V_BUSY]:
@@ -725,12 +740,7 @@ def _vc_allocate_registered(t, r, V, vc, vaw, act, rq, spec, spm, pidx, vidx, re
             o = q - 1
             pri = _unwrap(i - vc[r, op, ov, V_VAPTR], PV)
             if req_q[o] < 0:
-                j = nreq
-                while j > 0 and req_o[j - 1] > o:
-                    req_o[j] = req_o[j - 1]
-                    j -= 1
-                req_o[j] = o
-                nreq += 1
+                nreq = _ask(req_o, nreq, o)
                 req_q[o], req_pri[o], req_n[o] = i, pri, 1
             else:
                 req_n[o] += 1
@@ -742,10 +752,7 @@ def _vc_allocate_registered(t, r, V, vc, vaw, act, rq, spec, spm, pidx, vidx, re
         req_q[o] = -1
         if req_n[o] == 1:
             spec[qq] = 2
-        p, v = pidx[qq], vidx[qq]
-        vc[r, p, v, V_STATE], vc[r, p, v, V_OV], vc[r, p, v, V_AT] = 1, vidx[o], t
-        _unmark(vaw, r, qq)
-        _mark(act, r, qq)
+        _take(t, r, qq, pidx[o], vidx[o], vc, vaw, act, pidx, vidx)
         vc[r, pidx[o], vidx[o], V_VAPTR] = _wrap(qq + 1, PV)
     return nreq
 
@@ -768,12 +775,8 @@ def _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne, plist, vse
             vsent[p, v] = 0
             if (spm[w] >> np.uint64(b)) & _ONE or \
                     (vc[r, p, v, V_CNT] > 0 and vc[r, p, v, V_READY] <= t):
-                elig[p, v] = True
+                npl = _mark_eligible(p, v, elig, ne, plist, npl)
                 last = i
-                if ne[p] == 0:
-                    plist[npl] = p
-                    npl += 1
-                ne[p] += 1
     return npl, last
 
 
