@@ -12,7 +12,7 @@ unknown name is one :class:`.errors.NetworkError` line listing the registered on
 kind's default is held once, by the entry registered with ``default=True``
 (:func:`default`). Routers, allocators and link models are *choices*: an entry with the
 ``code`` the compiled kernel switches on and the ``fields`` the reference model reads (a
-router's ``bypass`` and ``credit``, see :mod:`models.common.netsim`).
+router's ``bypass``, ``credit``, ``cross`` and ``needs``, see :mod:`models.common.netsim`).
 
 A sweep point names its topology; the spec's other keys are the builder's parameters. The
 point also carries the *provider* (the module that registered the topology), so a worker
@@ -116,7 +116,9 @@ def register_routing(name: str, compile_tables: Callable, *, topologies=(), doc:
 def register_choice(kind: str, name: str, code: int, doc: str, *, default: bool = False,
                     **fields) -> None:
     """Register a router, allocator, link model or source (``kind``) under ``name``; one
-    entry of a kind is its ``default``."""
+    entry of a kind is its ``default``. A router's ``cross`` (cycles from a switch grant to
+    the flit's crossing, 1 only for the registered router's rules) is 0 and its ``needs``
+    (see :func:`check_router`) None unless given."""
     if kind not in _CHOICES:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     _check_name(name)
@@ -126,6 +128,8 @@ def register_choice(kind: str, name: str, code: int, doc: str, *, default: bool 
                          f"{default_name(kind)!r}")
     if any(e.code == code for n, e in entries.items() if n != name):
         raise ValueError(f"{kind} {name!r}: kernel code {code} is taken")
+    if kind == "router":
+        fields = {"cross": 0, "needs": None, **fields}
     entries[name] = Choice(kind, name, int(code), doc, default, tuple(sorted(fields.items())))
 
 
@@ -207,11 +211,11 @@ def routings(topology_name: str | None = None) -> tuple[str, ...]:
 register_choice("router", "pipelined", 0,
                 "input-queued VC router, VC allocation then switch allocation a cycle later, "
                 "credits back after the link delay (the textbook router)",
-                default=True, bypass=False, credit="link", cross=0, needs=None)
+                default=True, bypass=False, credit="link")
 register_choice("router", "vct", 1,
                 "ideal virtual cut-through router (RailX §6.1): route, VC and switch "
                 "allocation and traversal in one cycle, credits back the next cycle",
-                bypass=True, credit="next", cross=0, needs=None)
+                bypass=True, credit="next")
 register_choice("router", "registered", 2,
                 "the router RTL's: VC requests formed a cycle ahead, switch allocation "
                 "speculating beside VC allocation, registered grants (a flit crosses the "
