@@ -253,7 +253,8 @@ REGISTERED = [
                     "rail_delay": 3}), "transpose", 1.0, 5, 4, 1, "wavefront", 150),
 ]
 PAIRS = [c + r for r in ROUTERS for c in CASES] + \
-    [c + ("registered", "shared", False, "fifo") for c in REGISTERED]
+    [c + ("registered", "shared", False, "fifo") for c in REGISTERED] + \
+    [REGISTERED[0] + ("registered", "shared", False, "open")]
 
 
 @pytest.mark.parametrize(
