@@ -185,7 +185,7 @@ class RailXBench(Testbench):
         """The simulator on the trace: (injected, ejected, switch events)."""
         budget = 16 * (int(rows[:, 3].sum()) + 16) if len(rows) else 64
         ev = trace_events(self.net, rows, buffer=self.B, cycles=cycles,
-                          allocator=self.allocator, registered=True, budget=budget)
+                          allocator=self.allocator, router="registered", budget=budget)
         inj = ev[ev[:, 1] == EV_INJECT]
         sw = ev[ev[:, 1] == EV_SWITCH]
         ej = sw[sw[:, 5] == LOCAL]

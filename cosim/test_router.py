@@ -205,7 +205,7 @@ class Bench(Testbench):
     def start_model(self) -> None:
         self.model = RouterModel(self.P, self.V, buffer=self.B, route_port=self.route_port,
                                  route_vc_lo=self.route_lo, route_vc_hi=self.route_hi,
-                                 allocator=self.allocator, registered=True)
+                                 allocator=self.allocator, router="registered")
         self.crossing = {}
 
     # -- one cycle -------------------------------------------------------------------------

@@ -50,34 +50,25 @@ class Replay:
 
 
 def trace_events(net: Network, rows: np.ndarray, *, buffer: int, cycles: int,
-                 allocator: str = "separable", registered: bool = False,
+                 allocator: str = "separable", router: str | None = None,
                  budget: int | None = None) -> np.ndarray:
     """The event rows (:meth:`.Simulator.events`) of the trace ``rows`` after ``cycles``
-    cycles, invariant checks on. ``registered``: the reference network of routers with
-    registered grants (the router RTL at speed), an ejection recorded in the cycle it
-    crosses, a cycle after its grant."""
+    cycles, invariant checks on (``router="registered"``: the router RTL's registered
+    grants, an ejection recorded in the cycle it crosses, a cycle after its grant)."""
     traffic = Traffic.make("trace", net.coords, net.grid, trace=rows)
-    if registered:
-        from ..common.netsim.reference import ReferenceNetwork
-        ref = ReferenceNetwork(net, traffic, buffer=buffer, allocator=allocator,
-                               registered=True)
-        for _ in range(cycles):
-            ref.step()
-        ev = np.array(sorted(ref.events), dtype=np.int64).reshape(-1, 9)
-        ev[(ev[:, 1] == EV_SWITCH) & (ev[:, 5] == LOCAL), 0] += 1
-        return ev
     if budget is None:
         budget = 2 * (int(rows[:, 3].sum()) + 16) * 3 if len(rows) else 16
-    sim = Simulator(net, traffic, buffer=buffer, check=True, log=budget, allocator=allocator)
+    sim = Simulator(net, traffic, buffer=buffer, check=True, log=budget, allocator=allocator,
+                    router=router)
     sim.advance(cycles)
     return sim.events()
 
 
 def replay(net: Network, rows: np.ndarray, *, buffer: int, cycles: int,
-           allocator: str = "separable", registered: bool = False) -> Replay:
+           allocator: str = "separable", router: str | None = None) -> Replay:
     """Simulate the trace ``rows`` for ``cycles`` cycles (:func:`trace_events`)."""
     ev = trace_events(net, rows, buffer=buffer, cycles=cycles, allocator=allocator,
-                      registered=registered)
+                      router=router)
     inj = ev[ev[:, 1] == EV_INJECT]
     ej = ev[(ev[:, 1] == EV_SWITCH) & (ev[:, 5] == LOCAL)]
     return Replay({(int(t), int(r)): (int(v), int(tag), int(f))

@@ -81,7 +81,7 @@ class RouterModel:
     def __init__(self, ports: int, vcs: int, *, buffer: int, route_port, route_vc_lo,
                  route_vc_hi, width=None, credits=None, allocator: str | None = None,
                  router: str | None = None, links=None, classes: int | None = None,
-                 perlink: bool = False, registered: bool = False) -> None:
+                 perlink: bool = False) -> None:
         self.P, self.V, self.B = ports, vcs, buffer
         self.C = vcs if classes is None else classes
         self.route_port, self.route_vc_lo, self.route_vc_hi = route_port, route_vc_lo, \
@@ -102,7 +102,8 @@ class RouterModel:
             from ..wwfa import WavefrontArbiter
             self.wavefront = WavefrontArbiter(ports)
         # the ideal VCT router lets a head cross in the cycle it is VC-allocated
-        self.bypass = int(registry.choice("router", router).bypass)
+        rtr = registry.choice("router", router)
+        self.bypass = int(rtr.bypass)
         self.links = None if links is None else [int(n) for n in links]
         self.perlink = bool(perlink)
         if self.perlink and self.links is None:
@@ -110,13 +111,13 @@ class RouterModel:
         self.link_busy = [0] * ports             # links held (per-link VCs: a set of links)
         self.link_held = [set() for _ in range(ports)]
         self.sent_vc: dict = {}
-        # registered grants (the router RTL at speed): VC requests formed a cycle ahead,
+        # the registered router (the router RTL's): VC requests formed a cycle ahead,
         # switch allocation speculating beside VC allocation, the output VC's credit and
         # release a cycle after the grant
-        self.registered = bool(registered)
-        if self.registered and (links is not None or self.age or any(w > 1 for w in self.width)
-                                or self.bypass):
-            raise ValueError("registered grants: one lane per port, round robin, no bypass")
+        self.registered = bool(rtr.cross)
+        registry.check_router(rtr, registry.choice("allocator", allocator).name,
+                              "shared" if links is None else
+                              "perlink" if perlink else "parallel", max(self.width))
         self.vreq = [[None] * vcs for _ in range(ports)]     # (port, VC) asked for next
         self.spec: dict = {}                                  # (p, v) -> port, this cycle
         self.sure: set = set()                                # of them, VC allocation's sure
@@ -406,11 +407,10 @@ class ReferenceNetwork:
     def __init__(self, net: Network, traffic: Traffic, *, rate: float = 0.0,
                  buffer: int = 16, length: int = 4, seed: int = 1,
                  allocator: str | None = None, router: str | None = None,
-                 links: str | None = None, source: str | None = None,
-                 registered: bool = False) -> None:
+                 links: str | None = None, source: str | None = None) -> None:
         from .sim import initial_credits, vc_layout
-        # registered grants (RouterModel's): a flit granted in t crosses in t + 1
-        self.cross = int(registered)
+        # the registered router: a flit granted in t crosses in t + 1
+        self.cross = int(registry.choice("router", router).cross)
         self.net, self.traffic, self.B, self.L, self.seed = net, traffic, buffer, length, seed
         self.P, self.W = net.ports, net.inject_width
         self.q = rate / (self.W * length) if traffic.mode != MODE_TRACE else 0.0
@@ -423,6 +423,9 @@ class ReferenceNetwork:
         credits = initial_credits(net, self.V, Vb, buffer, lnk)
         # a credit travels back over the link ("link") or arrives the next cycle ("next")
         self.credit_link = registry.choice("router", router).credit == "link"
+        registry.check_router(registry.choice("router", router),
+                              registry.choice("allocator", allocator).name, lnk,
+                              int(net.width.max()))
         self.routers = [RouterModel(self.P, self.V, buffer=buffer,
                                     route_port=net.route_port[r],
                                     route_vc_lo=net.route_vc_lo[r],
@@ -430,8 +433,7 @@ class ReferenceNetwork:
                                     credits=credits[r].tolist(),
                                     allocator=allocator, router=router,
                                     links=list(counts[r]) if parallel else None,
-                                    classes=Vb, perlink=lnk == "perlink",
-                                    registered=registered)
+                                    classes=Vb, perlink=lnk == "perlink")
                         for r in range(net.routers)]
         self.credit_due: dict[int, list] = {}
         self.t = 0
@@ -515,7 +517,10 @@ class ReferenceNetwork:
 
     def _deliver(self, r: int, p: int, v: int, op: int, ov: int, flit: Flit, t: int) -> None:
         net = self.net
-        self.events.append((t, 1, r, p, v, op, ov, flit.packet.tag, flit.seq))
+        # an ejection is logged in the cycle the flit crosses (a cycle after a registered
+        # grant), a flit to another router in its grant's cycle
+        self.events.append((t + self.cross * (op == LOCAL), 1, r, p, v, op, ov,
+                            flit.packet.tag, flit.seq))
         if p != LOCAL:
             up, up_port = int(net.nbr[r, p]), int(net.nbr_port[r, p])
             back = int(net.delay[r, p]) if self.credit_link else 1
