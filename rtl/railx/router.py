@@ -100,7 +100,8 @@ V, or for a link port a VC >= V or lo > hi, whatever its ``outs``; an ejection e
 range is not read; nothing is written), bit 1 a head that came without a route (``valid``
 0, a port >= P, or a link port with no VC: it waits, as in the simulator, and raises the bit again every cycle it
 waits), bit 2 a head whose length is 0 or more than ``packet`` (one of 0 is allocated
-as one of 1 flit; one longer than ``packet`` is never VC-allocated and blocks its VC; a
+as one of 1 flit; one longer than ``packet`` is never VC-allocated to a link port and
+blocks its VC, while port 0 takes it; a
 packet with more flits than its head says is not checked: switch allocation trusts the
 length VC allocation covered, and the router downstream flags the overflow), bit 3 a
 sender broke the credit protocol (a flit written into a full VC or on a VC >= V, a credit

@@ -144,8 +144,9 @@ per link, the rest to serialise the body k flits a cycle on k-wide links and inj
 The router RTL (``rtl/railx/router.py``) is held to this contract with the ``registered``
 router's three rules, cycle for cycle (``cosim/test_router.py`` against
 :class:`.reference.RouterModel`, ``cosim/test_mesh.py`` and ``cosim/test_railx_mesh.py``
-against this simulator). Its outputs are registered: a flit that crosses in cycle t is on
-the RTL's output in t + 1, the first cycle of the link's delay, and a credit leaves in t + 1.
+against this simulator). Its outputs are registered: a flit granted in cycle s crosses in
+s + 1 and is on the RTL's output in s + 2, the first cycle of the link's delay; its input
+credit is high in s + 1.
 Two things the RTL does not build: links of k > 1 lanes (every RTL port carries one flit a
 cycle; the simulator's k-lane rounds model a wider on-package path), and a routing table that
 changes under traffic (the RTL reads a head's route when the head arrives, the simulator when

@@ -477,5 +477,8 @@ def test_registered_sole_requester_is_granted_in_its_vc_allocation_cycle_two_con
         if allocator == "separable":
             assert crossing(ev, 1, b, 0) == 6
             assert crossing(ev, 1, b, 3) == 9 and crossing(ev, 1, a, 0) == 12
-        else:                           # the wave front: one void grant or more, never none
-            assert crossing(ev, 1, b, 0) >= 5
+        else:
+            # the wave front: in 4 one of the two speculative grants, void; in 5 B (now
+            # holding the VC) and A (speculating again) contend and the diagonal picks one;
+            # in 6 A has no request (formed from 5's start, the VC held) and B is alone
+            assert crossing(ev, 1, b, 0) in (5, 6)
