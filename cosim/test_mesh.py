@@ -123,7 +123,7 @@ class MeshBench(Testbench):
         traffic = Traffic.make(pattern, self.net.coords, self.net.grid)
         rows = synthesize(traffic, rate, self.L, cycles, seed=seed)
         model = replay(self.net, rows, buffer=self.B, cycles=cycles + DRAIN,
-                       allocator=self.allocator)
+                       allocator=self.allocator, router="registered")
         queues = [deque() for _ in range(n)]
         for t, src, dst, flits in rows:          # sorted by (src, cycle): k counts per src
             src = int(src)

@@ -47,11 +47,12 @@ from aifabric.cosim.codec import encode_entry, width_of
 from aifabric.cosim.noc import (ID_BITS, IdleTable, Link, Payload, RouteTables, expect_flags,
                                 read_int, reset_idle)
 from aifabric.cosim.testbench import Testbench
-from aifabric.models.common.netsim import Simulator, Traffic
+from aifabric.models.common.netsim import Traffic
 from aifabric.models.common.netsim.kernel import EV_INJECT, EV_SWITCH
 from aifabric.models.common.netsim.network import KIND_MESH, KIND_RAIL, LOCAL
 from aifabric.models.common.netsim.traffic import synthesize
 from aifabric.models.railx.netsim import DEFAULT_ORDER, railx
+from aifabric.models.railx.mesh import trace_events
 from aifabric.models.railx.router import table_entries
 from aifabric.models.railx.routing import MinimalRouting
 from aifabric.models.railx.system import RailX, hyperx_2d
@@ -182,12 +183,9 @@ class RailXBench(Testbench):
 
     def simulate(self, rows: np.ndarray, cycles: int):
         """The simulator on the trace: (injected, ejected, switch events)."""
-        traffic = Traffic.make("trace", self.net.coords, self.net.grid, trace=rows)
         budget = 16 * (int(rows[:, 3].sum()) + 16) if len(rows) else 64
-        sim = Simulator(self.net, traffic, buffer=self.B, check=True, log=budget,
-                        allocator=self.allocator)
-        sim.advance(cycles)
-        ev = sim.events()
+        ev = trace_events(self.net, rows, buffer=self.B, cycles=cycles,
+                          allocator=self.allocator, router="registered", budget=budget)
         inj = ev[ev[:, 1] == EV_INJECT]
         sw = ev[ev[:, 1] == EV_SWITCH]
         ej = sw[sw[:, 5] == LOCAL]

@@ -332,7 +332,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in [
         component=Router,
         formal=True,
         # make test: random traffic 200 cycles short of its 15,000, which pays for the
-        # directed first grants after a reset and the per-flit credit case
+        # directed first grants after a reset
         ci_transactions=(({}, 14_800),),
         ranges=_ROUTER_RANGES,
         description="RailX chip router: P ports, V VCs, credits, virtual cut-through, "

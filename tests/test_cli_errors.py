@@ -67,6 +67,22 @@ def test_netsim_out_in_sys_is_one_line_before_simulating(capsys):
     assert err.startswith("error: --out /sys/aifabric-netsim: cannot create the directory (")
 
 
+@pytest.mark.parametrize("args,given", [
+    (["--topology", "mesh", "--side", "3", "--inject", "2"], "2 lanes, separable, shared"),
+    (["--topology", "mesh", "--side", "3", "--allocator", "age"], "1 lane, age, shared"),
+    (["--topology", "hyperx", "--m", "2", "--n", "1", "--R", "8", "--k", "1"],
+     "4 lanes, separable, shared")])
+def test_netsim_registered_router_refuses_what_the_rtl_lacks(tmp_path, capsys, args, given):
+    """Ports of several lanes (a RailX chip injects 4n flits a cycle by default), the age
+    allocator: one line naming the router and what it needs, before anything is written."""
+    err = one_line_exit_2(capsys, lambda: netsim.main(
+        args + ["--router", "registered", "--rates", "0.1", "--warmup", "0", "--window", "1",
+                "--drain", "0", "--quiet", "--out", str(tmp_path / "out")]))
+    assert err == ("error: router 'registered' needs ports of at most 1 lane, allocator "
+                   f"separable or wavefront, links shared (given {given})\n"), err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("name", ["../../evil", "sub/x", "..", ""])
 def test_netsim_refuses_a_name_that_leaves_out(tmp_path, capsys, name):
     err = one_line_exit_2(capsys, lambda: netsim.main(

@@ -85,4 +85,4 @@ def test_a_propertys_engine_options_reach_smtbmc():
     assert "\nsmtbmc --nomem --syn yices\n" in _sby_text("bmc", 8, "yices", "--nomem --syn")
     deep = {p.name for p in PROPERTIES if p.engine}
     assert deep == {"no_flit_into_full_vc", "packets_contiguous", "vct_whole_packet_credit",
-                    "cover_bits_are_the_count"}
+                    "fits_are_the_count"}

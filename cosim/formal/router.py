@@ -29,9 +29,9 @@ hold one more cycle of routed traffic than they did, and in the theory of arrays
 route stored beside a head is a store the solver reads back through each cycle's pointers:
 with the memories as arrays the last step did not end.
 
-- ``cover_bits_are_the_count``: each output VC's registered "at least n credits" bits
-  (n = 1..``packet``, VC allocation's cover check and the switch's credit check) equal its
-  credit count >= n, in every cycle (8 cycles of BMC, as the five: its k-induction needs
+- ``fits_are_the_count``: each output VC's two registered "longest packet the credits
+  cover" values (VC allocation's cover check, without and with a credit back in the cycle)
+  equal min(count, packet) and min(count + 1, packet), in every cycle (8 cycles of BMC, as the five: its k-induction needs
   the router never to send without a credit, which needs what the last paragraph names).
   The five do not reach, in 8 cycles, a wrong bit that changes a decision.
 
@@ -47,7 +47,7 @@ also needs the buffered route entries (in the buffers' meta memories) to name on
 one VC, which a harness cannot state about memory contents from outside the block.
 """
 
-from amaranth.hdl import Assume, Cat, Module, Signal
+from amaranth.hdl import Assume, Cat, Module, Mux, Signal
 
 from . import Harness, Property, any_seq, block_module, elaborate, named
 
@@ -142,8 +142,10 @@ def build(params, mutant_spec=None):
                 m.d.sync += rem.eq(rem - 1)
             cr = named(frag, f"cr{q}_{w}")
             invariants += [cr + occ + arrive == B, occ <= B, cr <= B]
-            cover += [named(frag, f"ge{q}_{w}_{n}") == (cr >= n)
-                      for n in range(1, params["packet"] + 1)]
+            L = params["packet"]
+            # the longest packet the credits cover, without and with a credit back
+            cover += [named(frag, f"fit{q}_{w}_{b}") == Mux(cr + b >= L, L, cr + b)
+                      for b in range(2)]
 
     checks = {
         "no_flit_into_full_vc": Cat(*no_full).all(),
@@ -151,7 +153,7 @@ def build(params, mutant_spec=None):
         "no_protocol_error": ~dut.error[3],
         "packets_contiguous": Cat(*contiguous).all(),
         "vct_whole_packet_credit": Cat(*vct).all(),
-        "cover_bits_are_the_count": Cat(*cover).all(),
+        "fits_are_the_count": Cat(*cover).all(),
     }
     return Harness(m, checks, invariants)
 
@@ -219,24 +221,21 @@ MUTANTS = {
     # a flit that crosses the switch takes no credit of its output VC
     "no_flit_into_full_vc": ("m.d.sync += credit[q][w].eq((avail[q][w] - sent)[:cb])",
                              "m.d.sync += credit[q][w].eq(avail[q][w][:cb])"),
-    # the credit goes back when an input offers a flit, granted or not
-    "credits_returned_le_taken": ("m.d.sync += self.i[p].credit.eq(chosen[p].any())",
-                                  "m.d.sync += self.i[p].credit.eq(elig[p].any())"),
+    # the credit goes back for a void (speculative) grant too
+    "credits_returned_le_taken": ("m.d.comb += self.i[p].credit.eq(g_vc[p].any())",
+                                  "m.d.comb += self.i[p].credit.eq(g_dst[p].any())"),
     # a credit that brings an output VC back to B is taken for one beyond B
     "no_protocol_error": ("full.eq(eq_const(credit[q][w], B)),",
                           "full.eq(eq_const(credit[q][w], B - 1)),"),
     # virtual cut-through checks one flit of credit instead of the packet's
-    "vct_whole_packet_credit": ("(r.length & free_cover[q][w]).any()", "free_cover[q][w][1]"),
-    # "at least n credits" registered with the multiplexer's inputs swapped: as if a flit
+    "vct_whole_packet_credit": ("(r.length <= room[w])", "(1 <= room[w])"),
+    # the longest covered packet registered with the multiplexer's inputs swapped: as if a flit
     # was sent when none was, and the other way round
-    "cover_bits_are_the_count": ("Mux(sent, ge_const(avail[q][w], n + 1),\n"
-                                 "                                                   "
-                                 "ge_const(avail[q][w], n))",
-                                 "Mux(sent, ge_const(avail[q][w], n),\n"
-                                 "                                                   "
-                                 "ge_const(avail[q][w], n + 1))"),
+    "fits_are_the_count": ("fits[q][w][0].eq(Mux(sent, clamp[0], clamp[1]))",
+                                 "fits[q][w][0].eq(Mux(sent, clamp[1], clamp[0]))"),
     # VC allocation ignores that an output VC is held by a packet
-    "packets_contiguous": ("_bits(m, [~held[q][w] & cover[q][w][n]", "_bits(m, [cover[q][w][n]"),
+    "packets_contiguous": ("free_fit[q][w].eq(Mux(held[q][w], 0,",
+                           "free_fit[q][w].eq(Mux(0, 0,"),
     # the port check decodes one port too many: an entry for port P is written
     "table_flag_exact": ('e_port = _decode(m, e.port, P, "tbl_port")',
                          'e_port = _decode(m, e.port, P + 1, "tbl_port")'),
@@ -251,11 +250,11 @@ MUTANTS = {
 }
 MUTANT_TEXT = {
     "no_flit_into_full_vc": "a flit that crosses takes no credit of its output VC",
-    "credits_returned_le_taken": "an input returns a credit when it offers a flit, granted or not",
+    "credits_returned_le_taken": "an input returns a credit for a void speculative grant too",
     "no_protocol_error": "a credit that refills an output VC to B counts as one beyond B",
     "vct_whole_packet_credit": "VC allocation asks for one flit of credit, not the packet's",
     "packets_contiguous": "VC allocation ignores that an output VC is held by a packet",
-    "cover_bits_are_the_count": "\"at least n credits\" takes a flit sent for none sent and back",
+    "fits_are_the_count": "the longest covered packet takes a flit sent for none sent and back",
     "table_flag_exact": "the table's port check accepts port P",
     "length_flag_exact": "a head of packet + 1 flits is not flagged",
     "protocol_flag_exact": "a flit written into a full input VC is not flagged",
@@ -273,7 +272,7 @@ BASE = {"ports": 5, "depth": 3, "data": 8, "dst_width": 1, "packet": 2}
 # yosys-smtbmc's options of the deep checks (the module docstring says why)
 ENGINE = {name: "--nomem --syn" for name in ("no_flit_into_full_vc", "packets_contiguous",
                                              "vct_whole_packet_credit",
-                                             "cover_bits_are_the_count")}
+                                             "fits_are_the_count")}
 PROPERTIES = [
     Property("router", name, promise, {**BASE, "vcs": vcs, "allocator": alloc}, mode, depth,
              _builder(name), MUTANT_TEXT[name], mutant_depth=mdepth,
@@ -290,14 +289,14 @@ PROPERTIES = [
          "bmc", 8, 8, False),
         ("vct_whole_packet_credit", "a head leaves only with a whole packet's credit "
          "downstream", "bmc", 8, 8, False),
-        ("cover_bits_are_the_count", "each output VC's registered \"at least n credits\" is "
-         "its count >= n", "bmc", 8, 8, False),
+        ("fits_are_the_count", "each output VC's registered longest covered packet is "
+         "min(count (+ 1), packet)", "bmc", 8, 8, False),
     )
     # two VCs and the wave-front allocator: the credit checks (minutes each for the others);
-    # the wave-front allocator also the cover bits (seconds at one VC, minutes at two)
+    # the wave-front allocator also the covered lengths (seconds at one VC, minutes at two)
     if vcs == 1 and alloc == "separable" or name in ("credits_returned_le_taken",
                                                      "no_protocol_error")
-    or name == "cover_bits_are_the_count" and vcs == 1
+    or name == "fits_are_the_count" and vcs == 1
 ]
 
 # the flags, both directions: one VC (the VC field holds a VC that does not exist), by BMC

@@ -68,10 +68,10 @@ ABLATION_RECORDS = {
                "shares flit by flit, with one buffer of V VCs, instead of n links"),
     "vct_before": ("fig14a.hyperx.vct_fifo", "the vct router without the paper's switches: "
                    "parallel links sharing a port's VCs, round robin, a FIFO source"),
-    "pipelined": ("fig14a.hyperx.pipelined", "the pipelined router of the RTL (VC then "
-                  "switch allocation, credits over the link) with the choices the RTL has: "
-                  "parallel links sharing a port's VCs, round robin, a FIFO source; what "
-                  "the RTL router would deliver"),
+    "pipelined": ("fig14a.hyperx.pipelined", "the textbook pipelined router, the RTL's "
+                  "contract before its switch grants were registered (VC then switch "
+                  "allocation, credits over the link), with the choices the RTL has: "
+                  "parallel links sharing a port's VCs, round robin, a FIFO source"),
 }
 SYSTEM = {"m": 4, "n": 2, "R": 18}
 HX = "2D-HyperX 9x9"
@@ -224,7 +224,7 @@ def records(curves: dict, bound: dict | None = None, quick: bool = False) -> lis
                     f"; at the ablations' windows ({ablation_windows['warmup']} + "
                     f"{ablation_windows['window']} cycles) it gives {base:.3f} and with each "
                     f"switch undone alone: {gap}; the vct router before them "
-                    f"{abl['vct_before']:.3f}, the RTL's pipelined router "
+                    f"{abl['vct_before']:.3f}, the textbook pipelined router "
                     f"{abl['pipelined']:.3f}" + bound_txt),
     ]
     for name, (rid, what) in ABLATION_RECORDS.items():

@@ -21,7 +21,7 @@ from aifabric.models.common.netsim.network import LOCAL, NetworkError
 
 from .router import table_entries
 
-__all__ = ["mesh_network", "replay", "Replay", "table_entries"]
+__all__ = ["mesh_network", "replay", "Replay", "table_entries", "trace_events"]
 
 
 def mesh_network(k: int, *, vcs: int, delay: int = 1, ports: int = 5) -> Network:
@@ -49,14 +49,26 @@ class Replay:
     cycles: int
 
 
-def replay(net: Network, rows: np.ndarray, *, buffer: int, cycles: int,
-           allocator: str = "separable") -> Replay:
-    """Simulate the trace ``rows`` for ``cycles`` cycles, invariant checks on."""
+def trace_events(net: Network, rows: np.ndarray, *, buffer: int, cycles: int,
+                 allocator: str = "separable", router: str | None = None,
+                 budget: int | None = None) -> np.ndarray:
+    """The event rows (:meth:`.Simulator.events`) of the trace ``rows`` after ``cycles``
+    cycles, invariant checks on (``router="registered"``: the router RTL's registered
+    grants, an ejection recorded in the cycle it crosses, a cycle after its grant)."""
     traffic = Traffic.make("trace", net.coords, net.grid, trace=rows)
-    budget = 2 * (int(rows[:, 3].sum()) + 16) * 3 if len(rows) else 16
-    sim = Simulator(net, traffic, buffer=buffer, check=True, log=budget, allocator=allocator)
+    if budget is None:
+        budget = 2 * (int(rows[:, 3].sum()) + 16) * 3 if len(rows) else 16
+    sim = Simulator(net, traffic, buffer=buffer, check=True, log=budget, allocator=allocator,
+                    router=router)
     sim.advance(cycles)
-    ev = sim.events()
+    return sim.events()
+
+
+def replay(net: Network, rows: np.ndarray, *, buffer: int, cycles: int,
+           allocator: str = "separable", router: str | None = None) -> Replay:
+    """Simulate the trace ``rows`` for ``cycles`` cycles (:func:`trace_events`)."""
+    ev = trace_events(net, rows, buffer=buffer, cycles=cycles, allocator=allocator,
+                      router=router)
     inj = ev[ev[:, 1] == EV_INJECT]
     ej = ev[(ev[:, 1] == EV_SWITCH) & (ev[:, 5] == LOCAL)]
     return Replay({(int(t), int(r)): (int(v), int(tag), int(f))

@@ -14,16 +14,17 @@ of a link, head first, tail last (a one-flit packet is head and tail).
 
 - **Input**: ``i[p].valid`` in cycle t writes ``i[p].flit`` into VC ``flit.vc`` of input p;
   it takes part in allocation from cycle t + 1. The sender must hold a credit for that VC:
-  every VC has ``depth`` slots and starts with ``depth`` credits. When a flit leaves input p
-  in cycle t, ``i[p].credit`` (with ``credit_vc``) is high in cycle t + 1. Port 0's credits
-  tell the injecting source how full each local VC is.
-- **Output**: a flit that traverses the switch in cycle t is on ``o[q]`` in cycle t + 1 with
-  ``vc`` set to its output VC (0 on the ejection port). A credit arriving on ``o[q].credit``
-  in cycle t counts for allocation in cycle t (so a link of one cycle each way returns a
-  slot freed downstream in cycle t to the upstream allocator in cycle t + 1, the simulator's
-  delay-1 credit). The ejection port ``o[0]`` needs no credit: a sink takes a flit every
-  cycle. Flits of different packets may interleave on it (each is routed on its own input
-  VC, as in the simulator); a sink tells them apart by their payload.
+  every VC has ``depth`` slots and starts with ``depth`` credits. When a flit of input p is
+  granted the switch in cycle t, ``i[p].credit`` (with ``credit_vc``) is high in cycle
+  t + 1. Port 0's credits tell the injecting source how full each local VC is.
+- **Output**: a flit granted the switch in cycle t crosses it in t + 1 and is on ``o[q]``
+  in cycle t + 2 with ``vc`` set to its output VC (0 on the ejection port). A credit
+  arriving on ``o[q].credit`` in cycle t counts for the VC requests formed in cycle t (so a
+  link of one cycle each way returns a slot freed downstream in cycle t to the upstream
+  allocator in cycle t + 1, the simulator's delay-1 credit). The ejection port ``o[0]``
+  needs no credit: a sink takes a flit every cycle. Flits of different packets may
+  interleave on it (each is routed on its own input VC, as in the simulator); a sink tells
+  them apart by their payload.
 
 Allocation (the contract of ``models.common.netsim``, cycle for cycle)
 =====================================================================
@@ -42,29 +43,54 @@ Allocation (the contract of ``models.common.netsim``, cycle for cycle)
   regenerating Verilog. A head without a route (``valid`` 0 or a port >= P) waits: it came
   before its entry was loaded upstream and keeps waiting after it is, so load the tables
   before the traffic (the simulator refuses tables with such holes).
-- **VC allocation** (cycle >= t + 1, heads without an output VC): a head routed to port 0 is
-  allocated at once. Otherwise it requests the lowest VC of its range that no packet holds
-  and whose credits cover the whole packet (virtual cut-through); each output VC grants one
-  requester, round robin over requesters ``p * V + v`` starting after its last grant.
-- **Switch allocation** (a later cycle), ``allocator="separable"``: each input port offers
-  its first VC, round robin from after its last granted VC, that holds an output VC, has a
-  flit and a credit of that output VC (port 0 needs none); each output grants one offering
-  input port, round robin from after its last grant. ``allocator="wavefront"``: each input
-  port requests every output port for which it has such a VC (the first in round-robin
-  order), and a wrapped wave-front arbiter (``rtl.chronos.wwfa``) grants a maximal matching;
-  its priority diagonal advances in every cycle in which some VC could send.
-- **Traversal**: a granted flit leaves its input VC, takes a credit of its output VC and
-  is registered onto the output. A tail releases its output VC, which may be allocated
-  again in the next cycle.
+- **VC request** (formed in cycle c, for cycle c + 1): an input VC that has no output VC
+  after cycle c and whose front after cycle c (the flit there now, the one behind it if
+  the front is granted the switch in c, or the flit written in c into an empty VC) is a
+  head with a route requests port 0 if it is routed there, else the lowest VC of its
+  range that was free (no packet held it) at the start of cycle c and whose credits
+  (those of cycle c, a credit arriving in c included) covered the whole packet (virtual
+  cut-through; a head of length 0 counts as one flit). A head written in t thus has its
+  request arbitrated from t + 1.
+- **VC allocation** (cycle c + 1): a request for port 0 is granted at once; each output
+  VC that is still free grants one of its requesters, round robin over requesters
+  ``p * V + v`` starting after its last grant. (A free VC's credits only grow, so a
+  request formed a cycle earlier still fits.)
+- **Switch allocation** (the same cycle, speculating beside VC allocation): a VC requests
+  its packet's output port if it holds an output VC and a flit written before this cycle
+  (no credit check: VC allocation found credits for the whole packet), or if it has a VC
+  request this cycle (speculative, port 0 or the route's port). ``allocator="separable"``:
+  each input port offers its first requesting VC, round robin from after its last
+  granted VC; each output grants one offering input port, round robin from after its last
+  grant. ``allocator="wavefront"``: each input port requests every output port for which
+  it has such a VC (the first in round-robin order), and a wrapped wave-front arbiter
+  (``rtl.chronos.wwfa``) grants a maximal matching; its priority diagonal advances in
+  every cycle in which some VC requests. Every grant advances the round-robin pointers.
+  A speculative grant holds only where VC allocation cannot refuse the head in this
+  cycle: it is routed to port 0, or it is the only requester of a free output VC (known
+  from the requests, beside the arbiters); otherwise it is void (nothing moves) and the
+  head, if VC-allocated, is granted the switch from the next cycle.
+- **Grant** (cycle s, registered): the flit leaves its input VC's count, the input credit
+  goes back (high in s + 1), and a tail releases the input VC, whose next head forms its
+  request in s. Body flits follow one a cycle.
+- **Traversal** (cycle s + 1): the flit is read (the buffers are synchronous-read
+  memories read at the granted slot), crosses the crossbar and is registered onto the
+  output (on ``o[q]`` in s + 2); its output VC's credit is taken, and a tail releases the
+  output VC, free from cycle s + 2 (requested in s + 2, granted in s + 3).
 
 Head flit across one router (delay-1 links)::
 
-    cycle        t            t+1            t+2              t+3
-    i[p]         head, route  -              -                -
-    input VC     written      VC allocated   switch + cross,  -
-                                             next route read
-    o[q]         -            -              -                head and route (next: t)
-    i[p].credit  -            -              -                high (slot freed at t+2)
+    cycle        t             t+1                t+2              t+3
+    i[p]         head, route   -                  -                -
+    input VC     written,      VC allocated,      read + cross,    -
+                 VC request    switch granted     next route read,
+                 formed        (speculatively)    output credit
+    o[q]         -             -                  -                head and route (next: t)
+    i[p].credit  -             -                  high             -
+
+A credit arriving in cycle t lets a waiting head's request form in t, be granted in t + 1,
+and the head is on the output in t + 3. Between a tail and the next packet on the same
+output VC that VC is idle for two cycles (the tail granted in s crosses in s + 1; the VC
+is free from s + 2, requested in s + 2, granted in s + 3).
 
 Reset returns every register to its initial state (buffers empty, ``depth`` credits per output
 VC, round-robin pointers at 0) and keeps the routing tables, which are memories.
@@ -73,8 +99,11 @@ Errors (``error``, sticky until ``clear``): bit 0 a table entry refused (port >=
 V, or for a link port a VC >= V or lo > hi, whatever its ``outs``; an ejection entry's VC
 range is not read; nothing is written), bit 1 a head that came without a route (``valid``
 0, a port >= P, or a link port with no VC: it waits, as in the simulator, and raises the bit again every cycle it
-waits), bit 2 a head whose length is 0 or more than ``packet`` (one of 0 needs no
-credit; one longer than ``packet`` is never VC-allocated and blocks its VC), bit 3 a
+waits), bit 2 a head whose length is 0 or more than ``packet`` (one of 0 is allocated
+as one of 1 flit; one longer than ``packet`` is never VC-allocated to a link port and
+blocks its VC, while port 0 takes it; a
+packet with more flits than its head says is not checked: switch allocation trusts the
+length VC allocation covered, and the router downstream flags the overflow), bit 3 a
 sender broke the credit protocol (a flit written into a full VC or on a VC >= V, a credit
 on a VC >= V or beyond ``depth`` returned: it is dropped, the count stays at ``depth``),
 bit 4 ``credit``
@@ -108,10 +137,9 @@ def port_bits(ports):
     return max(1, ceil_log2(ports))
 
 
-# The longest packet: a buffer slot holds the length one-hot (packet + 1 bits) beside the
-# flit, so the cells grow with packet x depth (at packet 256 and depth 256, P = 5, V = 2,
-# 7 times the router of binary lengths); a longer packet would store the length in binary
-# and decode it once per input VC at the buffer head.
+# The longest packet: a buffer slot holds the length in binary beside the flit, and each
+# output VC the longest packet its credits cover (twice: with and without a credit back),
+# so lengths cost log2(packet) bits each; the bound keeps the verified range.
 PACKET_MAX = 32
 
 
@@ -228,9 +256,12 @@ def round_robin(m, req, mask, name):
     requesters after g (all 0 when g is the last, which picks as start 0 does)."""
     n = len(req)
     upper = Signal(n, name=f"{name}_up")
-    use = Signal(n, name=f"{name}_use")
-    m.d.comb += [upper.eq(req & mask), use.eq(Mux(upper.any(), upper, req))]
-    return _lowest(m, use, f"{name}_g")
+    m.d.comb += upper.eq(req & mask)
+    # the lowest of each side by side, then one multiplexer: the OR over the masked
+    # requests is not in series with the prefix chain
+    lo_up = _lowest(m, upper, f"{name}_gu")
+    lo_all = _lowest(m, req, f"{name}_ga")
+    return _bits(m, [Mux(upper.any(), lo_up[i], lo_all[i]) for i in range(n)], f"{name}_g")
 
 
 def _next(index, n):
@@ -255,9 +286,7 @@ class Router(wiring.Component):
         Destination width: up to 2**dst_width chips (11: 2,048, enough for 1,296).
     packet : int, 1..min(depth, 32)
         Longest packet in flits: virtual cut-through needs a VC buffer that holds a whole
-        packet. At most :data:`PACKET_MAX`: every buffer slot carries its packet's length
-        one-hot (``packet + 1`` bits, so the credit check is a gate), and each output VC
-        as many "at least n credits" bits.
+        packet. At most :data:`PACKET_MAX`.
     allocator : "separable" or "wavefront"
 
     Members
@@ -362,37 +391,37 @@ class Router(wiring.Component):
                 over.append(back & full)
             over.append(self.o[q].credit & ~back_vc.any())
         m.d.comb += err["eject_credit"].eq(self.o[0].credit | self.o[0].credit_vc.any())
-        # ge[q][w][L]: output VC (q, w) counts at least L credits (L = 1 .. packet), registered
-        # beside the count from its next value; "the credits now cover L" is then
-        # ge[L] | (a credit back & ge[L - 1]), a gate instead of an adder and a comparison on
-        # VC allocation's path (a count of B, where a credit back is dropped, has every ge)
+        # fits[q][w][b]: the longest packet (at most ``packet`` flits) output VC (q, w) has
+        # credits for, b = 0 without and b = 1 with a credit back in this cycle; both are
+        # registered beside the count from its next value, so "the credits now cover n" is
+        # a multiplexer and a comparison of a few bits instead of an adder on VC
+        # allocation's path (a count of B, where a credit back is dropped, fits ``packet``)
         L = self.packet
-        ge = [None] + [[[Const(1, 1)] + [Signal(name=f"ge{q}_{w}_{n}", init=int(B >= n))
-                                         for n in range(1, L + 1)] for w in range(V)]
-                       for q in range(1, P)]
-        cover = [None] + [[[Const(1, 1)] + list(_bits(
-            m, [ge[q][w][n] | (backs[q][w] & ge[q][w][n - 1]) for n in range(1, L + 1)],
-            f"cov{q}_{w}_")) for w in range(V)] for q in range(1, P)]
-        # has_credit[q][w]: output VC (q, w) can take a flit now, the credits covering one
-        # flit: "at least 1" registered or a credit back, where the count's OR over its bits
-        # was one more level at the head of switch allocation
-        has_credit = [Const((1 << V) - 1, V)] + [Signal(V, name=f"hc{q}") for q in range(1, P)]
-        for q in range(1, P):
-            m.d.comb += has_credit[q].eq(Cat(*[cover[q][w][1] for w in range(V)]))
-
+        fits = [None] + [[[Signal(range(L + 1), name=f"fit{q}_{w}_{b}", init=L)
+                           for b in range(2)] for w in range(V)] for q in range(1, P)]
         # ---- input units ---------------------------------------------------------------------
+        # count and nonempty are counted at switch-allocation grant time; the flit leaves the
+        # buffer (a synchronous read at the granted slot) in the cycle after its grant
         count = [[Signal(range(B + 1), name=f"cnt{p}_{v}") for v in range(V)] for p in range(P)]
+        nonempty = [[Signal(name=f"ne{p}_{v}") for v in range(V)] for p in range(P)]
         hptr = [[Signal(range(B), name=f"hp{p}_{v}") for v in range(V)] for p in range(P)]
         tptr = [[Signal(range(B), name=f"tp{p}_{v}") for v in range(V)] for p in range(P)]
         alloc = [[Signal(name=f"al{p}_{v}") for v in range(V)] for p in range(P)]
-        oport = [[Signal(P, name=f"op{p}_{v}") for v in range(V)] for p in range(P)]  # one-hot
+        # the output port (one-hot) of the packet at the front: its head's route, kept while
+        # its body flits follow (switch allocation's request, speculative or not)
+        oport = [[Signal(P, name=f"op{p}_{v}") for v in range(V)] for p in range(P)]
         ovc = [[Signal(V, name=f"ov{p}_{v}") for v in range(V)] for p in range(P)]    # one-hot
-        front = [[None] * V for _ in range(P)]     # front flit (head, tail, data)
+        front = [[None] * V for _ in range(P)]     # front flit's head and tail (allocation)
+        rdata = [[None] * V for _ in range(P)]     # the slot read at the last grant (traversal)
         route = [[None] * V for _ in range(P)]     # route and length of the front head
         wr_en = [Signal(V, name=f"we{p}") for p in range(P)]
         overflow, bad_len, bad_vc = [], [], []
         stored = data.StructLayout({"head": 1, "tail": 1, "data": self.data})
-        meta = data.StructLayout({"valid": 1, "port": P, "vcs": V, "length": self.packet + 1})
+        meta = data.StructLayout({"head": 1, "tail": 1, "valid": 1, "port": P, "vcs": V,
+                                  "length": lb})
+        hp1 = [[Signal(range(B), name=f"hq{p}_{v}", init=1 % B) for v in range(V)]
+               for p in range(P)]
+        nxt = [[None] * V for _ in range(P)]
         for p in range(P):
             link = self.i[p]
             f = link.flit
@@ -406,83 +435,115 @@ class Router(wiring.Component):
             # the cycle after (an output port beyond the last, or a link port without a VC,
             # is no route)
             r_port = _decode(m, link.route.port, P, f"in{p}_port")
-            # the length one-hot (bit n: n flits; 0, flagged, needs no credit, as it did when
-            # counted), a gate of VC allocation's cover check
-            len_oh = _decode(m, head.length, self.packet + 1, f"in{p}_len")
+            # a head of length 0 (flagged) is allocated as one of 1 flit, so that every flit
+            # of an allocated packet has a credit and switch allocation checks none
+            length = Signal(lb, name=f"in{p}_len")
+            m.d.comb += length.eq(Mux(head.length.any(), head.length, 1))
             routed = link.route.valid & r_port.any() & (r_port[0] | link.route.vcs.any())
-            looked = Cat(routed, r_port, link.route.vcs, len_oh)
+            looked = Cat(f.head, f.tail, routed, r_port, link.route.vcs, length)
             for v in range(V):
                 overflow.append(wr_en[p][v] & eq_const(count[p][v], B))
                 fm = memory.Memory(shape=stored, depth=B, init=[])
                 mm = memory.Memory(shape=meta, depth=B, init=[])
                 m.submodules[f"buf{p}_{v}"], m.submodules[f"meta{p}_{v}"] = fm, mm
-                fw, fr = fm.write_port(), fm.read_port(domain="comb")
+                fw, fr = fm.write_port(), fm.read_port()
                 mw, mr = mm.write_port(), mm.read_port(domain="comb")
+                # the front's flags and route, registered: the next one read ahead at
+                # hptr + 1, or the flit written into the slot that becomes the front
+                fmeta = Signal(meta, name=f"fm{p}_{v}")
                 m.d.comb += [fw.addr.eq(tptr[p][v]), fw.en.eq(wr_en[p][v]),
                              fw.data.head.eq(f.head), fw.data.tail.eq(f.tail),
                              fw.data.data.eq(f.data), fr.addr.eq(hptr[p][v]),
                              mw.addr.eq(tptr[p][v]), mw.data.eq(looked),
-                             mw.en.eq(wr_en[p][v] & f.head), mr.addr.eq(hptr[p][v])]
-                front[p][v], route[p][v] = fr.data, mr.data
+                             mw.en.eq(wr_en[p][v]), mr.addr.eq(hp1[p][v])]
+                nxt[p][v] = (fmeta, looked, mr.data)
+                front[p][v], rdata[p][v], route[p][v] = fmeta, fr.data, fmeta
 
         # ---- VC allocation -------------------------------------------------------------------
+        # in two halves: a VC's request is formed in the cycle before it is arbitrated, for
+        # the head that is then its front (the one there now, the one read ahead, or the
+        # one being written), from this cycle's held bits and credits; the arbiter grants
+        # it if the output VC is still free (a free VC's credits only grow)
         PV = P * V
-        rq_valid = [Signal(name=f"rq{i}") for i in range(PV)]
-        rq_vc = [None] * PV              # one-hot output VC requested
-        to_local = [Signal(name=f"loc{i}") for i in range(PV)]
+        RQ = (P - 1) * V + 1             # bit (q - 1) * V + w: output VC (q, w); last: port 0
         no_route = []
-        # output VC (q, w) free and its credits covering a packet of n flits, per n
-        free_cover = [None] + [[_bits(m, [~held[q][w] & cover[q][w][n] for n in range(L + 1)],
-                                      f"fc{q}_{w}_") for w in range(V)] for q in range(1, P)]
+        # the longest packet output VC (q, w) takes now: 0 while a packet holds it
+        free_fit = [None] + [[Signal(range(L + 1), name=f"ff{q}_{w}") for w in range(V)]
+                             for q in range(1, P)]
+        for q in range(1, P):
+            for w in range(V):
+                m.d.comb += free_fit[q][w].eq(Mux(held[q][w], 0,
+                                                  Mux(backs[q][w], fits[q][w][1], fits[q][w][0])))
+
+        def form(r, name):
+            """The request of a front flit with meta ``r`` (0 unless it is a routed head):
+            the lowest VC of its range free and covering the packet, or port 0."""
+            room = [or_tree(m, [Mux(r.port[q], free_fit[q][w], 0) for q in range(1, P)], lb)
+                    for w in range(V)]
+            ok = _bits(m, [r.vcs[w] & (r.length <= room[w]) for w in range(V)], f"{name}_ok")
+            low = _lowest(m, ok, f"{name}_lo")
+            go_ = r.head & r.valid
+            rq = _bits(m, [go_ & r.port[q] & low[w] for q in range(1, P) for w in range(V)]
+                       + [go_ & r.port[0]], f"{name}_rq")
+            # "has a request" beside the request, from ``ok`` and not after the lowest VC
+            return rq, go_ & (r.port[0] | ok.any())
+
+        vreq = [[Signal(RQ, name=f"vq{p}_{v}") for v in range(V)] for p in range(P)]
+        vany = [[Signal(name=f"va{p}_{v}") for v in range(V)] for p in range(P)]   # vreq != 0
         for p in range(P):
             for v in range(V):
                 i = p * V + v
-                r = route[p][v]
                 waiting = Signal(name=f"wait{i}")
-                m.d.comb += waiting.eq(~alloc[p][v] & count[p][v].any() & front[p][v].head)
-                no_route.append(waiting & ~r.valid)
-                # the ejection port (to_local) needs no credit: only link ports are picked
-                ok = _bits(m, [r.vcs[w] & Cat(*[r.port[q] & (r.length & free_cover[q][w]).any()
-                                                for q in range(1, P)]).any()
-                               for w in range(V)], f"ok{i}_")
-                rq_vc[i] = _lowest(m, ok, f"rqv{i}")
-                m.d.comb += [
-                    to_local[i].eq(waiting & r.valid & r.port[0]),
-                    rq_valid[i].eq(waiting & r.valid & ~r.port[0] & ok.any()),
-                ]
+                m.d.comb += waiting.eq(~alloc[p][v] & nonempty[p][v] & front[p][v].head)
+                no_route.append(waiting & ~route[p][v].valid)
         va_hits = [[] for _ in range(PV)]
+        alone = [[] for _ in range(PV)]   # the only requester of a free output VC
         for q in range(1, P):
             for w in range(V):
-                req = Signal(PV, name=f"var{q}_{w}")
                 mask = Signal(PV, name=f"van{q}_{w}", init=(1 << PV) - 1)
-                m.d.comb += req.eq(Cat(*[rq_valid[i] & route[i // V][i % V].port[q] &
-                                         rq_vc[i][w] for i in range(PV)]))
+                req = _bits(m, [vreq[i // V][i % V][(q - 1) * V + w] & ~alloc[i // V][i % V] &
+                                ~held[q][w] for i in range(PV)], f"var{q}_{w}_")
                 g = round_robin(m, req, mask, f"va{q}_{w}")
+                below = _prefix_or(m, req, f"vab{q}_{w}")
+                above = _prefix_or(m, req[::-1], f"vaa{q}_{w}")[::-1]
                 for i in range(PV):
                     va_hits[i].append(g[i])
+                    others = [x for x in (below[i - 1] if i else None,
+                                          above[i + 1] if i + 1 < PV else None) if x is not None]
+                    alone[i].append(req[i] & ~Cat(*others).any() if others else req[i])
                 with m.If(req.any()):
                     m.d.sync += [held[q][w].eq(1), mask.eq(_after(m, g, f"van{q}_{w}_n"))]
+        won = [[Signal(name=f"won{p}_{v}") for v in range(V)] for p in range(P)]
+        # a speculative switch grant holds for a head VC allocation cannot refuse: routed to
+        # port 0, or the only requester of a free output VC (known before the arbiters end)
+        sure = [[Signal(name=f"sure{p}_{v}") for v in range(V)] for p in range(P)]
         for i in range(PV):
             p, v = divmod(i, V)
-            with m.If(Cat(*va_hits[i]).any() | to_local[i]):
-                m.d.sync += [alloc[p][v].eq(1), oport[p][v].eq(route[p][v].port),
-                             ovc[p][v].eq(Mux(to_local[i], 1, rq_vc[i]))]
+            loc = vreq[p][v][RQ - 1] & ~alloc[p][v]
+            m.d.comb += [won[p][v].eq(Cat(*va_hits[i]).any() | loc),
+                         sure[p][v].eq(Cat(*alone[i]).any() | loc)]
+            with m.If(won[p][v]):
+                m.d.sync += [alloc[p][v].eq(1),
+                             ovc[p][v].eq(Mux(loc, 1, Cat(*[
+                                 Cat(*[vreq[p][v][(q - 1) * V + w] for q in range(1, P)]).any()
+                                 for w in range(V)])))]
 
-        # ---- switch allocation ---------------------------------------------------------------
-        elig = [Signal(V, name=f"el{p}") for p in range(P)]
-        for p in range(P):
-            for v in range(V):
-                credit_ok = Cat(*[oport[p][v][q] & (ovc[p][v] & has_credit[q]).any()
-                                  for q in range(P)]).any()
-                m.d.comb += elig[p][v].eq(alloc[p][v] & count[p][v].any() & credit_ok)
+        # ---- switch allocation (speculative beside VC allocation), grants registered -----
+        # an allocated VC with a flit requests its output port; a head waiting for VC
+        # allocation requests its route's port in the same cycle, and its grant holds only
+        # if VC allocation grants it too (a void grant moves nothing but the round-robin
+        # pointers). No credit check: VC allocation found credits for the whole packet.
+        elig = [_bits(m, [alloc[p][v] & nonempty[p][v] | ~alloc[p][v] & vany[p][v]
+                          for v in range(V)], f"el{p}_") for p in range(P)]
+        want = oport
         sa_in = [Signal(V, name=f"sai{p}", init=(1 << V) - 1) for p in range(P)]
-        chosen = [Signal(V, name=f"ch{p}") for p in range(P)]    # VC (one-hot) that crosses
+        chosen = [Signal(V, name=f"ch{p}") for p in range(P)]    # VC (one-hot) granted
         dest = [Signal(P, name=f"dst{p}") for p in range(P)]     # its output (one-hot)
         if self.allocator == "separable":
             offer = [round_robin(m, elig[p], sa_in[p], f"sin{p}") for p in range(P)]
             off_port = [Signal(P, name=f"ofp{p}") for p in range(P)]
             for p in range(P):
-                m.d.comb += off_port[p].eq(_pick(m, offer[p], oport[p], P))
+                m.d.comb += off_port[p].eq(_pick(m, offer[p], want[p], P))
             for q in range(P):
                 req = Signal(P, name=f"sar{q}")
                 mask = Signal(P, name=f"sao{q}", init=(1 << P) - 1)
@@ -500,9 +561,8 @@ class Router(wiring.Component):
             for p in range(P):
                 row = Signal(P, name=f"wfr{p}")
                 for q in range(P):
-                    towards = Signal(V, name=f"wft{p}_{q}")
-                    m.d.comb += towards.eq(Cat(*[elig[p][v] & oport[p][v][q]
-                                                 for v in range(V)]))
+                    towards = _bits(m, [elig[p][v] & want[p][v][q] for v in range(V)],
+                                    f"wft{p}_{q}_")
                     first[p][q] = round_robin(m, towards, sa_in[p], f"wf{p}_{q}")
                     m.d.comb += row[q].eq(towards.any())
                 rows.append(row)
@@ -513,36 +573,86 @@ class Router(wiring.Component):
             for p in range(P):
                 m.d.comb += [dest[p].eq(grants[p]), chosen[p].eq(_pick(m, grants[p], first[p], V))]
 
-        # ---- traversal: crossbar, buffers, credits ------------------------------------------
-        leaving = [Signal(stored, name=f"lv{p}") for p in range(P)]
-        lv_vc = [Signal(V, name=f"lvv{p}") for p in range(P)]    # its output VC (one-hot)
+        # ---- grant time: buffers, input credits ----------------------------------------------
+        # the grant holds for an allocated VC, or a head VC-allocated in this cycle
+        go = []
+        g_vc = [Signal(V, name=f"gv{p}") for p in range(P)]      # registered: VC that crosses
+        g_dst = [Signal(P, name=f"gd{p}") for p in range(P)]     # registered: its output
         for p in range(P):
-            m.d.comb += [
-                leaving[p].eq(_pick(m, chosen[p], [front[p][v].as_value() for v in range(V)],
-                                    stored.size)),
-                lv_vc[p].eq(_pick(m, chosen[p], ovc[p], V)),
-            ]
-            m.d.sync += self.i[p].credit.eq(chosen[p].any())
+            go.append(_bits(m, [chosen[p][v] & (alloc[p][v] | sure[p][v]) for v in range(V)],
+                            f"go{p}_"))
+            m.d.sync += [g_vc[p].eq(go[p]), g_dst[p].eq(dest[p])]
+            m.d.comb += self.i[p].credit.eq(g_vc[p].any())
             if V > 1:
-                m.d.sync += self.i[p].credit_vc.eq(_encode(m, chosen[p], vb, f"crd{p}"))
+                m.d.comb += self.i[p].credit_vc.eq(_encode(m, g_vc[p], vb, f"crd{p}"))
             else:
                 m.d.comb += self.i[p].credit_vc.eq(0)
             with m.If(chosen[p].any()):
                 m.d.sync += sa_in[p].eq(_after(m, chosen[p], f"sai{p}_n"))
             for v in range(V):
+                one = Signal(name=f"one{p}_{v}")
+                m.d.comb += one.eq(eq_const(count[p][v], 1))
                 with m.If(wr_en[p][v]):
                     m.d.sync += tptr[p][v].eq(_next(tptr[p][v], B))
-                with m.If(chosen[p][v]):
-                    m.d.sync += hptr[p][v].eq(_next(hptr[p][v], B))
+                # the front's meta and request next cycle: one value if the VC's grant
+                # holds, one if not, chosen by the grant last (the write is known early)
+                fmeta, looked, ahead = nxt[p][v]
+                in_go, in_stay = Signal(name=f"ig{p}_{v}"), Signal(name=f"is{p}_{v}")
+                m.d.comb += [in_go.eq(wr_en[p][v] & one), in_stay.eq(wr_en[p][v] & ~nonempty[p][v])]
+                fm_go = Signal(meta, name=f"fmg{p}_{v}")
+                fm_stay = Signal(meta, name=f"fms{p}_{v}")
+                vq_go, vq_stay = Signal(RQ, name=f"vqg{p}_{v}"), Signal(RQ, name=f"vqs{p}_{v}")
+                vn_go, vn_stay = Signal(name=f"vng{p}_{v}"), Signal(name=f"vns{p}_{v}")
+                # the request is formed once per case from that case's front (the meta is
+                # chosen before the credit check, by the early write and count)
+                m.d.comb += [fm_go.eq(Mux(in_go, looked, ahead)),
+                             fm_stay.eq(Mux(in_stay, looked, fmeta))]
+                (f_go, a_go), (f_st, a_st) = form(fm_go, f"fg{p}_{v}"), form(fm_stay, f"fs{p}_{v}")
+                some_go, some_st = in_go | ~one, in_stay | nonempty[p][v]
+                m.d.comb += [vq_go.eq(Mux(some_go, f_go, 0)), vn_go.eq(some_go & a_go),
+                             vq_stay.eq(Mux(some_st, f_st, 0)), vn_stay.eq(some_st & a_st)]
+                # the front's meta after the grant: both candidates registered and the
+                # grant with them, chosen after the registers (the grant drives one flop
+                # here instead of the meta's every bit)
+                fm_g_r = Signal(meta, name=f"fmgr{p}_{v}")
+                fm_s_r = Signal(meta, name=f"fmsr{p}_{v}")
+                fm_sel = Signal(name=f"fmsel{p}_{v}")
+                m.d.comb += fmeta.eq(Mux(fm_sel, fm_g_r.as_value(), fm_s_r.as_value()))
+                m.d.sync += [fm_g_r.eq(fm_go), fm_s_r.eq(fm_stay), fm_sel.eq(go[p][v]),
+                             oport[p][v].eq(Mux(go[p][v],
+                                                Mux(fm_go.head & (in_go | ~one), fm_go.port,
+                                                    oport[p][v]),
+                                                Mux(fm_stay.head & (in_stay | nonempty[p][v]),
+                                                    fm_stay.port, oport[p][v]))),
+                             vreq[p][v].eq(Mux(go[p][v], vq_go, vq_stay)),
+                             vany[p][v].eq(Mux(go[p][v], vn_go, vn_stay))]
+                with m.If(go[p][v]):
+                    m.d.sync += [hptr[p][v].eq(hp1[p][v]), hp1[p][v].eq(_next(hp1[p][v], B))]
                     with m.If(front[p][v].tail):
                         m.d.sync += alloc[p][v].eq(0)
-                with m.If(wr_en[p][v] & ~chosen[p][v]):
-                    m.d.sync += count[p][v].eq((count[p][v] + 1)[:len(count[p][v])])
-                with m.Elif(~wr_en[p][v] & chosen[p][v]):
-                    m.d.sync += count[p][v].eq((count[p][v] - 1)[:len(count[p][v])])
+                # the count's next value in either case, chosen by the grant last
+                c_go = Signal.like(count[p][v], name=f"cg{p}_{v}")
+                c_stay = Signal.like(count[p][v], name=f"cs{p}_{v}")
+                m.d.comb += [c_go.eq(Mux(wr_en[p][v], count[p][v],
+                                         (count[p][v] - 1)[:len(count[p][v])])),
+                             c_stay.eq(Mux(wr_en[p][v], (count[p][v] + 1)[:len(count[p][v])],
+                                           count[p][v]))]
+                m.d.sync += count[p][v].eq(Mux(go[p][v], c_go, c_stay))
+                m.d.sync += nonempty[p][v].eq(wr_en[p][v] | nonempty[p][v] &
+                                              ~(go[p][v] & one))
+
+        # ---- traversal (the cycle after the grant): crossbar, output credits -----------------
+        leaving = [Signal(stored, name=f"lv{p}") for p in range(P)]
+        lv_vc = [Signal(V, name=f"lvv{p}") for p in range(P)]    # its output VC (one-hot)
+        for p in range(P):
+            m.d.comb += [
+                leaving[p].eq(_pick(m, g_vc[p], [rdata[p][v].as_value() for v in range(V)],
+                                    stored.size)),
+                lv_vc[p].eq(_pick(m, g_vc[p], ovc[p], V)),
+            ]
         for q in range(P):
             sel = Signal(P, name=f"xs{q}")
-            m.d.comb += sel.eq(Cat(*[dest[p][q] for p in range(P)]))
+            m.d.comb += sel.eq(Cat(*[g_dst[p][q] & g_vc[p].any() for p in range(P)]))
             out = Signal(stored, name=f"xo{q}")
             out_vc = Signal(V, name=f"xv{q}")
             # the tail, which releases the output VC, on its own: an output nobody reads
@@ -571,9 +681,10 @@ class Router(wiring.Component):
                 sent = Signal(name=f"snt{q}_{w}")
                 m.d.comb += sent.eq(sel.any() & out_vc[w])
                 m.d.sync += credit[q][w].eq((avail[q][w] - sent)[:cb])
-                for n in range(1, L + 1):
-                    m.d.sync += ge[q][w][n].eq(Mux(sent, ge_const(avail[q][w], n + 1),
-                                                   ge_const(avail[q][w], n)))
+                a = avail[q][w]
+                clamp = [Mux(ge_const(a, L + 1 - k), L, (a - 1 + k)[:lb]) for k in range(3)]
+                m.d.sync += [fits[q][w][0].eq(Mux(sent, clamp[0], clamp[1])),
+                             fits[q][w][1].eq(Mux(sent, clamp[1], clamp[2]))]
                 with m.If(sent & out_tail):
                     m.d.sync += held[q][w].eq(0)
 

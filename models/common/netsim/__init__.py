@@ -6,13 +6,14 @@ package), and a sweep resolves a spec's ``topology``, ``routing``, ``router``, `
 and ``links`` through the registry. The switch allocator's wave-front arbiter is the shared
 model :mod:`models.common.wwfa`.
 
-Two routers, each written twice: :mod:`.reference` (plain Python objects, the readable
+Three routers, each written twice: :mod:`.reference` (plain Python objects, the readable
 definition) and :mod:`.kernel` (flat arrays under numba, the fast one); the tests hold them
-equal event for event. The router RTL is held to the ``pipelined`` router's contract.
+equal event for event. The router RTL is held to the ``registered`` router's contract.
 
 Routers (registered names)
 ==========================
-- ``pipelined`` (the default): the contract below, cycle for cycle the router RTL's.
+- ``pipelined`` (the default): the contract below, the textbook input-queued router (ports
+  of several lanes, every allocator and link model).
 - ``vct``, the ideal virtual cut-through router of RailX §6.1 and A.6 (as the authors'
   simulator, CNSim, runs it in one stage): everything below except two rules.
   (1) *One cycle per router*: a head is routed, VC-allocated, switch-allocated and crosses
@@ -25,6 +26,27 @@ Routers (registered names)
   head whenever it has room for the whole packet, so several packets queue in one VC one
   behind the other, and an output VC is held by a packet only while its flits cross (from
   its VC allocation to its tail's traversal), as in the pipelined router.
+
+- ``registered``, the router RTL's (``rtl/railx/router.py``, whose docstring has the timing
+  diagram): one lane per port, ``separable`` or ``wavefront`` allocation, ``shared`` links (a
+  simulator or reference network of anything else is refused in one line naming what it
+  needs). The contract below except three rules. (1) *VC requests a cycle ahead*: at the
+  end of cycle c every input VC without an output VC whose front is a head written by c
+  asks for port 0, or for the lowest VC of its range that was free, with credits for the
+  whole packet, at the start of c (a credit arriving in c counts); in c + 1 each output VC
+  still free grants one of its requesters (round robin), port 0 at once. (2) *Speculative
+  switch allocation* beside it, one round: a requester asks for its route's port, and its
+  grant is void (nothing moves) unless VC allocation is sure of it (port 0, or the only
+  requester of a free output VC); a VC holding an output VC asks with a flit written before
+  the cycle, without a credit check (VC allocation covered the packet); every grant moves
+  the round-robin pointers. (3) *Registered grants*: a flit granted in s crosses in s + 1
+  (written downstream in s + 1 + d, or ejected in s + 1, the cycle its switch event of
+  port 0 is logged in; other switch events are logged in s), taking its output VC's credit
+  then, and a tail frees the output VC from s + 2; the input slot's credit goes upstream
+  as in ``pipelined`` (in s + d). So a head crosses a router in two cycles and a link in d
+  (zero-load latency as ``pipelined``), an output VC idles two cycles between two packets
+  (``pipelined``: one), and a credit arriving in t puts a waiting head into the next router
+  in t + 2 + d.
 
 Link models (registered names)
 ==============================
@@ -119,10 +141,12 @@ So a packet of L flits over H router-to-router hops at zero load takes
 ``2(H + 1) + H·d + ceil(L / k) - 1`` cycles from creation to tail ejection (2 per router, d
 per link, the rest to serialise the body k flits a cycle on k-wide links and injection).
 
-The router RTL (``rtl/railx/router.py``) is held to this contract cycle for cycle
-(``cosim/test_router.py`` against :class:`.reference.RouterModel`, ``cosim/test_mesh.py``
-against this simulator). Its outputs are registered: a flit that traverses in cycle t is on
-the RTL's output in t + 1, the first cycle of the link's delay, and a credit leaves in t + 1.
+The router RTL (``rtl/railx/router.py``) is held to this contract with the ``registered``
+router's three rules, cycle for cycle (``cosim/test_router.py`` against
+:class:`.reference.RouterModel`, ``cosim/test_mesh.py`` and ``cosim/test_railx_mesh.py``
+against this simulator). Its outputs are registered: a flit granted in cycle s crosses in
+s + 1 and is on the RTL's output in s + 2, the first cycle of the link's delay; its input
+credit is high in s + 1.
 Two things the RTL does not build: links of k > 1 lanes (every RTL port carries one flit a
 cycle; the simulator's k-lane rounds model a wider on-package path), and a routing table that
 changes under traffic (the RTL reads a head's route when the head arrives, the simulator when

@@ -33,7 +33,13 @@ A router's cycle is the reference model's phases, one function each, inlined int
 :func:`run`'s loop: :func:`_credit_arrival`, :func:`_inject`, :func:`_vc_allocate`, switch
 allocation (:func:`_sa_eligible`, then per round :func:`_separable_round` or
 :func:`_wavefront_round`), and :func:`_traverse` and :func:`_deliver` for every grant;
-:func:`_end_of_cycle` after the last router.
+:func:`_end_of_cycle` after the last router. The ``registered`` router (``C_CROSS`` 1) has
+phases of its own: :func:`_vc_allocate_registered` (the requests formed in the cycle
+before), :func:`_sa_eligible_registered` and one round of the same allocators (speculating
+beside VC allocation), :func:`_cross` for every grant that holds (the flit's crossing, a
+cycle later, is where it reaches the next router or the sink), :func:`_form_requests`,
+:func:`_hold_granted` and :func:`_apply_crossed` (last cycle's grants take their output VC's
+credit, a tail frees it); a router holding flits is visited every cycle.
 
 State is a dict of arrays built by :class:`models.common.netsim.sim.Simulator`; scalars
 live in ``cfg`` (int64) and ``ctr`` (int64 counters, indices below); the packet pool and
@@ -60,7 +66,7 @@ from .traffic import MODE_TRACE, destination, gap, uniform
 
 # cfg indices
 (C_VCS, C_BUF, C_LEN, C_MODE, C_SEED, C_CHECK, C_WATCHDOG, C_EVERY, C_LOGCAP, C_W0, C_W1,
- C_ALLOC, C_BYPASS, C_LINKS, C_CLS, C_VINJ, C_SOURCE) = range(17)
+ C_ALLOC, C_BYPASS, C_LINKS, C_CLS, C_VINJ, C_SOURCE, C_CROSS) = range(18)
 # ctr indices
 (K_INJ, K_EJ, K_LAST, K_WIN_EJ, K_MEAS_DONE, K_LAT_SUM, K_LOG, K_STATUS, K_E0, K_E1, K_E2,
  K_E3, K_PKT_INJ, K_PKT_DONE, K_FREE, K_MEAS_INJ, K_LAT_MAX) = range(17)
@@ -306,6 +312,49 @@ def _inject(t, r, cfg, fcfg, ctr, ports, vrow, rt, buf, vc, occ, vaw, pk, free,
 
 
 @numba.njit(cache=True, inline="always")
+def _front_route(r, p, v, age, vc, buf, pk):
+    """The output port of the head at the front of input p VC v (-1: no route), read once
+    from the head flit into the VC's record (looked up in the tables when the head was
+    written, see :func:`_route`), with its VC range and length (``V_RRNG``): a blocked head
+    retries every cycle without reading the flit again."""
+    op = vc[r, p, v, V_RPORT]
+    if op == -2:
+        h = vc[r, p, v, V_HEAD]
+        rw = buf[r, p, v, h, 3]
+        op = (rw & 0xFF) - 1
+        vc[r, p, v, V_RPORT] = op
+        vc[r, p, v, V_RRNG] = ((rw >> 8) & 0xFFFF) | ((buf[r, p, v, h, 1] >> 16) << 16)
+        sid = buf[r, p, v, h, 0]
+        vc[r, p, v, V_PSID] = sid
+        if age:
+            vc[r, p, v, V_PCRE] = pk[sid, PK_CREATE]
+    return op
+
+
+@numba.njit(cache=True, inline="always")
+def _ask(req_o, nreq, o):
+    """Output VC o joins the ``nreq`` asked for in this visit, kept in ascending order (the
+    order they are granted in); returns the new count."""
+    j = nreq
+    while j > 0 and req_o[j - 1] > o:
+        req_o[j] = req_o[j - 1]
+        j -= 1
+    req_o[j] = o
+    return nreq + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _take(t, r, i, op, ov, vc, vaw, act, pidx, vidx):
+    """Input VC i (p * V + v) is allocated output ``op`` VC ``ov`` in cycle t: it leaves the
+    heads waiting (``vaw``) for the VCs holding an output VC (``act``)."""
+    p, v = pidx[i], vidx[i]
+    vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
+    vc[r, p, v, V_AT] = t
+    _unmark(vaw, r, i)
+    _mark(act, r, i)
+
+
+@numba.njit(cache=True, inline="always")
 def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports, pk,
                  pidx, vidx, req_q, req_pri, req_tag, req_o):
     """Phase 3, :meth:`RouterModel.allocate`: route computation and VC allocation for the
@@ -327,25 +376,9 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
             if vc[r, p, v, V_READY] > t:
                 soon = min(soon, vc[r, p, v, V_READY])
                 continue
-            op = vc[r, p, v, V_RPORT]
-            if op == -2:
-                # the head's route, read once from the head flit (looked up in the
-                # tables when the head was written, see _route): a blocked head
-                # retries every cycle
-                h = vc[r, p, v, V_HEAD]
-                rw = buf[r, p, v, h, 3]
-                op = (rw & 0xFF) - 1
-                vc[r, p, v, V_RPORT] = op
-                vc[r, p, v, V_RRNG] = ((rw >> 8) & 0xFFFF) | ((buf[r, p, v, h, 1] >> 16) << 16)
-                sid = buf[r, p, v, h, 0]
-                vc[r, p, v, V_PSID] = sid
-                if age:
-                    vc[r, p, v, V_PCRE] = pk[sid, PK_CREATE]
+            op = _front_route(r, p, v, age, vc, buf, pk)
             if op == 0:
-                vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, 0, 0
-                _unmark(vaw, r, i)
-                _mark(act, r, i)
-                vc[r, p, v, V_AT] = t
+                _take(t, r, i, 0, 0, vc, vaw, act, pidx, vidx)
                 acted = True
                 continue
             if op < 0:
@@ -372,13 +405,7 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 else:
                     pri, sid = _unwrap(qq - vc[r, op, ov, V_VAPTR], PV), 0
                 if req_q[o] < 0:
-                    # the output VCs asked for, in the order they are granted below
-                    j = nreq
-                    while j > 0 and req_o[j - 1] > o:
-                        req_o[j] = req_o[j - 1]
-                        j -= 1
-                    req_o[j] = o
-                    nreq += 1
+                    nreq = _ask(req_o, nreq, o)
                 if req_q[o] < 0 or pri < req_pri[o] or \
                         (pri == req_pri[o] and _tag_before(pk, sid, req_tag[o])):
                     req_q[o], req_pri[o], req_tag[o] = qq, pri, sid
@@ -389,7 +416,6 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
         qq = req_q[o]
         req_q[o] = -1                   # clear between visits
         op, ov = pidx[o], vidx[o]
-        p, v = pidx[qq], vidx[qq]
         if perlink:
             bit = np.int32(1) << (ov // Vb)
             if link_busy[r, op] & bit:
@@ -400,12 +426,21 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
                 continue            # the port's links went to lower output VCs
             link_busy[r, op] += 1
         vc[r, op, ov, V_BUSY] = 1
-        vc[r, p, v, V_STATE], vc[r, p, v, V_OP], vc[r, p, v, V_OV] = 1, op, ov
-        _unmark(vaw, r, qq)
-        _mark(act, r, qq)
-        vc[r, p, v, V_AT] = t
+        _take(t, r, qq, op, ov, vc, vaw, act, pidx, vidx)
         vc[r, op, ov, V_VAPTR] = _wrap(qq + 1, PV)
     return acted, soon
+
+
+@numba.njit(cache=True, inline="always")
+def _mark_eligible(p, v, elig, ne, plist, npl):
+    """Input p VC v may send this cycle: marked in ``elig``, counted in ``ne[p]``, its port
+    listed in ``plist`` if it is the port's first; returns the ports listed."""
+    elig[p, v] = True
+    if ne[p] == 0:
+        plist[npl] = p
+        npl += 1
+    ne[p] += 1
+    return npl
 
 
 @numba.njit(cache=True, inline="always")
@@ -430,12 +465,8 @@ def _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist, vsent, soon
             elif vc[r, p, v, V_AT] < t + bypass and vc[r, p, v, V_CNT] > 0 and \
                     (vc[r, p, v, V_OP] == 0 or
                      vc[r, vc[r, p, v, V_OP], vc[r, p, v, V_OV], V_CRED] > 0):
-                elig[p, v] = True
+                npl = _mark_eligible(p, v, elig, ne, plist, npl)
                 last = i
-                if ne[p] == 0:
-                    plist[npl] = p
-                    npl += 1
-                ne[p] += 1
     return npl, soon, last
 
 
@@ -537,12 +568,14 @@ def _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne,
 
 
 @numba.njit(cache=True, inline="always")
-def _traverse(t, slot, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ, cred_ring,
-              cmask, pend, vaw, act, pk, ev, util, vsent):
+def _traverse(t, tl, slot, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, occ,
+              cred_ring, cmask, pend, vaw, act, pk, ev, util, vsent):
     """Phase 5, :meth:`RouterModel._traverse`: the front flit of input p VC v crosses the
     switch to output ``op``; its credit goes upstream (over the credit delay), and a tail
     frees the input VC (a head behind it waits for VC allocation). ``inwin``: t is in the
-    measurement window. Returns the flit (packet slot, sequence | tail << 15 | length << 16)."""
+    measurement window; ``tl``: the cycle the traversal is logged in (t, or for a flit
+    that leaves the registered router on port 0 the cycle it crosses). Returns the flit
+    (packet slot, sequence | tail << 15 | length << 16)."""
     D1 = cred_ring.shape[3]
     ov = vc[r, p, v, V_OV]
     h = vc[r, p, v, V_HEAD]
@@ -554,7 +587,7 @@ def _traverse(t, slot, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, oc
     occ[r] -= 1
     ctr[K_LAST] = t
     if logcap > 0:
-        _log(ev, ctr, logcap, t, EV_SWITCH, r, p, v, op, ov, pk[sid, PK_TAG], sq_t & 0x7FFF)
+        _log(ev, ctr, logcap, tl, EV_SWITCH, r, p, v, op, ov, pk[sid, PK_TAG], sq_t & 0x7FFF)
     if p > 0:
         u, up = ports[r, p, PT_NBR], ports[r, p, PT_NPORT]
         ds = _wrap(slot + ports[r, p, PT_CDELAY], D1)
@@ -574,22 +607,25 @@ def _traverse(t, slot, r, p, v, op, V, B, logcap, inwin, ctr, ports, buf, vc, oc
 
 
 @numba.njit(cache=True, inline="always")
-def _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr, ports,
+def _deliver(t, cross, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr, ports,
              link_busy, vrow, rt, buf, vc, occ, wake, vaw, pk, free, hist):
-    """Phase 5, :meth:`ReferenceNetwork._deliver`: the flit that crossed to output ``op``
-    VC ``ov`` is ejected (op 0: a tail completes its packet) or written into the next
-    router's input VC over the link's delay, taking a credit; a tail frees the output VC
-    (and its link). ``links``: the link model's code. False: an invariant failed."""
+    """Phase 5, :meth:`ReferenceNetwork._deliver`: the flit granted in t to output ``op``
+    VC ``ov`` crosses in t + ``cross`` and is ejected (op 0: a tail completes its packet)
+    or written into the next router's input VC over the link's delay, taking a credit; a
+    tail frees the output VC (and its link). ``links``: the link model's code. The
+    registered router (``cross`` 1) takes the credit and frees the output VC a cycle later
+    (:func:`_apply_crossed`). False: an invariant failed."""
     seq, tail = sq_t & 0x7FFF, ((sq_t >> 15) & 1) == 1
     if op == 0:
+        te = t + cross
         ctr[K_EJ] += 1
-        if w0 <= t < w1:
+        if w0 <= te < w1:
             ctr[K_WIN_EJ] += 1
         if tail:
             ctr[K_PKT_DONE] += 1
             tc = pk[sid, PK_CREATE]
             if w0 <= tc < w1:
-                lat = t - tc
+                lat = te - tc
                 ctr[K_MEAS_DONE] += 1
                 ctr[K_LAT_SUM] += lat
                 if lat > ctr[K_LAT_MAX]:
@@ -601,7 +637,7 @@ def _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr, ports
     s, sq = ports[r, op, PT_NBR], ports[r, op, PT_NPORT]
     j = _wrap(vc[s, sq, ov, V_HEAD] + vc[s, sq, ov, V_CNT], B)
     if check:
-        if vc[s, sq, ov, V_CNT] >= B or vc[r, op, ov, V_CRED] <= 0:
+        if vc[s, sq, ov, V_CNT] >= B or (cross == 0 and vc[r, op, ov, V_CRED] <= 0):
             ctr[K_STATUS] = CREDIT
             ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = r, op, ov, vc[r, op, ov, V_CRED]
             return False
@@ -614,18 +650,22 @@ def _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr, ports
             return False
         vc[s, sq, ov, V_LPKT] = sid
         vc[s, sq, ov, V_LSEQ] = -1 if tail else seq
-    arrive = t + ports[r, op, PT_DELAY] + 1
+    arrive = t + cross + ports[r, op, PT_DELAY] + 1
     buf[s, sq, ov, j, 0], buf[s, sq, ov, j, 1] = sid, sq_t
     buf[s, sq, ov, j, 2] = arrive
     if seq == 0:
         buf[s, sq, ov, j, 3] = _route(rt, s, vrow[ov], pk[sid, PK_DST])
     if vc[s, sq, ov, V_CNT] == 0:
         vc[s, sq, ov, V_READY] = arrive
-        wake[s] = min(wake[s], arrive)
+        # visited when it can act on the flit: its VC allocation (the registered router:
+        # the VC request formed in the cycle the flit is written)
+        wake[s] = min(wake[s], arrive - cross)
         if vc[s, sq, ov, V_STATE] == 0:
             _mark(vaw, s, sq * V + ov)
     vc[s, sq, ov, V_CNT] += 1
     occ[s] += 1
+    if cross:
+        return True
     vc[r, op, ov, V_CRED] -= 1
     if tail:
         vc[r, op, ov, V_BUSY] = 0
@@ -646,15 +686,160 @@ def _cross(t, slot, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt, buf, vc, 
     arguments is compiled as one of ``*args``, which numba cannot inline.)"""
     V, B, check, logcap = cfg[C_VCS], cfg[C_BUF], cfg[C_CHECK], cfg[C_LOGCAP]
     w0, w1, links, Vb = cfg[C_W0], cfg[C_W1], cfg[C_LINKS], cfg[C_CLS]
+    cross = cfg[C_CROSS]
     sa_in[r, p] = _wrap(v + 1, V)
     ov = vc[r, p, v, V_OV]
-    sid, sq_t = _traverse(t, slot, r, p, v, op, V, B, logcap, w0 <= t < w1, ctr, ports,
-                          buf, vc, occ, cred_ring, cmask, pend, vaw, act, pk, ev, util,
-                          vsent)
-    if not _deliver(t, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr, ports,
-                    link_busy, vrow, rt, buf, vc, occ, wake, vaw, pk, free, hist):
+    sid, sq_t = _traverse(t, t + cross if op == 0 else t, slot, r, p, v, op, V, B, logcap,
+                          w0 <= t < w1, ctr, ports, buf, vc, occ, cred_ring, cmask, pend, vaw,
+                          act, pk, ev, util, vsent)
+    if not _deliver(t, cross, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr,
+                    ports, link_busy, vrow, rt, buf, vc, occ, wake, vaw, pk, free, hist):
         return -1
     return sq_t
+
+
+# -- the registered router (the router RTL's, :meth:`RouterModel._allocate_registered` and
+# :meth:`RouterModel._switch_registered`): a cycle is VC allocation of the requests formed
+# in the cycle before, switch allocation speculating beside it (one round: every port has
+# one lane), the grants, the requests of the next cycle, then what a grant of the cycle
+# before does when its flit crosses. A router holding flits is visited every cycle.
+
+
+@numba.njit(cache=True, inline="always")
+def _vc_allocate_registered(t, r, V, vc, vaw, act, rq, spec, spm, pidx, vidx, req_q, req_pri,
+                            req_n, req_o):
+    """VC allocation of the requests formed last cycle (``rq[r, p * V + v]``: output port *
+    V + output VC, plus 1; 0 none) of the heads without an output VC (``vaw[r]``): a
+    request for port 0 is granted at once; each output VC still free grants one requester,
+    round robin. Each requester is marked in ``spec`` (1: its speculative switch grant is
+    void, 2: it holds: port 0, or the only requester of a free output VC) and ``spm`` (its
+    bit), and its port put in its record's ``V_OP`` for switch allocation. The output VCs
+    granted are ``req_o[:n]`` (n returned): held from the end of the cycle
+    (:func:`_hold_granted`), since the requests formed in this cycle see the start of it."""
+    PV = req_q.shape[0]
+    nreq = 0
+    for w in range(vaw.shape[1]):
+        m = vaw[r, w]
+        while m != 0:
+            b, m = _pop_low(m)
+            i = w * 64 + b
+            q = rq[r, i]
+            if q == 0:
+                continue
+            rq[r, i] = 0
+            op, ov = pidx[q - 1], vidx[q - 1]
+            vc[r, pidx[i], vidx[i], V_OP] = op
+            spm[w] |= _ONE << np.uint64(b)
+            if op == 0:
+                spec[i] = 2
+                _take(t, r, i, 0, 0, vc, vaw, act, pidx, vidx)
+                continue
+            spec[i] = 1
+            if vc[r, op, ov, V_BUSY]:
+                continue
+            o = q - 1
+            pri = _unwrap(i - vc[r, op, ov, V_VAPTR], PV)
+            if req_q[o] < 0:
+                nreq = _ask(req_o, nreq, o)
+                req_q[o], req_pri[o], req_n[o] = i, pri, 1
+            else:
+                req_n[o] += 1
+                if pri < req_pri[o]:
+                    req_q[o], req_pri[o] = i, pri
+    for k in range(nreq):
+        o = req_o[k]
+        qq = req_q[o]
+        req_q[o] = -1
+        if req_n[o] == 1:
+            spec[qq] = 2
+        _take(t, r, qq, pidx[o], vidx[o], vc, vaw, act, pidx, vidx)
+        vc[r, pidx[o], vidx[o], V_VAPTR] = _wrap(qq + 1, PV)
+    return nreq
+
+
+@numba.njit(cache=True, inline="always")
+def _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne, plist, vsent):
+    """The switch requests of the registered router: a VC holding an output VC with a flit
+    written before this cycle (no credit check: VC allocation covered the packet), and every
+    VC that requested VC allocation this cycle (``spm``), granted or not. Marked in
+    ``elig``/``ne``/``plist`` as :func:`_sa_eligible` does; returns (ports listed, the index
+    of the last VC marked)."""
+    npl = 0
+    last = -1
+    for w in range(act.shape[1]):
+        m = act[r, w] | spm[w]
+        while m != 0:
+            b, m = _pop_low(m)
+            i = w * 64 + b
+            p, v = pidx[i], vidx[i]
+            vsent[p, v] = 0
+            if (spm[w] >> np.uint64(b)) & _ONE or \
+                    (vc[r, p, v, V_CNT] > 0 and vc[r, p, v, V_READY] <= t):
+                npl = _mark_eligible(p, v, elig, ne, plist, npl)
+                last = i
+    return npl, last
+
+
+@numba.njit(cache=True, inline="always")
+def _form_requests(t, r, V, vc, buf, vaw, rq, pidx, vidx, pk):
+    """The VC requests of cycle t + 1 (:meth:`RouterModel._form_requests`): each VC without
+    an output VC whose front is a head written by the end of t asks for port 0, or for the
+    lowest VC of its range that is free with credits for the whole packet at the start of
+    t (the output VCs granted in t are held, and last cycle's crossings counted, only after
+    this, :func:`_hold_granted` and :func:`_apply_crossed`)."""
+    for w in range(vaw.shape[1]):
+        m = vaw[r, w]
+        while m != 0:
+            b, m = _pop_low(m)
+            i = w * 64 + b
+            p, v = pidx[i], vidx[i]
+            rq[r, i] = 0
+            if vc[r, p, v, V_READY] > t + 1:
+                continue
+            op = _front_route(r, p, v, False, vc, buf, pk)
+            if op <= 0:
+                rq[r, i] = op + 1          # port 0: 1 (output VC 0); no route: none
+                continue
+            rr = vc[r, p, v, V_RRNG]
+            lo, hi, ln = rr & 0xFF, (rr >> 8) & 0xFF, max(rr >> 16, 1)
+            for c in range(lo, hi + 1):
+                if not vc[r, op, c, V_BUSY] and vc[r, op, c, V_CRED] >= ln:
+                    rq[r, i] = op * V + c + 1
+                    break
+
+
+@numba.njit(cache=True, inline="always")
+def _hold_granted(r, vc, spec, spm, req_o, nreq, pidx, vidx):
+    """The end of the registered router's cycle: the output VCs VC allocation granted are
+    held, and the marks of this cycle's requesters cleared."""
+    for k in range(nreq):
+        vc[r, pidx[req_o[k]], vidx[req_o[k]], V_BUSY] = 1
+    for w in range(spm.shape[0]):
+        m = spm[w]
+        spm[w] = 0
+        while m != 0:
+            b, m = _pop_low(m)
+            spec[w * 64 + b] = 0
+
+
+@numba.njit(cache=True, inline="always")
+def _apply_crossed(r, V, check, vc, dfl, dn, ctr):
+    """The crossing of the registered router's grants of an earlier cycle (``dfl[r, :dn[r]]``:
+    output port * V + output VC, | 1 << 20 for a tail): each takes a credit of its output
+    VC, a tail frees it. False: a credit count went negative (``ctr`` says where)."""
+    for k in range(dn[r]):
+        d = dfl[r, k]
+        o = d & 0xFFFFF
+        op, ov = o // V, o % V
+        vc[r, op, ov, V_CRED] -= 1
+        if check and vc[r, op, ov, V_CRED] < 0:
+            ctr[K_STATUS] = CREDIT
+            ctr[K_E0], ctr[K_E1], ctr[K_E2], ctr[K_E3] = r, op, ov, vc[r, op, ov, V_CRED]
+            return False
+        if d >> 20:
+            vc[r, op, ov, V_BUSY] = 0
+    dn[r] = 0
+    return True
 
 
 @numba.njit(cache=True, inline="always")
@@ -755,6 +940,11 @@ def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
         "out_done": np.zeros(P, np.int64),      # output arbitrated at SA visit number stamp
         "pidx": np.arange(PV, dtype=np.int64) // V,   # VC bit -> (port, VC)
         "vidx": np.arange(PV, dtype=np.int64) % V,
+        # the registered router: this cycle's VC requesters (1: switch grant void unless
+        # VC allocation is sure, 2: sure) and their bits; the output VCs granted the switch
+        "spec": np.zeros(PV, np.int8),
+        "spm": np.zeros((PV + 63) // 64, np.uint64),
+        "gl": np.zeros(P, np.int64),
     }
 
 
@@ -762,12 +952,13 @@ def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
 def run(t0, t1, cfg, fcfg, ctr,
         ports, link_busy, vrow, rt,
         buf, vc, occ, wake, cred_ring, cmask, pend,
-        sa_in, sa_out, vaw, act,
+        sa_in, sa_out, vaw, act, rq, dfl, dn, dcyc,
         pk, free,
         nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
         tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio,
         req_q, req_pri, req_tag, req_o, c_p, c_v, c_op, c_ok, elig, ne, best_pri, best_c, best_tag,
-        plist, maxw, wf_v, wf_row, wf_col, vsent, used, lanes_in, out_done, pidx, vidx):
+        plist, maxw, wf_v, wf_row, wf_col, vsent, used, lanes_in, out_done, pidx, vidx,
+        spec, spm, gl):
     """Simulate cycles t0 .. t1-1. Returns the cycle it stopped at (t1, or the cycle an
     invariant failed; ``ctr[K_STATUS]`` says which). The arrays after ``wf_prio`` are
     :func:`scratch`'s.
@@ -785,6 +976,7 @@ def run(t0, t1, cfg, fcfg, ctr,
     age = cfg[C_ALLOC] == 2
     bypass = cfg[C_BYPASS]                  # 1: a head may cross in the cycle it is allocated
     links, Vb = cfg[C_LINKS], cfg[C_CLS]    # link model, VCs of one link
+    cross = cfg[C_CROSS]                    # 1: the registered router (its phases below)
     w0, w1, logcap = cfg[C_W0], cfg[C_W1], cfg[C_LOGCAP]
     # out_done's stamps count from 0 again in every call; elig and ne start clear
     stamp = 0
@@ -804,6 +996,10 @@ def run(t0, t1, cfg, fcfg, ctr,
             if wake[r] > t and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
                 continue
             acted = False
+            if cross and dn[r] > 0 and dcyc[r] < t - 1:
+                # grants of a cycle it was not visited after: their flits have crossed
+                if not _apply_crossed(r, V, check, vc, dfl, dn, ctr):
+                    return t
             if pend[r, slot] > 0:
                 acted = True
                 if not _credit_arrival(r, slot, B, check, vc, cred_ring, cmask, pend,
@@ -819,6 +1015,66 @@ def run(t0, t1, cfg, fcfg, ctr,
                 # nothing buffered: only a flit or credits arriving, or its source, make it
                 # act again (the visit rule's other triggers)
                 wake[r] = INF
+                continue
+            if cross:
+                nreq = _vc_allocate_registered(t, r, V, vc, vaw, act, rq, spec, spm, pidx,
+                                               vidx, req_q, req_pri, req_tag, req_o)
+                npl, last = _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne,
+                                                    plist, vsent)
+                nc = 0
+                if npl == 1 and ne[plist[0]] == 1:
+                    # one VC requests: every allocator grants it (as below)
+                    p, v = pidx[last], vidx[last]
+                    op = vc[r, p, v, V_OP]
+                    if wavefront:
+                        wf_prio[r] = _wrap(wf_prio[r] + 1, P)
+                    else:
+                        sa_out[r, op] = _wrap(p + 1, P)
+                    c_p[0], c_v[0], c_op[0], c_ok[0] = p, v, op, True
+                    nc = 1
+                elif npl > 0:
+                    for p in range(P):
+                        used[p], lanes_in[p] = 0, 0
+                    stamp += 1
+                    if wavefront:
+                        nc = _wavefront_round(r, ports, vc, sa_in, wf_prio, elig, ne, plist,
+                                              npl, used, lanes_in, wf_v, wf_row, wf_col,
+                                              c_p, c_v, c_op, c_ok)
+                    else:
+                        nc = _separable_round(r, False, ports, vc, buf, sa_in, sa_out, pk,
+                                              elig, ne, plist, npl, used, lanes_in, stamp,
+                                              out_done, best_pri, best_c, best_tag,
+                                              c_p, c_v, c_op, c_ok)
+                ng = 0
+                for c in range(nc):
+                    if not c_ok[c]:
+                        continue
+                    p, v, op = c_p[c], c_v[c], c_op[c]
+                    if spec[p * V + v] == 1:
+                        # VC allocation might have refused it: void, the pointers moved
+                        sa_in[r, p] = _wrap(v + 1, V)
+                        continue
+                    ov = vc[r, p, v, V_OV]
+                    sq_t = _cross(t, slot, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt,
+                                  buf, vc, occ, wake, cred_ring, cmask, pend, vaw, act, pk,
+                                  free, ev, util, vsent, hist, sa_in)
+                    if sq_t < 0:
+                        return t
+                    if op != 0:
+                        gl[ng] = (op * V + ov) | (((sq_t >> 15) & 1) << 20)
+                        ng += 1
+                for k in range(npl):
+                    ne[plist[k]] = 0
+                    for v in range(V):
+                        elig[plist[k], v] = False
+                _form_requests(t, r, V, vc, buf, vaw, rq, pidx, vidx, pk)
+                _hold_granted(r, vc, spec, spm, req_o, nreq, pidx, vidx)
+                if not _apply_crossed(r, V, check, vc, dfl, dn, ctr):
+                    return t
+                for k in range(ng):
+                    dfl[r, k] = gl[k]
+                dn[r], dcyc[r] = ng, t
+                wake[r] = t + 1 if occ[r] > 0 else INF
                 continue
             va_acted, soon = _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act,
                                           link_busy, ports, pk, pidx, vidx,

@@ -102,7 +102,8 @@ class RouterModel:
             from ..wwfa import WavefrontArbiter
             self.wavefront = WavefrontArbiter(ports)
         # the ideal VCT router lets a head cross in the cycle it is VC-allocated
-        self.bypass = int(registry.choice("router", router).bypass)
+        rtr = registry.choice("router", router)
+        self.bypass = int(rtr.bypass)
         self.links = None if links is None else [int(n) for n in links]
         self.perlink = bool(perlink)
         if self.perlink and self.links is None:
@@ -110,6 +111,18 @@ class RouterModel:
         self.link_busy = [0] * ports             # links held (per-link VCs: a set of links)
         self.link_held = [set() for _ in range(ports)]
         self.sent_vc: dict = {}
+        # the registered router (the router RTL's): VC requests formed a cycle ahead,
+        # switch allocation speculating beside VC allocation, the output VC's credit and
+        # release a cycle after the grant
+        self.registered = bool(rtr.cross)
+        registry.check_router(rtr, registry.choice("allocator", allocator).name,
+                              "shared" if links is None else
+                              "perlink" if perlink else "parallel", max(self.width))
+        self.vreq = [[None] * vcs for _ in range(ports)]     # (port, VC) asked for next
+        self.spec: dict = {}                                  # (p, v) -> port, this cycle
+        self.sure: set = set()                                # of them, VC allocation's sure
+        self.deferred: list = []                              # (port, VC, tail) of last cycle
+        self.snapshot = None
 
     # -- inputs of a cycle -----------------------------------------------------------------
     def credit(self, port: int, vc: int) -> None:
@@ -126,6 +139,8 @@ class RouterModel:
 
     # -- VC allocation ---------------------------------------------------------------------
     def allocate(self, t: int) -> None:
+        if self.registered:
+            return self._allocate_registered(t)
         V = self.V
         requests: dict[tuple[int, int], list[int]] = {}
         for p in range(self.P):
@@ -180,6 +195,8 @@ class RouterModel:
         offers one VC (round robin) whose output has a lane left, each output grants one
         input port (round robin); a granted flit crosses at once, so the same VC may win
         again in the next round."""
+        if self.registered:
+            return self._switch_registered(t)
         width, V = self.width, self.V
         sent_in = [0] * self.P
         sent_out = [0] * self.P
@@ -215,6 +232,107 @@ class RouterModel:
                 sent_out[self.inputs[p][v].out[0]] += 1
                 out.append(self._traverse(p, v))
         return out
+
+    # -- registered grants -------------------------------------------------------------------
+    def _allocate_registered(self, t: int) -> None:
+        """VC allocation of the requests formed last cycle: each output VC still free grants
+        one (round robin); a request for port 0 is granted at once."""
+        V, n = self.V, self.P * self.V
+        self.snapshot = ([row[:] for row in self.held], [row[:] for row in self.credits])
+        self.spec = {}
+        self.sure = set()
+        requests: dict = {}
+        for p in range(self.P):
+            for v, ivc in enumerate(self.inputs[p]):
+                want = self.vreq[p][v]
+                if ivc.out is not None or want is None:
+                    continue
+                self.spec[(p, v)] = want[0]
+                if want[0] == LOCAL:
+                    ivc.out, ivc.allocated_at = (LOCAL, 0), t
+                    self.sure.add((p, v))
+                elif not self.held[want[0]][want[1]]:
+                    requests.setdefault(want, []).append(p * V + v)
+        for (op, ov), who in sorted(requests.items()):
+            if len(who) == 1:                 # a sure grant: its speculation holds
+                self.sure.add(divmod(who[0], V))
+            start = self.va_next[op][ov]
+            winner = min(who, key=lambda x: (x - start) % n)
+            p, v = divmod(winner, V)
+            self.held[op][ov] = True
+            self.inputs[p][v].out, self.inputs[p][v].allocated_at = (op, ov), t
+            self.va_next[op][ov] = (winner + 1) % n
+
+    def _switch_registered(self, t: int):
+        """Switch allocation beside VC allocation: an allocated VC with a flit written before
+        this cycle requests its output; a VC that requested VC allocation requests its
+        port speculatively, its grant void unless it was VC-allocated in this cycle. The
+        round-robin pointers advance on every grant; no credit check (VC allocation found
+        credits for the whole packet). Then last cycle's grants take their output VC's
+        credit and a tail releases it, and the requests of next cycle are formed."""
+        V = self.V
+
+        def ready(p, v):
+            if (p, v) in self.spec:
+                return self.spec[(p, v)]
+            ivc = self.inputs[p][v]
+            if ivc.out is None or not ivc.flits or ivc.flits[0].ready > t:
+                return None
+            return ivc.out[0]
+
+        out = []
+        one = self.width                      # 1, or 0 where a port is not connected
+        if self.wavefront:
+            if any(ready(p, v) is not None for p in range(self.P) if one[p] for v in range(V)):
+                grants = self._wavefront_round(one, [0] * self.P, [0] * self.P, ready)
+            else:
+                grants = []
+        else:
+            grants = self._separable_round(one, [0] * self.P, [0] * self.P, ready)
+        done = []
+        for p, v in sorted(grants):
+            self.sa_in_next[p] = (v + 1) % V
+            ivc = self.inputs[p][v]
+            if (p, v) in self.spec and (p, v) not in self.sure:
+                continue                       # VC allocation might have refused it: void
+            op, ov = ivc.out
+            flit = ivc.flits.popleft()
+            if op != LOCAL:
+                done.append((op, ov, flit.tail))
+            if flit.tail:
+                ivc.out = None
+            out.append((p, v, op, ov, flit))
+        for op, ov, tail in self.deferred:
+            self.credits[op][ov] -= 1
+            if tail:
+                self.held[op][ov] = False
+        self.deferred = done
+        self._form_requests(t)
+        return out
+
+    def _form_requests(self, t: int) -> None:
+        """Each input VC without an output VC whose front (after this cycle) is a head asks
+        for the lowest VC of its range that was free and covered the packet at the start
+        of this cycle, or for port 0."""
+        held, credits = self.snapshot
+        for p in range(self.P):
+            for v, ivc in enumerate(self.inputs[p]):
+                self.vreq[p][v] = None
+                if ivc.out is not None or not ivc.flits or not ivc.flits[0].head \
+                        or ivc.flits[0].ready > t + 1:
+                    continue                  # no head written by this cycle at the front
+                pkt = ivc.flits[0].packet
+                row = v % self.C if p != LOCAL else 0
+                op = int(self.route_port[row, pkt.dst])
+                if op == LOCAL:
+                    self.vreq[p][v] = (LOCAL, 0)
+                    continue
+                if op < 0:
+                    continue
+                for c in range(self.route_vc_lo[row, pkt.dst], self.route_vc_hi[row, pkt.dst] + 1):
+                    if not held[op][c] and credits[op][c] >= max(pkt.length, 1):
+                        self.vreq[p][v] = (op, int(c))
+                        break
 
     def _requests(self, width, sent_in, sent_out, ready):
         """(input port, VC, output port) of every ready VC, ports with a lane left, each
@@ -291,6 +409,8 @@ class ReferenceNetwork:
                  allocator: str | None = None, router: str | None = None,
                  links: str | None = None, source: str | None = None) -> None:
         from .sim import initial_credits, vc_layout
+        # the registered router: a flit granted in t crosses in t + 1
+        self.cross = int(registry.choice("router", router).cross)
         self.net, self.traffic, self.B, self.L, self.seed = net, traffic, buffer, length, seed
         self.P, self.W = net.ports, net.inject_width
         self.q = rate / (self.W * length) if traffic.mode != MODE_TRACE else 0.0
@@ -303,6 +423,9 @@ class ReferenceNetwork:
         credits = initial_credits(net, self.V, Vb, buffer, lnk)
         # a credit travels back over the link ("link") or arrives the next cycle ("next")
         self.credit_link = registry.choice("router", router).credit == "link"
+        registry.check_router(registry.choice("router", router),
+                              registry.choice("allocator", allocator).name, lnk,
+                              int(net.width.max()))
         self.routers = [RouterModel(self.P, self.V, buffer=buffer,
                                     route_port=net.route_port[r],
                                     route_vc_lo=net.route_vc_lo[r],
@@ -394,17 +517,20 @@ class ReferenceNetwork:
 
     def _deliver(self, r: int, p: int, v: int, op: int, ov: int, flit: Flit, t: int) -> None:
         net = self.net
-        self.events.append((t, 1, r, p, v, op, ov, flit.packet.tag, flit.seq))
+        # an ejection is logged in the cycle the flit crosses (a cycle after a registered
+        # grant), a flit to another router in its grant's cycle
+        self.events.append((t + self.cross * (op == LOCAL), 1, r, p, v, op, ov,
+                            flit.packet.tag, flit.seq))
         if p != LOCAL:
             up, up_port = int(net.nbr[r, p]), int(net.nbr_port[r, p])
             back = int(net.delay[r, p]) if self.credit_link else 1
             self.credit_due.setdefault(t + back, []).append((up, up_port, v))
         if op == LOCAL:
             if flit.tail:
-                self.ejected.append((t, flit.packet))
+                self.ejected.append((t + self.cross, flit.packet))
         else:
             down, port = int(net.nbr[r, op]), int(net.nbr_port[r, op])
-            self.routers[down].receive(port, ov, flit, t + int(net.delay[r, op]))
+            self.routers[down].receive(port, ov, flit, t + self.cross + int(net.delay[r, op]))
 
 
 def both_event_logs(net: Network, traffic: Traffic, cycles: int, **kw):

@@ -1,6 +1,6 @@
 """Topologies, routing functions, routers, allocators and link models by name (as BookSim2
 registers networks, routing functions, routers and allocators): the simulator core knows only
-its built-in mesh and torus, the dimension-order routing, its two routers, three
+its built-in mesh and torus, the dimension-order routing, its three routers, three
 allocators, three link models and two sources; a system package registers its own topologies and routings
 (RailX registers ``hyperx``, ``railx-torus``, ``dragonfly`` and its minimal routing from its
 own package). Each behaviour of the RailX authors' simulator that the ``vct`` router lacks is
@@ -12,7 +12,7 @@ unknown name is one :class:`.errors.NetworkError` line listing the registered on
 kind's default is held once, by the entry registered with ``default=True``
 (:func:`default`). Routers, allocators and link models are *choices*: an entry with the
 ``code`` the compiled kernel switches on and the ``fields`` the reference model reads (a
-router's ``bypass`` and ``credit``, see :mod:`models.common.netsim`).
+router's ``bypass``, ``credit``, ``cross`` and ``needs``, see :mod:`models.common.netsim`).
 
 A sweep point names its topology; the spec's other keys are the builder's parameters. The
 point also carries the *provider* (the module that registered the topology), so a worker
@@ -29,7 +29,7 @@ from typing import Callable
 from .errors import NetworkError
 
 __all__ = ["TopologyEntry", "RoutingEntry", "Choice", "register_topology", "register_routing",
-           "register_choice", "topology", "routing", "topologies", "routings", "provider",
+           "register_choice", "check_router", "topology", "routing", "topologies", "routings", "provider",
            "load_provider", "choice", "choices", "default", "KINDS"]
 
 # the kinds of choice the simulator takes by name (spec key and CLI option of the same name)
@@ -116,7 +116,9 @@ def register_routing(name: str, compile_tables: Callable, *, topologies=(), doc:
 def register_choice(kind: str, name: str, code: int, doc: str, *, default: bool = False,
                     **fields) -> None:
     """Register a router, allocator, link model or source (``kind``) under ``name``; one
-    entry of a kind is its ``default``."""
+    entry of a kind is its ``default``. A router's ``cross`` (cycles from a switch grant to
+    the flit's crossing, 1 only for the registered router's rules) is 0 and its ``needs``
+    (see :func:`check_router`) None unless given."""
     if kind not in _CHOICES:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     _check_name(name)
@@ -126,6 +128,8 @@ def register_choice(kind: str, name: str, code: int, doc: str, *, default: bool 
                          f"{default_name(kind)!r}")
     if any(e.code == code for n, e in entries.items() if n != name):
         raise ValueError(f"{kind} {name!r}: kernel code {code} is taken")
+    if kind == "router":
+        fields = {"cross": 0, "needs": None, **fields}
     entries[name] = Choice(kind, name, int(code), doc, default, tuple(sorted(fields.items())))
 
 
@@ -206,12 +210,17 @@ def routings(topology_name: str | None = None) -> tuple[str, ...]:
 
 register_choice("router", "pipelined", 0,
                 "input-queued VC router, VC allocation then switch allocation a cycle later, "
-                "credits back after the link delay (the router RTL's contract)", default=True,
-                bypass=False, credit="link")
+                "credits back after the link delay (the textbook router)",
+                default=True, bypass=False, credit="link")
 register_choice("router", "vct", 1,
                 "ideal virtual cut-through router (RailX §6.1): route, VC and switch "
                 "allocation and traversal in one cycle, credits back the next cycle",
                 bypass=True, credit="next")
+register_choice("router", "registered", 2,
+                "the router RTL's: VC requests formed a cycle ahead, switch allocation "
+                "speculating beside VC allocation, registered grants (a flit crosses the "
+                "cycle after its grant)", bypass=False, credit="link", cross=1,
+                needs=(1, ("separable", "wavefront"), ("shared",)))
 register_choice("allocator", "separable", 0,
                 "switch allocation: separable round robin, input first", default=True)
 register_choice("allocator", "wavefront", 1,
@@ -235,6 +244,20 @@ register_choice("source", "fifo", 0,
 register_choice("source", "open", 1,
                 "no FIFO: each queued packet takes its own local VC (as many as a chip has "
                 "output links, at most) and competes for its route on its own (CNSim's)")
+
+
+def check_router(router: Choice, allocator: str, links: str, lanes: int) -> None:
+    """Refuse, in one :class:`.errors.NetworkError` line naming the router and what it
+    needs, a router whose ``needs`` (the most lanes a port may have, the allocators and the
+    link models it is built for) the others break; ``lanes``: the widest port's."""
+    if router.needs is None:
+        return
+    most, allocators, models = router.needs
+    if lanes > most or allocator not in allocators or links not in models:
+        raise NetworkError(f"router {router.name!r} needs ports of at most {most} lane, "
+                           f"allocator {' or '.join(allocators)}, links "
+                           f"{' or '.join(models)} (given {lanes} lane{'s' * (lanes != 1)}, "
+                           f"{allocator}, {links})")
 
 
 def provider(name: str) -> str:

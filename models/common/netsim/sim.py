@@ -206,6 +206,7 @@ class Simulator:
         alloc, rtr, lnk, src = (registry.choice(kind, name) for kind, name in
                                 (("allocator", allocator), ("router", router),
                                  ("links", links), ("source", source)))
+        registry.check_router(rtr, alloc.name, lnk.name, int(net.width.max()))
         self.allocator, self.router, self.links, self.source = \
             alloc.name, rtr.name, lnk.name, src.name
         nlinks = net.link_counts()
@@ -265,6 +266,13 @@ class Simulator:
             # VCs holding a head without an output VC, one bit each (p * V + v)
             "vaw": np.zeros((R, (P * V + 63) // 64), np.uint64),
             "act": np.zeros((R, (P * V + 63) // 64), np.uint64),  # VCs with an output VC
+            # the registered router: each input VC's VC request for the next cycle (output
+            # port * V + output VC, plus 1; 0 none), and the grants of the last cycle it
+            # was visited in (output port * V + output VC | tail << 20; how many; the cycle)
+            # whose flits cross, taking their credit, in the cycle after
+            "rq": np.zeros((R, P * V), np.int32),
+            "dfl": np.zeros((R, P), np.int32), "dn": np.zeros(R, np.int32),
+            "dcyc": np.zeros(R, np.int64),
             # the packet pool, one 32-byte record per packet (kernel.PK_*; pk_dst, ...
             # below are views)
             "pk": np.zeros((cap, K.PK_FIELDS), np.int64),
@@ -333,10 +341,11 @@ class Simulator:
         st["link_busy"] = np.zeros((R, P), np.int32)
         st.update(K.scratch(R, P, V, net.width))
         self.state = st
-        self.cfg = np.zeros(17, np.int64)
+        self.cfg = np.zeros(18, np.int64)
         self.cfg[K.C_CLS], self.cfg[K.C_VINJ], self.cfg[K.C_SOURCE] = Vb, VI, src.code
         self.cfg[K.C_ALLOC] = alloc.code
         self.cfg[K.C_BYPASS] = int(rtr.bypass)
+        self.cfg[K.C_CROSS] = int(rtr.cross)
         self.cfg[K.C_LINKS] = lnk.code
         self.cfg[[K.C_VCS, K.C_BUF, K.C_LEN, K.C_MODE, K.C_SEED, K.C_CHECK, K.C_WATCHDOG,
                   K.C_EVERY, K.C_LOGCAP]] = [V, buffer, length, traffic.mode, self.seed,

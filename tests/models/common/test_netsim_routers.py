@@ -2,9 +2,11 @@
 holds (and refuses others in one line that lists them); the ideal virtual cut-through router
 and the parallel link model equal their reference event for event; directed cases pin the
 VCT router's rules (one cycle per router, a second packet right behind the first in one VC,
-the credit round trip) and the parallel links' (one packet per link, its lanes only); every
-routing the registry offers is deadlock free under every router, and the watchdog still
-fires on one that is not."""
+the credit round trip) and the parallel links' (one packet per link, its lanes only), and
+the registered router's by the router RTL's timing diagram (cycles per hop, a credit to the
+output in three cycles, an output VC's two idle cycles between packets, a void speculative
+grant); every routing the registry offers is deadlock free under every router, and the
+watchdog still fires on one that is not."""
 
 import itertools
 
@@ -28,10 +30,21 @@ SMALL = {
     "railx-torus": {"m": 2, "n": 2, "R": 8},
     "dragonfly": {"m": 2, "n": 1, "R": 10, "groups": 5, "group_size": 3},
 }
+# what the registered router needs of them: one lane per port (RailX's chip-to-chip links as
+# one link of one lane, one flit a cycle injected)
+ONE_LANE = {"hyperx": {"inject": 1},                      # k = 1, n = 1: one lane
+            "railx-torus": {"mesh_width": 1, "inject": 1},
+            "dragonfly": {"mesh_width": 1, "inject": 1}}
+
+
+def runs(router, allocator, links):
+    """The router takes this allocator and link model (the registered router: separable or
+    wavefront, shared links)."""
+    return router != "registered" or (allocator != "age" and links == "shared")
 
 
 def test_the_registry_holds_the_routers_allocators_and_link_models():
-    assert registry.choices("router") == ("pipelined", "vct")
+    assert registry.choices("router") == ("pipelined", "vct", "registered")
     assert registry.choices("allocator") == ("separable", "wavefront", "age")
     assert registry.choices("links") == ("shared", "parallel", "perlink")
     assert registry.choices("source") == ("fifo", "open")
@@ -69,7 +82,13 @@ def test_every_registered_name_resolves_and_runs():
         set(registry.choices("source"))
     for names in combos:
         spec = {"topology": "mesh", "k": 3, "vcs": 2, **dict(zip(registry.KINDS, names))}
-        rows[names] = run_point(point(spec, "uniform", 0.3, warmup=50, window=100, drain=400))
+        pt = point(spec, "uniform", 0.3, warmup=50, window=100, drain=400)
+        if not runs(*names[:3]):
+            with pytest.raises(NetworkError, match=f"^router {names[0]!r} needs ports of at "
+                               "most 1 lane, allocator separable or wavefront, links shared"):
+                run_point(pt)
+            continue
+        rows[names] = run_point(pt)
         assert rows[names]["delivered_packets"] > 20
     # the routers differ (one cycle per router against two), so the names were not ignored
     assert rows[("vct", "separable", "shared", "fifo")]["latency_mean"] < \
@@ -87,9 +106,14 @@ def test_every_routing_is_deadlock_free_under_every_router_and_the_watchdog_fire
             net = build({"topology": topo, **SMALL[topo], "routing": name})
             assert check_deadlock_free(net, net.vcs) is None, (name, topo)
             for router in registry.choices("router"):
-                tr = Traffic.make("uniform", net.coords, net.grid)
-                sim = Simulator(net, tr, rate=0.9 * net.inject_width, router=router,
-                                links="parallel", check=True, watchdog=300)
+                links, rnet = "parallel", net
+                if router == "registered":
+                    rnet = build({"topology": topo, **SMALL[topo], **ONE_LANE.get(topo, {}),
+                                  "routing": name})
+                    links = "shared"
+                tr = Traffic.make("uniform", rnet.coords, rnet.grid)
+                sim = Simulator(rnet, tr, rate=0.9 * rnet.inject_width, router=router,
+                                links=links, check=True, watchdog=300)
                 sim.advance(400)                   # saturated, and still moving
                 assert sim.ctr[K.K_EJ] > 0
     net = torus(4, vcs=1)                          # no dateline: a dependency cycle
@@ -203,29 +227,52 @@ def test_parallel_links_must_split_the_port():
 
 CASES = [
     ("4x4 mesh, 2 parallel 1-lane links", lambda: mesh(4, vcs=3, width=2, inject=2, delay=2),
-     "uniform", 1.4, 6, 4, 2, "separable"),
-    ("4x4 torus, dateline", lambda: torus(4, vcs=4), "transpose", 0.5, 5, 2, 1, "wavefront"),
+     "uniform", 1.4, 6, 4, 2, "separable", 150),
+    ("4x4 torus, dateline", lambda: torus(4, vcs=4), "transpose", 0.5, 5, 2, 1, "wavefront",
+     150),
 ]
+ROUTERS = [("vct", "shared", False, "fifo"), ("vct", "parallel", False, "fifo"),
+           ("pipelined", "parallel", False, "fifo"), ("vct", "perlink", False, "fifo"),
+           ("vct", "shared", True, "fifo"), ("vct", "parallel", False, "open"),
+           ("vct", "perlink", True, "open"), ("pipelined", "perlink", True, "open")]
+# the registered router on the same topologies with one lane per port, a 5x5 mesh and a RailX
+# 2D-HyperX (links of one lane), each allocator at a low rate and past saturation
+REGISTERED = [
+    ("4x4 mesh, 1 lane", lambda: mesh(4, vcs=3, delay=2), "uniform", 1.0, 6, 4, 1,
+     "separable", 150),
+    ("4x4 torus, dateline", lambda: torus(4, vcs=4), "transpose", 0.5, 5, 2, 1, "wavefront",
+     150),
+    ("5x5 mesh, low", lambda: mesh(5, vcs=2), "uniform", 0.05, 4, 3, 1, "wavefront", 400),
+    ("5x5 mesh, saturated", lambda: mesh(5, vcs=2), "uniform", 1.0, 4, 3, 1, "separable",
+     150),
+    ("RailX 2D-HyperX, 1 lane, low",
+     lambda: build({"topology": "hyperx", **SMALL["hyperx"], **ONE_LANE["hyperx"]}),
+     "uniform", 0.05, 5, 4, 1, "separable", 300),
+    ("RailX 2D-HyperX, 1 lane, saturated",
+     lambda: build({"topology": "hyperx", **SMALL["hyperx"], **ONE_LANE["hyperx"],
+                    "rail_delay": 3}), "transpose", 1.0, 5, 4, 1, "wavefront", 150),
+]
+PAIRS = [c + r for r in ROUTERS for c in CASES] + \
+    [c + ("registered", "shared", False, "fifo") for c in REGISTERED] + \
+    [REGISTERED[0] + ("registered", "shared", False, "open")]
 
 
-@pytest.mark.parametrize("name,make,pattern,rate,buffer,length,nl,allocator", CASES,
-                         ids=[c[0] for c in CASES])
-@pytest.mark.parametrize("router,links,age,source", [
-    ("vct", "shared", False, "fifo"), ("vct", "parallel", False, "fifo"),
-    ("pipelined", "parallel", False, "fifo"), ("vct", "perlink", False, "fifo"),
-    ("vct", "shared", True, "fifo"), ("vct", "parallel", False, "open"),
-    ("vct", "perlink", True, "open"), ("pipelined", "perlink", True, "open")])
+@pytest.mark.parametrize(
+    "name,make,pattern,rate,buffer,length,nl,allocator,cycles,router,links,age,source", PAIRS,
+    ids=[f"{p[0]}-{p[9]}-{p[10]}{'-age' if p[11] else ''}-{p[12]}" for p in PAIRS])
 def test_kernel_equals_reference_for_every_router_and_link_model(
-        name, make, pattern, rate, buffer, length, nl, allocator, router, links, age, source):
+        name, make, pattern, rate, buffer, length, nl, allocator, cycles, router, links, age,
+        source):
     """Each router x link model, and each of the paper router's switches (per-link VCs, age
-    allocation, the open source) alone and together."""
+    allocation, the open source) alone and together; the registered router with each
+    allocator, at a low rate and saturated."""
     net = make()
     net.links = np.where(net.nbr >= 0, nl, 1).astype(np.int32)
     tr = Traffic.make(pattern, net.coords, net.grid, perm_seed=2)
     kw = dict(rate=rate, buffer=buffer, length=length, seed=5,
               allocator="age" if age else allocator, router=router, links=links,
               source=source)
-    a, b = both_event_logs(net, tr, 150, **kw)
+    a, b = both_event_logs(net, tr, cycles, **kw)
     assert (a[:, 1] == K.EV_SWITCH).sum() > 500
     assert a.shape == b.shape and (a == b).all()
 
@@ -235,8 +282,17 @@ def test_the_router_model_resolves_its_names():
               route_vc_lo=np.zeros((1, 1), np.int8), route_vc_hi=np.zeros((1, 1), np.int8))
     assert RouterModel(2, 1, router="vct", **kw).bypass == 1
     assert RouterModel(2, 1, **kw).bypass == 0
-    with pytest.raises(NetworkError, match="unknown router 'x'; registered: pipelined, vct"):
+    with pytest.raises(NetworkError, match="unknown router 'x'; registered: pipelined, vct, "
+                                           "registered$"):
         RouterModel(2, 1, router="x", **kw)
+    assert RouterModel(2, 1, router="registered", **kw).registered
+    for bad, what in (({"allocator": "age"}, "1 lane, age, shared"),
+                      ({"width": [1, 2]}, "2 lanes, separable, shared"),
+                      ({"links": [1, 1]}, "1 lane, separable, parallel")):
+        with pytest.raises(NetworkError, match=f"^router 'registered' needs ports of at most 1 "
+                           f"lane, allocator separable or wavefront, links shared \\(given "
+                           f"{what}\\)$"):
+            RouterModel(2, 1, router="registered", **kw, **bad)
 
 
 def test_open_source_starts_a_second_packet_on_another_link_in_the_same_cycle():
@@ -334,3 +390,95 @@ def test_ports_wider_than_the_credit_ring_holds_are_refused():
     assert sim(127).state["ports"][0, 1, K.PT_WIDTH] == 127
     with pytest.raises(NetworkError, match=r"router 0 port \d has 128 lanes, at most 127$"):
         sim(128)
+
+
+# -- the registered router: the contract of rtl/railx/router.py's docstring (its timing diagram:
+# a head written in t is VC-allocated and switch-granted in t + 1, read and crossing in t + 2,
+# on the output, the first cycle of the link, in t + 3)
+
+
+@pytest.mark.parametrize("delay,length", [(1, 4), (3, 1)])
+def test_registered_zero_load_is_two_cycles_per_router_plus_the_link(delay, length):
+    """Spaced packets on a 5x5 mesh: a head written into a router in t is granted in t + 1
+    and written into the next router in t + 2 + delay (granted there in t + 3 + delay); the
+    ejection is the crossing, t + 2 at the last router, the body one a cycle behind: from
+    creation to tail ejection 2(H + 1) + H·delay + L - 1, as many cycles as the pipelined
+    router's."""
+    k = 5
+    net = mesh(k, vcs=2, delay=delay)
+    rng = np.random.default_rng(3)
+    pairs = [(int(s), int(d)) for s, d in rng.integers(0, k * k, size=(20, 2)) if s != d]
+    rows = [(i * 100, s, d, length) for i, (s, d) in enumerate(pairs)]
+    ev = events(net, rows, len(rows) * 100 + 100, buffer=4, length=length,
+                router="registered")
+    for i, (s, d) in enumerate(pairs):
+        hops = abs(s // k - d // k) + abs(s % k - d % k)
+        tag = (s << 32) | sum(1 for s2, _ in pairs[:i] if s2 == s)
+        heads = ev[(ev[:, 1] == K.EV_SWITCH) & (ev[:, 7] == tag) & (ev[:, 8] == 0)]
+        hop_grants = sorted(int(t) for t, op in zip(heads[:, 0], heads[:, 5]) if op != 0)
+        assert hop_grants == [i * 100 + 1 + h * (2 + delay) for h in range(hops)]
+        assert crossing(ev, d, tag, 0, out=0) == i * 100 + hops * (2 + delay) + 2
+        assert crossing(ev, d, tag, length - 1, out=0) - i * 100 == \
+            2 * (hops + 1) + hops * delay + length - 1
+
+
+@pytest.mark.parametrize("delay", [1, 3])
+def test_registered_credit_in_t_puts_the_waiting_head_on_the_output_in_t_plus_3(delay):
+    """Buffer = packet = 4 flits, one VC: the second packet waits for the first's last credit,
+    its tail's, which router 1 sends back (high in s + 1, s its grant) over the link: it
+    arrives at router 0 in t = s + delay. The waiting head forms its request in t, is granted
+    in t + 1 and written into router 1 in t + 2 + delay (on the output in t + 3), where it is
+    granted in t + 3 + delay and ejected, crossing, in t + 4 + delay."""
+    net = mesh(2, vcs=1, delay=delay)
+    rows = [(0, 0, 1, 4), (0, 0, 1, 4)]
+    ev = events(net, rows, 80, buffer=4, length=4, router="registered")
+    s = crossing(ev, 1, 0, 3, out=0) - 1           # the ejection is logged as it crosses
+    t = s + delay
+    b = (0 << 32) | 1
+    assert crossing(ev, 0, b, 0) == t + 1
+    assert crossing(ev, 1, b, 0, out=0) == t + 4 + delay
+
+
+def test_registered_output_vc_idles_two_cycles_between_packets():
+    """Two packets 0 -> 1 in one VC, created together: the first's tail is granted in s and
+    crosses in s + 1, which frees the output VC from s + 2; the second head, behind it,
+    requests in s + 2 and is granted in s + 3, crossing in s + 4: the output VC carries
+    nothing in s + 2 and s + 3 (vct: granted in s + 1, pipelined: in s + 2)."""
+    net = mesh(2, vcs=1)
+    rows = [(0, 0, 1, 4), (0, 0, 1, 4)]
+    a, b = 0 << 32, (0 << 32) | 1
+    ev = events(net, rows, 60, buffer=8, length=4, router="registered")
+    assert crossing(ev, 0, b, 0) - crossing(ev, 0, a, 3) == 3
+    # at router 1 (ejection needs no VC) each packet's flits leave one a cycle, the gap kept
+    at1 = [crossing(ev, 1, tag, s) for tag in (a, b) for s in range(4)]
+    assert at1[:4] == list(range(at1[0], at1[0] + 4))
+    assert at1[4:] == list(range(at1[4], at1[4] + 4)) and at1[4] - at1[3] == 3
+
+
+def test_registered_sole_requester_is_granted_in_its_vc_allocation_cycle_two_contend():
+    """A column of three chips, one VC. Packet A from chip 0 to chip 2 is written into router
+    1 (input port 4, -y) in cycle 3; packet B from chip 1 to chip 2 is created there in cycle
+    3 too: both request output 3 (+y) VC 0 for cycle 4. Alone, B is VC-allocated and granted
+    the switch in cycle 4 (its speculation holds: the only requester of a free output VC).
+    Together, VC allocation grants B (round robin from requester 0) but the switch grant of
+    cycle 4, B's too (round robin from input 0), is void: neither was sure. Every grant moves
+    the pointers, and A, whose request was formed from the start of cycle 4 (the VC free),
+    requests again and wins output 3's round robin in cycle 5 (void: it holds no VC), so B
+    is granted in cycle 6; A waits for B's tail (granted 9, crossing 10, the VC free from
+    11, A granted 12)."""
+    net = mesh(3, vcs=1)
+    a, b = 0 << 32, 1 << 32
+    alone = events(net, [(3, 1, 2, 4)], 40, buffer=8, length=4, router="registered")
+    assert crossing(alone, 1, b, 0) == 4
+    for allocator in ("separable", "wavefront"):
+        ev = events(net, [(0, 0, 2, 4), (3, 1, 2, 4)], 60, buffer=8, length=4,
+                    router="registered", allocator=allocator)
+        assert crossing(ev, 0, a, 0) == 1
+        if allocator == "separable":
+            assert crossing(ev, 1, b, 0) == 6
+            assert crossing(ev, 1, b, 3) == 9 and crossing(ev, 1, a, 0) == 12
+        else:
+            # the wave front: in 4 one of the two speculative grants, void; in 5 B (now
+            # holding the VC) and A (speculating again) contend and the diagonal picks one;
+            # in 6 A has no request (formed from 5's start, the VC held) and B is alone
+            assert crossing(ev, 1, b, 0) in (5, 6)

@@ -99,7 +99,10 @@ def test_command_line_writes_curves(tmp_path):
     (["--topology", "mesh", "--seed", "99999999999999999999"], "seed must be an integer"),
     (["--topology", "mesh", "--vcs", "0"], "VCs must be in 1..16, not 0"),
     (["--router", "nope"], "argument --router: invalid choice: 'nope' (choose from "
-                           "'pipelined', 'vct')"),
+                           "'pipelined', 'vct', 'registered')"),
+    (["--topology", "hyperx", "--router", "registered"],
+     "router 'registered' needs ports of at most 1 lane, allocator separable or wavefront, "
+     "links shared (given 8 lanes, separable, shared)"),
     (["--links", "nope"], "argument --links: invalid choice: 'nope'"),
     (["--topology", "mesh", "--routing", "railx-minimal"],
      "routing 'railx-minimal' does not route a mesh; for it: dor"),
@@ -115,12 +118,13 @@ def test_command_line_help_lists_the_registered_names(tmp_path):
     proc = netsim("--help", out=tmp_path)
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
-    for option, names in (("--router", "pipelined,vct"),
+    for option, names in (("--router", "pipelined,vct,registered"),
                           ("--allocator", "separable,wavefront,age"),
                           ("--links", "shared,parallel,perlink"), ("--source", "fifo,open"),
                           ("--routing", "dor,railx-minimal")):
         assert f"{option} {{{names}}}" in text, option
     assert "(default pipelined)" in text and "ideal virtual cut-through" in text
+    assert "registered: the router RTL's" in text
 
 
 def test_command_line_bad_trace_and_forced_deadlock(tmp_path):

@@ -129,19 +129,18 @@ def _send_to_port_2(ctx, link, head, tail, length):
 
 
 def test_a_credit_counts_in_the_cycle_it_arrives():
-    """The contract's credit timing at the switch: a credit arriving on an output in cycle t
-    counts for that cycle's allocation. Output 2 (depth 2, V = 1) is left without credits
-    by a one-flit packet and the head of a two-flit packet whose head says one flit (VC
-    allocation lets it through on one credit); its body flit waits for a credit, and the
-    one returned in cycle t puts it on the output in t + 1 (an output VC with no credit
-    left takes the returned one without waiting for the count to be registered)."""
+    """The contract's credit timing: a credit arriving on an output in cycle t counts for
+    the VC requests formed in cycle t. Output 2 (depth 2, V = 1) is left without credits by
+    a two-flit packet; a one-flit packet behind it waits, and the credit returned in cycle
+    t has it granted in t + 1 and on the output in t + 3 (t + 4 if the credit were
+    registered before it counts)."""
     dut = Router(ports=5, vcs=1, depth=2, data=16, dst_width=2, packet=2)
 
     async def bench(ctx):
         await ctx.tick().repeat(2)
         i, o, out = dut.i[1], dut.o[2], []
-        # the one-flit packet, gone before the others come (the input VC holds two flits)
-        for head, tail, length, gap in ((1, 1, 1, 4), (1, 0, 1, 0), (0, 1, 0, 0)):
+        # the two-flit packet, gone before the third flit comes (the input VC holds two)
+        for head, tail, length, gap in ((1, 0, 2, 0), (0, 1, 0, 4), (1, 1, 1, 0)):
             _send_to_port_2(ctx, i, head, tail, length)
             await ctx.tick()
             out.append(ctx.get(o.valid))
@@ -157,8 +156,12 @@ def test_a_credit_counts_in_the_cycle_it_arrives():
         ctx.set(o.credit, 1)
         await ctx.tick()
         ctx.set(o.credit, 0)
-        assert ctx.get(o.valid) and ctx.get(o.flit.tail), \
-            "the body flit did not cross in the cycle its credit came back"
+        late = []
+        for _ in range(4):
+            late.append(bool(ctx.get(o.valid)))
+            await ctx.tick()
+        assert late == [False, False, True, False], \
+            f"the waiting packet left {late} after the credit came back, not in t + 3"
         assert ctx.get(dut.error) == 0
 
     run_sync(bench, dut=dut)
@@ -169,8 +172,8 @@ def test_cut_through_needs_the_whole_packet_counted_after_a_send(length):
     """Virtual cut-through at its boundary, right after flits left: output 2 (depth 4,
     V = 1) keeps 2 credits after a two-flit packet crossed. A packet of 2 flits behind it
     fits exactly and leaves without a credit back; one of 3 waits (its head never leaves)
-    until one credit comes back in some cycle t, which counts in that cycle's VC allocation:
-    the head is switched in t + 1 and on the output in t + 2."""
+    until one credit comes back in some cycle t, which counts in that cycle's VC requests:
+    the head is granted the switch in t + 1 and on the output in t + 3."""
     dut = Router(ports=5, vcs=1, depth=4, data=16, dst_width=2, packet=4)
 
     async def bench(ctx):
@@ -198,8 +201,8 @@ def test_cut_through_needs_the_whole_packet_counted_after_a_send(length):
         for _ in range(4):
             late.append(bool(ctx.get(o.valid) and ctx.get(o.flit.head)))
             await ctx.tick()
-        assert late == [False, True, False, False], \
-            f"the head left {late} after the credit came back, not in t + 2"
+        assert late == [False, False, True, False], \
+            f"the head left {late} after the credit came back, not in t + 3"
         assert ctx.get(dut.error) == 0
 
     run_sync(bench, dut=dut)
