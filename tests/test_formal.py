@@ -84,5 +84,16 @@ def test_a_propertys_engine_options_reach_smtbmc():
     assert "\nsmtbmc yices\n" in _sby_text("bmc", 8)
     assert "\nsmtbmc --nomem --syn yices\n" in _sby_text("bmc", 8, "yices", "--nomem --syn")
     deep = {p.name for p in PROPERTIES if p.engine}
-    assert deep == {"no_flit_into_full_vc", "packets_contiguous", "vct_whole_packet_credit",
-                    "fits_are_the_count"}
+    assert deep == {"no_flit_into_full_vc", "packets_contiguous", "vct_whole_packet_credit"}
+
+
+def test_a_controls_skip_reaches_sby():
+    """A control's ``mutant_skip`` is sby's ``skip`` option of the control's job only; a job
+    without one has no such line, and a skip leaves at least one step to check."""
+    from aifabric.cosim.formal import _sby_text
+    from aifabric.cosim.formal.router import PROPERTIES
+    assert "\ndepth 9\nskip 8\n\n[engines]" in _sby_text("bmc", 9, skip=8)
+    assert "skip" not in _sby_text("bmc", 9)
+    skipped = {p.name for p in PROPERTIES if p.mutant_skip}
+    assert skipped == {"no_flit_into_full_vc", "vct_whole_packet_credit"}
+    assert all(p.mutant_skip < p.mutant_depth for p in PROPERTIES)

@@ -92,7 +92,10 @@ class Property:
     ``mode`` is ``"prove"`` (k-induction: an unbounded proof) or ``"bmc"`` (every trace of
     ``depth`` cycles from reset); ``depth`` is the induction length or the BMC bound. The
     negative control builds the block with the planted bug ``mutant`` and runs BMC to
-    ``mutant_depth`` cycles, which must find a counter-example."""
+    ``mutant_depth`` cycles, which must find a counter-example; with ``mutant_skip`` its
+    assertion is checked only from that step on (sby's ``skip``: the earlier steps are still
+    unrolled, so the trace starts at reset), where a planted bug is out of reach before that
+    step and proving the earlier steps clean would cost more than finding it."""
     block: str
     name: str
     promise: str
@@ -102,6 +105,7 @@ class Property:
     build: Callable            # build(params, mutant: bool) -> Harness
     mutant: str
     mutant_depth: int = 12
+    mutant_skip: int = 0
     ci: bool = False           # part of `make test`'s subset
     solver: str = "yices"      # the SMT solver yosys-smtbmc runs (any it supports)
     # yosys-smtbmc's options, e.g. "--nomem --syn": memories as registers and the design
@@ -193,9 +197,11 @@ def _rtlil(prop: Property, mutant: bool) -> str:
     return rtlil.convert(m, ports=[])
 
 
-def _sby_text(mode, depth, solver="yices", engine="", top="top"):
-    """A SymbiYosys job over ``top.il``, its module ``top``."""
-    return (f"[options]\nmode {mode}\ndepth {depth}\n\n"
+def _sby_text(mode, depth, solver="yices", engine="", top="top", skip=0):
+    """A SymbiYosys job over ``top.il``, its module ``top``; assertions checked from step
+    ``skip`` on."""
+    skip_line = f"skip {skip}\n" if skip else ""
+    return (f"[options]\nmode {mode}\ndepth {depth}\n{skip_line}\n"
             f"[engines]\nsmtbmc {engine + ' ' if engine else ''}{solver}\n\n"
             f"[script]\nread_rtlil top.il\nprep -top {top}\n\n"
             f"[files]\ntop.il\n")
@@ -211,7 +217,8 @@ def run(prop: Property, *, mutant=False, out_dir=FORMAL_DIR, timeout=None) -> Re
     src = out_dir / "src" / job
     src.mkdir(parents=True, exist_ok=True)
     (src / "top.il").write_text(_rtlil(prop, mutant))
-    (src / "job.sby").write_text(_sby_text(mode, depth, prop.solver, prop.engine))
+    skip = prop.mutant_skip if mutant else 0
+    (src / "job.sby").write_text(_sby_text(mode, depth, prop.solver, prop.engine, skip=skip))
     workdir = out_dir / job
     env = dict(os.environ)
     env["PATH"] = f"{bindir.resolve()}{os.pathsep}{_bin_dir()}{os.pathsep}{env.get('PATH', '')}"
