@@ -682,7 +682,11 @@ class Router(wiring.Component):
                 m.d.comb += sent.eq(sel.any() & out_vc[w])
                 m.d.sync += credit[q][w].eq((avail[q][w] - sent)[:cb])
                 a = avail[q][w]
-                clamp = [Mux(ge_const(a, L + 1 - k), L, (a - 1 + k)[:lb]) for k in range(3)]
+                # the count less one, the count, the count plus one (unsigned: less one is
+                # plus all ones), each clamped at the longest packet
+                less = (a + Const((1 << cb) - 1, cb))[:lb]
+                clamp = [Mux(ge_const(a, L + 1 - k), L, x)
+                         for k, x in enumerate((less, a[:lb], (a + 1)[:lb]))]
                 m.d.sync += [fits[q][w][0].eq(Mux(sent, clamp[0], clamp[1])),
                              fits[q][w][1].eq(Mux(sent, clamp[1], clamp[2]))]
                 with m.If(sent & out_tail):
