@@ -66,6 +66,7 @@ DENSITIES = (0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 DENSITY_WEIGHTS = (0.2, 0.2, 0.2, 0.2, 0.1, 0.1)
 ERRORS = {"short": 0b001, "long": 0b010, "overflow": 0b100}
 BACK_TO_BACK = 22   # matrices queued back to back
+HELD = 3           # final steps held on purpose among them
 STREAM = 8          # quantised matrices streamed with the output always ready
 
 
@@ -478,15 +479,33 @@ async def back_to_back_frames(dut):
     during_run = 0                # load beats taken while a matrix is decomposed
     busy = h.io.reader("busy")
     finished = False
-    limit = sum(4 * (len(e) + n + 10) for e in expects) + 1000
+    # the corner drawn on purpose, not left to the draws: ready is held low from the step
+    # before the final one of matrices 1, 3, 5 (by the golden step counts), until a frame
+    # has waited 2 cycles behind that final step, or for ``hold_max`` cycles (long enough
+    # for the frame loading into the second bank to finish: the one after it then waits)
+    ends = np.cumsum([len(e) for e in expects if len(e)])     # steps taken at each end
+    hold_max = 2 * (n // h.rows) + 20
+    held, forced, hold, waited = 0, 0, 0, 0
+    limit = sum(4 * (len(e) + n + 10) for e in expects) + HELD * hold_max + 1000
 
     def until(t: int) -> bool:
         nonlocal dones, was_done, idle_before, overlaps, during_run, finished
+        nonlocal held, forced, hold, waited
         done = bool(h.done())
         dones += done and not was_done
-        if h.load_valid and not h.load_ready and h.steps_valid \
-                and h._steps_bits()[0] == "1":          # ``last``: the payload's top bit
+        final = h.steps_valid and h._steps_bits()[0] == "1"    # ``last``: the top bit
+        if h.load_valid and not h.load_ready and final:
             overlaps += 1
+            waited += hold > 0
+        if hold:
+            hold -= 1
+            if not hold or waited >= 2:
+                forced += waited >= 2
+                hold = 0
+                h.set_stimulus(enabled=True)
+        elif held < HELD and len(h.beats) == ends[2 * held + 1] - 1:
+            held, hold, waited = held + 1, hold_max, 0
+            h.set_stimulus(enabled=False)
         during_run += bool(h.load_valid and h.load_ready and busy())
         was_done = done
         # idle at the previous sample too: the last beat's handshake has been registered;
@@ -510,13 +529,14 @@ async def back_to_back_frames(dut):
         assert [(p, wt) for p, wt, _ in steps] == \
             [(list(map(int, p)), int(wt)) for p, wt in expect], f"matrix {k}"
     assert dones == len(mats), f"done rose {dones} times for {len(mats)} matrices"
+    assert forced == HELD, f"a frame waited behind {forced} of {HELD} held final steps"
     assert overlaps >= 5, f"only {overlaps} cycles with a frame waiting behind a final step"
     # the second bank: frames load while the matrix before them is decomposed (small N has
     # many runs shorter than a load, so a fifth of the beats is the floor)
     beats = len(mats) * (n // h.rows)
     assert during_run >= beats // 5, f"only {during_run} of {beats} beats loaded during a run"
     h.finish("back_to_back_frames", transactions=h.logs[0].beats + h.logs[1].beats,
-             beats_during_run=during_run)
+             beats_during_run=during_run, final_step_waits=overlaps)
 
 
 @cocotb.test()
