@@ -1226,7 +1226,8 @@ _SHAPED: dict = {}
 
 def kernel_for(cfg: np.ndarray, state: dict):
     """:func:`run` compiled for this state's shape and ``cfg``'s router (:func:`_make_run`),
-    one per shape in a process."""
+    one per shape in a process. It holds them as constants: the state's arrays and
+    ``cfg[KIND]`` must not change after (the :class:`~.sim.Simulator` never changes them)."""
     key = ((state["ports"].shape[1], state["vc"].shape[2], state["buf"].shape[3],
             state["cred_ring"].shape[3]), tuple(int(cfg[i]) for i in KIND))
     if key not in _SHAPED:
