@@ -22,6 +22,9 @@ def _netsim():
     from aifabric.models.common.netsim import mesh
     from aifabric.models.common.netsim.sim import simulate
     simulate(mesh(2), "uniform", 0.1, warmup=10, window=20, drain=50)
+    # a network of SHAPED_MIN_ROUTERS chips or more runs on a kernel compiled for its shape
+    # and router: the 16x16 mesh's (2 VCs, the default router), the speed targets' network
+    simulate(mesh(16, vcs=2), "uniform", 0.1, warmup=0, window=10, drain=0)
 
 
 def _bvn():
@@ -54,7 +57,8 @@ def _packetsim():
 
 
 ENGINES = {
-    "netsim": (_netsim, "the cycle-level network simulator (make netsim, RailX figures)"),
+    "netsim": (_netsim, "the cycle-level network simulator (make netsim, RailX figures), "
+                        "generic and for the 16x16 mesh"),
     "bvn": (_bvn, "Chronos' BvN decompositions: exact, wavefront, fast"),
     "packet": (_packet, "Chronos' fluid and DCQCN packet baselines"),
     "roce": (_roce, "the RoCE (HPCC/DCQCN) packet simulator"),

@@ -27,7 +27,9 @@ as possible:
 - array indices are compiled without numba's fix-up of negative ones
   (:func:`nonnegative_indices`);
 - the route tables are packed, one entry per (router, row, destination), rows shared by
-  the VCs that route alike (``vrow``, see :func:`models.common.netsim.sim.route_table`).
+  the VCs that route alike (``vrow``, see :func:`models.common.netsim.sim.route_table`);
+- a large network runs on a kernel compiled for its shape and router (:func:`kernel_for`,
+  :func:`_make_run`): its array strides and router settings are constants.
 
 A router's cycle is the reference model's phases, one function each, inlined into
 :func:`run`'s loop: :func:`_credit_arrival`, :func:`_inject`, :func:`_vc_allocate`, switch
@@ -59,8 +61,9 @@ import contextlib
 import numba
 import numpy as np
 from llvmlite import ir
-from numba.core import types
+from numba.core import cgutils, types
 from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 from .traffic import MODE_TRACE, destination, gap, uniform
 
@@ -92,6 +95,8 @@ PT_FIELDS = 8
 # status codes
 OK, DEADLOCK, CONSERVATION, CREDIT, CONTIGUITY, CAPACITY, LOGFULL = range(7)
 EV_INJECT, EV_SWITCH = 0, 1
+# the cfg entries a shaped kernel holds as constants (:func:`kernel_for`)
+KIND = (C_ALLOC, C_CHECK, C_BYPASS, C_LINKS, C_CLS, C_CROSS)
 INF = np.int64(1) << 62
 
 
@@ -677,16 +682,15 @@ def _deliver(t, cross, r, op, ov, sid, sq_t, V, B, w0, w1, check, links, Vb, ctr
 
 
 @numba.njit(cache=True, inline="always")
-def _cross(t, slot, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt, buf, vc, occ, wake,
+def _cross(t, slot, r, p, v, op, kc, ctr, ports, link_busy, vrow, rt, buf, vc, occ, wake,
            cred_ring, cmask, pend, vaw, act, pk, free, ev, util, vsent, hist, sa_in):
     """A switch grant of input p VC v to output ``op``: the VC's round-robin successor
     becomes the input's first choice, the flit traverses (:func:`_traverse`) and is
     delivered (:func:`_deliver`). Returns the flit's sequence | tail << 15 | length << 16,
-    or -1 if an invariant failed. (Its settings come from ``cfg``: a call of more than 30
-    arguments is compiled as one of ``*args``, which numba cannot inline.)"""
-    V, B, check, logcap = cfg[C_VCS], cfg[C_BUF], cfg[C_CHECK], cfg[C_LOGCAP]
-    w0, w1, links, Vb = cfg[C_W0], cfg[C_W1], cfg[C_LINKS], cfg[C_CLS]
-    cross = cfg[C_CROSS]
+    or -1 if an invariant failed. (Its settings come in one tuple ``kc``, built by
+    :func:`run`, constants in a shaped kernel: a call of more than 30 arguments is compiled
+    as one of ``*args``, which numba cannot inline.)"""
+    V, B, check, logcap, w0, w1, links, Vb, cross = kc
     sa_in[r, p] = _wrap(v + 1, V)
     ov = vc[r, p, v, V_OV]
     sid, sq_t = _traverse(t, t + cross if op == 0 else t, slot, r, p, v, op, V, B, logcap,
@@ -900,15 +904,17 @@ def nonnegative_indices():
                 arrayobj.fix_integer_index = _FIX[0]
 
 
-def compile_run(args: tuple) -> None:
-    """Compile :func:`run` for these arguments (or load it from numba's on-disk cache)
-    inside :func:`nonnegative_indices`, unless this process has it already. The cache does
+def compile_run(args: tuple, kern=None) -> None:
+    """Compile :func:`run` (or ``kern``, a shaped one from :func:`kernel_for`) for these
+    arguments, or load it from numba's on-disk cache, inside :func:`nonnegative_indices`,
+    unless this process has it already. The cache does
     not know how a function was compiled: a first call of ``run`` outside the context would
     compile, and cache for every later process, the slower code."""
+    kern = run if kern is None else kern
     sig = tuple(numba.typeof(a) for a in args)
-    if sig not in run.overloads:
+    if sig not in kern.overloads:
         with nonnegative_indices():
-            run.compile(sig)
+            kern.compile(sig)
 
 
 def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
@@ -948,204 +954,282 @@ def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
     }
 
 
-@numba.njit(cache=True, error_model="numpy", _nrt=False)
-def run(t0, t1, cfg, fcfg, ctr,
-        ports, link_busy, vrow, rt,
-        buf, vc, occ, wake, cred_ring, cmask, pend,
-        sa_in, sa_out, vaw, act, rq, dfl, dn, dcyc,
-        pk, free,
-        nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
-        tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio,
-        req_q, req_pri, req_tag, req_o, c_p, c_v, c_op, c_ok, elig, ne, best_pri, best_c, best_tag,
-        plist, maxw, wf_v, wf_row, wf_col, vsent, used, lanes_in, out_done, pidx, vidx,
-        spec, spm, gl):
-    """Simulate cycles t0 .. t1-1. Returns the cycle it stopped at (t1, or the cycle an
-    invariant failed; ``ctr[K_STATUS]`` says which). The arrays after ``wf_prio`` are
-    :func:`scratch`'s.
+@intrinsic
+def _shaped(typingctx, a, shape):
+    """The C-contiguous array a viewed with the shape ``shape`` (a's own, given again): an
+    index's strides are computed from the shape, so a shape of constants compiles every
+    access with constant strides."""
+    if not isinstance(a, types.Array) or a.layout != "C" or \
+            not isinstance(shape, types.BaseTuple) or len(shape) != a.ndim:
+        return None
 
-    Compiled without numba's reference counting (``_nrt=False``): the phases are inlined
-    into this loop, and each array a phase takes would otherwise be counted in and out on
-    every router visit (an atomic add each way), which made a split kernel run at a sixth
-    of the speed; so run() allocates nothing (its working arrays come from :func:`scratch`)
-    and every array it touches belongs to the caller."""
-    R, P = ports.shape[0], ports.shape[1]
-    V, B = cfg[C_VCS], cfg[C_BUF]
-    check = cfg[C_CHECK]
-    D1 = cred_ring.shape[3]
-    wavefront = cfg[C_ALLOC] == 1
-    age = cfg[C_ALLOC] == 2
-    bypass = cfg[C_BYPASS]                  # 1: a head may cross in the cycle it is allocated
-    links, Vb = cfg[C_LINKS], cfg[C_CLS]    # link model, VCs of one link
-    cross = cfg[C_CROSS]                    # 1: the registered router (its phases below)
-    w0, w1, logcap = cfg[C_W0], cfg[C_W1], cfg[C_LOGCAP]
-    # out_done's stamps count from 0 again in every call; elig and ne start clear
-    stamp = 0
-    for p in range(P):
-        out_done[p], ne[p] = 0, 0
-        for v in range(V):
-            elig[p, v] = False
-    for t in range(t0, t1):
-        slot = t % D1
-        for r in range(R):
-            # a router is visited when credits arrive, its source has a packet due or is
-            # injecting one, or ``wake`` says it may act: the cycle after one it acted in
-            # while it holds flits, else the earliest cycle a buffered front flit becomes
-            # ready (a flit written into it lowers its wake to the flit's ready cycle);
-            # every other change to what it can do (an output VC or link freed, buffer
-            # room) comes from its own acting
-            if wake[r] > t and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
-                continue
-            acted = False
-            if cross and dn[r] > 0 and dcyc[r] < t - 1:
-                # grants of a cycle it was not visited after: their flits have crossed
-                if not _apply_crossed(r, V, check, vc, dfl, dn, ctr):
+    def codegen(context, builder, signature, args):
+        aty = signature.args[0]
+        src = make_array(aty)(context, builder, args[0])
+        dst = make_array(aty)(context, builder)
+        dims = [context.cast(builder, d, t, types.intp) for d, t in
+                zip(cgutils.unpack_tuple(builder, args[1]), signature.args[1])]
+        size = context.get_constant(types.intp,
+                                    context.get_abi_sizeof(context.get_data_type(aty.dtype)))
+        strides, step = [], size
+        for d in reversed(dims):
+            strides.insert(0, step)
+            step = builder.mul(step, d)
+        populate_array(dst, data=src.data, shape=dims, strides=strides, itemsize=size,
+                       meminfo=src.meminfo, parent=src.parent)
+        return dst._getvalue()
+    return a(a, shape), codegen
+
+
+def _make_run(shape, kind):
+    """:func:`run` compiled for one state shape and router (:func:`kernel_for`), or, with
+    zeros and -1s, for every one (``run``, the generic kernel). ``shape``: (ports, VCs per
+    port, buffer flits, credit-ring slots); ``kind``: the values of ``cfg[KIND]`` (allocator,
+    checks, bypass, link model, VCs per link, registered router). numba compiles a closure's
+    variables as constants: every index into the per-VC records, the flit buffers, the credit
+    rings and the bit masks then has constant strides instead of ones loaded from the
+    arguments (61 arrays, their shapes spilled to the stack), and the branches of the other
+    routers fold away. numba's on-disk cache keys a closure by its variables' values too, so
+    each shape is compiled once per machine."""
+    SP, SV, SB, SD1 = shape
+    SK = kind
+
+    @numba.njit(cache=True, error_model="numpy", _nrt=False)
+    def run(t0, t1, cfg, fcfg, ctr,
+            ports, link_busy, vrow, rt,
+            buf, vc, occ, wake, cred_ring, cmask, pend,
+            sa_in, sa_out, vaw, act, rq, dfl, dn, dcyc,
+            pk, free,
+            nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
+            tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio,
+            req_q, req_pri, req_tag, req_o, c_p, c_v, c_op, c_ok, elig, ne, best_pri, best_c,
+            best_tag, plist, maxw, wf_v, wf_row, wf_col, vsent, used, lanes_in, out_done,
+            pidx, vidx, spec, spm, gl):
+        """Simulate cycles t0 .. t1-1. Returns the cycle it stopped at (t1, or the cycle an
+        invariant failed; ``ctr[K_STATUS]`` says which). The arrays after ``wf_prio`` are
+        :func:`scratch`'s.
+
+        Compiled without numba's reference counting (``_nrt=False``): the phases are inlined
+        into this loop, and each array a phase takes would otherwise be counted in and out on
+        every router visit (an atomic add each way), which made a split kernel run at a sixth
+        of the speed; so run() allocates nothing (its working arrays come from :func:`scratch`)
+        and every array it touches belongs to the caller."""
+        R = ports.shape[0]
+        # the shape: a constant in a shaped kernel, else the state's own
+        P = SP if SP else ports.shape[1]
+        V = SV if SV else vc.shape[2]
+        B = SB if SB else buf.shape[3]
+        D1 = SD1 if SD1 else cred_ring.shape[3]
+        NW = (P * V + 63) // 64                 # 64-bit words of a router's VC bit set
+        ports = _shaped(ports, (R, P, PT_FIELDS))
+        link_busy, sa_in = _shaped(link_busy, (R, P)), _shaped(sa_in, (R, P))
+        sa_out, dfl, util = _shaped(sa_out, (R, P)), _shaped(dfl, (R, P)), _shaped(util, (R, P))
+        rt = _shaped(rt, (R, rt.shape[1], rt.shape[2], 4))
+        buf = _shaped(buf, (R, P, V, B, 4))
+        vc = _shaped(vc, (R, P, V, V_FIELDS))
+        cred_ring = _shaped(cred_ring, (R, P, V, D1))
+        cmask, pend = _shaped(cmask, (R, D1, NW)), _shaped(pend, (R, D1))
+        vaw, act = _shaped(vaw, (R, NW)), _shaped(act, (R, NW))
+        rq = _shaped(rq, (R, P * V))
+        elig, vsent = _shaped(elig, (P, V)), _shaped(vsent, (P, V))
+        wf_v, spm = _shaped(wf_v, (P, P)), _shaped(spm, (NW,))
+        # the router: constants in a shaped kernel
+        alloc = SK[0] if SK[0] >= 0 else cfg[C_ALLOC]
+        check = SK[1] if SK[1] >= 0 else cfg[C_CHECK]
+        bypass = SK[2] if SK[2] >= 0 else cfg[C_BYPASS]
+        links = SK[3] if SK[3] >= 0 else cfg[C_LINKS]
+        Vb = SK[4] if SK[4] >= 0 else cfg[C_CLS]
+        cross = SK[5] if SK[5] >= 0 else cfg[C_CROSS]
+        wavefront = alloc == 1
+        age = alloc == 2
+        # bypass 1: a head may cross in the cycle it is allocated; links: the link model, Vb
+        # VCs of one link; cross 1: the registered router (its phases below)
+        w0, w1, logcap = cfg[C_W0], cfg[C_W1], cfg[C_LOGCAP]
+        kc = (V, B, check, logcap, w0, w1, links, Vb, cross)      # _cross's settings
+        # out_done's stamps count from 0 again in every call; elig and ne start clear
+        stamp = 0
+        for p in range(P):
+            out_done[p], ne[p] = 0, 0
+            for v in range(V):
+                elig[p, v] = False
+        for t in range(t0, t1):
+            slot = t % D1
+            for r in range(R):
+                # a router is visited when credits arrive, its source has a packet due or is
+                # injecting one, or ``wake`` says it may act: the cycle after one it acted in
+                # while it holds flits, else the earliest cycle a buffered front flit becomes
+                # ready (a flit written into it lowers its wake to the flit's ready cycle);
+                # every other change to what it can do (an output VC or link freed, buffer
+                # room) comes from its own acting
+                if wake[r] > t and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
+                    continue
+                acted = False
+                if cross and dn[r] > 0 and dcyc[r] < t - 1:
+                    # grants of a cycle it was not visited after: their flits have crossed
+                    if not _apply_crossed(r, V, check, vc, dfl, dn, ctr):
+                        return t
+                if pend[r, slot] > 0:
+                    acted = True
+                    if not _credit_arrival(r, slot, B, check, vc, cred_ring, cmask, pend,
+                                           pidx, vidx, ctr):
+                        return t
+                wrote = _inject(t, r, cfg, fcfg, ctr, ports, vrow, rt, buf, vc, occ, vaw, pk, free,
+                                nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
+                                tr, tr_ptr, tr_end, perm, hot, ev)
+                if wrote < 0:
                     return t
-            if pend[r, slot] > 0:
-                acted = True
-                if not _credit_arrival(r, slot, B, check, vc, cred_ring, cmask, pend,
-                                       pidx, vidx, ctr):
-                    return t
-            wrote = _inject(t, r, cfg, fcfg, ctr, ports, vrow, rt, buf, vc, occ, vaw, pk, free,
-                            nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
-                            tr, tr_ptr, tr_end, perm, hot, ev)
-            if wrote < 0:
-                return t
-            acted = acted or wrote > 0
-            if occ[r] == 0:
-                # nothing buffered: only a flit or credits arriving, or its source, make it
-                # act again (the visit rule's other triggers)
-                wake[r] = INF
-                continue
-            if cross:
-                nreq = _vc_allocate_registered(t, r, V, vc, vaw, act, rq, spec, spm, pidx,
-                                               vidx, req_q, req_pri, req_tag, req_o)
-                npl, last = _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne,
-                                                    plist, vsent)
-                nc = 0
-                if npl == 1 and ne[plist[0]] == 1:
-                    # one VC requests: every allocator grants it (as below)
+                acted = acted or wrote > 0
+                if occ[r] == 0:
+                    # nothing buffered: only a flit or credits arriving, or its source, make it
+                    # act again (the visit rule's other triggers)
+                    wake[r] = INF
+                    continue
+                if cross:
+                    nreq = _vc_allocate_registered(t, r, V, vc, vaw, act, rq, spec, spm, pidx,
+                                                   vidx, req_q, req_pri, req_tag, req_o)
+                    npl, last = _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne,
+                                                        plist, vsent)
+                    nc = 0
+                    if npl == 1 and ne[plist[0]] == 1:
+                        # one VC requests: every allocator grants it (as below)
+                        p, v = pidx[last], vidx[last]
+                        op = vc[r, p, v, V_OP]
+                        if wavefront:
+                            wf_prio[r] = _wrap(wf_prio[r] + 1, P)
+                        else:
+                            sa_out[r, op] = _wrap(p + 1, P)
+                        c_p[0], c_v[0], c_op[0], c_ok[0] = p, v, op, True
+                        nc = 1
+                    elif npl > 0:
+                        for p in range(P):
+                            used[p], lanes_in[p] = 0, 0
+                        stamp += 1
+                        if wavefront:
+                            nc = _wavefront_round(r, ports, vc, sa_in, wf_prio, elig, ne, plist,
+                                                  npl, used, lanes_in, wf_v, wf_row, wf_col,
+                                                  c_p, c_v, c_op, c_ok)
+                        else:
+                            nc = _separable_round(r, False, ports, vc, buf, sa_in, sa_out, pk,
+                                                  elig, ne, plist, npl, used, lanes_in, stamp,
+                                                  out_done, best_pri, best_c, best_tag,
+                                                  c_p, c_v, c_op, c_ok)
+                    ng = 0
+                    for c in range(nc):
+                        if not c_ok[c]:
+                            continue
+                        p, v, op = c_p[c], c_v[c], c_op[c]
+                        if spec[p * V + v] == 1:
+                            # VC allocation might have refused it: void, the pointers moved
+                            sa_in[r, p] = _wrap(v + 1, V)
+                            continue
+                        ov = vc[r, p, v, V_OV]
+                        sq_t = _cross(t, slot, r, p, v, op, kc, ctr, ports, link_busy, vrow, rt,
+                                      buf, vc, occ, wake, cred_ring, cmask, pend, vaw, act, pk,
+                                      free, ev, util, vsent, hist, sa_in)
+                        if sq_t < 0:
+                            return t
+                        if op != 0:
+                            gl[ng] = (op * V + ov) | (((sq_t >> 15) & 1) << 20)
+                            ng += 1
+                    for k in range(npl):
+                        ne[plist[k]] = 0
+                        for v in range(V):
+                            elig[plist[k], v] = False
+                    _form_requests(t, r, V, vc, buf, vaw, rq, pidx, vidx, pk)
+                    _hold_granted(r, vc, spec, spm, req_o, nreq, pidx, vidx)
+                    if not _apply_crossed(r, V, check, vc, dfl, dn, ctr):
+                        return t
+                    for k in range(ng):
+                        dfl[r, k] = gl[k]
+                    dn[r], dcyc[r] = ng, t
+                    wake[r] = t + 1 if occ[r] > 0 else INF
+                    continue
+                va_acted, soon = _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act,
+                                              link_busy, ports, pk, pidx, vidx,
+                                              req_q, req_pri, req_tag, req_o)
+                acted = acted or va_acted
+                npl, soon, last = _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne,
+                                               plist, vsent, soon)
+                if npl == 0:
+                    # nothing moved: it next acts when a front flit becomes ready, a flit or
+                    # credits arrive, or its source has a packet due (the visit rule above)
+                    wake[r] = t + 1 if acted else soon
+                    continue
+                wake[r] = t + 1
+                if npl == 1 and maxw[r] == 1 and ne[plist[0]] == 1:
+                    # one VC may send and every port has one lane: each allocator grants it in
+                    # its one round, and its round-robin pointers move as in that round
                     p, v = pidx[last], vidx[last]
+                    elig[p, v] = False
                     op = vc[r, p, v, V_OP]
                     if wavefront:
                         wf_prio[r] = _wrap(wf_prio[r] + 1, P)
                     else:
                         sa_out[r, op] = _wrap(p + 1, P)
-                    c_p[0], c_v[0], c_op[0], c_ok[0] = p, v, op, True
-                    nc = 1
-                elif npl > 0:
-                    for p in range(P):
-                        used[p], lanes_in[p] = 0, 0
+                    if _cross(t, slot, r, p, v, op, kc, ctr, ports, link_busy, vrow, rt, buf, vc,
+                              occ, wake, cred_ring, cmask, pend, vaw, act, pk, free, ev, util,
+                              vsent, hist, sa_in) < 0:
+                        return t
+                    ne[p] = 0
+                    continue
+                for p in range(P):
+                    used[p], lanes_in[p] = 0, 0
+                # switch allocation in rounds, as many as the router's widest port has lanes:
+                # each round every port with a lane left wins at most one flit
+                for lane in range(maxw[r]):
                     stamp += 1
                     if wavefront:
                         nc = _wavefront_round(r, ports, vc, sa_in, wf_prio, elig, ne, plist,
                                               npl, used, lanes_in, wf_v, wf_row, wf_col,
                                               c_p, c_v, c_op, c_ok)
                     else:
-                        nc = _separable_round(r, False, ports, vc, buf, sa_in, sa_out, pk,
-                                              elig, ne, plist, npl, used, lanes_in, stamp,
-                                              out_done, best_pri, best_c, best_tag,
-                                              c_p, c_v, c_op, c_ok)
-                ng = 0
-                for c in range(nc):
-                    if not c_ok[c]:
-                        continue
-                    p, v, op = c_p[c], c_v[c], c_op[c]
-                    if spec[p * V + v] == 1:
-                        # VC allocation might have refused it: void, the pointers moved
-                        sa_in[r, p] = _wrap(v + 1, V)
-                        continue
-                    ov = vc[r, p, v, V_OV]
-                    sq_t = _cross(t, slot, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt,
-                                  buf, vc, occ, wake, cred_ring, cmask, pend, vaw, act, pk,
-                                  free, ev, util, vsent, hist, sa_in)
-                    if sq_t < 0:
-                        return t
-                    if op != 0:
-                        gl[ng] = (op * V + ov) | (((sq_t >> 15) & 1) << 20)
-                        ng += 1
+                        nc = _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig,
+                                              ne, plist, npl, used, lanes_in, stamp, out_done,
+                                              best_pri, best_c, best_tag, c_p, c_v, c_op, c_ok)
+                    if nc == 0:
+                        break
+                    for c in range(nc):
+                        if not c_ok[c]:
+                            continue
+                        p, v, op = c_p[c], c_v[c], c_op[c]
+                        lanes_in[p] += 1
+                        used[op] += 1
+                        ov = vc[r, p, v, V_OV]
+                        sq_t = _cross(t, slot, r, p, v, op, kc, ctr, ports, link_busy, vrow, rt,
+                                      buf, vc, occ, wake, cred_ring, cmask, pend, vaw, act, pk,
+                                      free, ev, util, vsent, hist, sa_in)
+                        if sq_t < 0:
+                            return t
+                        # the VC may send another flit this cycle (parallel links: while its
+                        # link has lanes left)
+                        more = ((sq_t >> 15) & 1) == 0 and vc[r, p, v, V_CNT] > 0 and \
+                            vc[r, p, v, V_READY] <= t and \
+                            (op == 0 or vc[r, op, ov, V_CRED] > 0) and \
+                            (links == 0 or op == 0 or
+                             vsent[p, v] * ports[r, op, PT_LINKS] < ports[r, op, PT_WIDTH])
+                        if elig[p, v] and not more:
+                            elig[p, v] = False
+                            ne[p] -= 1
                 for k in range(npl):
                     ne[plist[k]] = 0
                     for v in range(V):
                         elig[plist[k], v] = False
-                _form_requests(t, r, V, vc, buf, vaw, rq, pidx, vidx, pk)
-                _hold_granted(r, vc, spec, spm, req_o, nreq, pidx, vidx)
-                if not _apply_crossed(r, V, check, vc, dfl, dn, ctr):
-                    return t
-                for k in range(ng):
-                    dfl[r, k] = gl[k]
-                dn[r], dcyc[r] = ng, t
-                wake[r] = t + 1 if occ[r] > 0 else INF
-                continue
-            va_acted, soon = _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act,
-                                          link_busy, ports, pk, pidx, vidx,
-                                          req_q, req_pri, req_tag, req_o)
-            acted = acted or va_acted
-            npl, soon, last = _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne,
-                                           plist, vsent, soon)
-            if npl == 0:
-                # nothing moved: it next acts when a front flit becomes ready, a flit or
-                # credits arrive, or its source has a packet due (the visit rule above)
-                wake[r] = t + 1 if acted else soon
-                continue
-            wake[r] = t + 1
-            if npl == 1 and maxw[r] == 1 and ne[plist[0]] == 1:
-                # one VC may send and every port has one lane: each allocator grants it in
-                # its one round, and its round-robin pointers move as in that round
-                p, v = pidx[last], vidx[last]
-                elig[p, v] = False
-                op = vc[r, p, v, V_OP]
-                if wavefront:
-                    wf_prio[r] = _wrap(wf_prio[r] + 1, P)
-                else:
-                    sa_out[r, op] = _wrap(p + 1, P)
-                if _cross(t, slot, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt, buf, vc,
-                          occ, wake, cred_ring, cmask, pend, vaw, act, pk, free, ev, util,
-                          vsent, hist, sa_in) < 0:
-                    return t
-                ne[p] = 0
-                continue
-            for p in range(P):
-                used[p], lanes_in[p] = 0, 0
-            # switch allocation in rounds, as many as the router's widest port has lanes:
-            # each round every port with a lane left wins at most one flit
-            for lane in range(maxw[r]):
-                stamp += 1
-                if wavefront:
-                    nc = _wavefront_round(r, ports, vc, sa_in, wf_prio, elig, ne, plist,
-                                          npl, used, lanes_in, wf_v, wf_row, wf_col,
-                                          c_p, c_v, c_op, c_ok)
-                else:
-                    nc = _separable_round(r, age, ports, vc, buf, sa_in, sa_out, pk, elig, ne, plist, npl, used, lanes_in,
-                                          stamp, out_done, best_pri, best_c, best_tag,
-                                          c_p, c_v, c_op, c_ok)
-                if nc == 0:
-                    break
-                for c in range(nc):
-                    if not c_ok[c]:
-                        continue
-                    p, v, op = c_p[c], c_v[c], c_op[c]
-                    lanes_in[p] += 1
-                    used[op] += 1
-                    ov = vc[r, p, v, V_OV]
-                    sq_t = _cross(t, slot, r, p, v, op, cfg, ctr, ports, link_busy, vrow, rt,
-                                  buf, vc, occ, wake, cred_ring, cmask, pend, vaw, act, pk,
-                                  free, ev, util, vsent, hist, sa_in)
-                    if sq_t < 0:
-                        return t
-                    # the VC may send another flit this cycle (parallel links: while its
-                    # link has lanes left)
-                    more = ((sq_t >> 15) & 1) == 0 and vc[r, p, v, V_CNT] > 0 and \
-                        vc[r, p, v, V_READY] <= t and \
-                        (op == 0 or vc[r, op, ov, V_CRED] > 0) and \
-                        (links == 0 or op == 0 or
-                         vsent[p, v] * ports[r, op, PT_LINKS] < ports[r, op, PT_WIDTH])
-                    if elig[p, v] and not more:
-                        elig[p, v] = False
-                        ne[p] -= 1
-            for k in range(npl):
-                ne[plist[k]] = 0
-                for v in range(V):
-                    elig[plist[k], v] = False
-        if not _end_of_cycle(t, cfg, ctr, occ):
-            return t
-    return t1
+            if not _end_of_cycle(t, cfg, ctr, occ):
+                return t
+        return t1
+    return run
+
+
+run = _make_run((0, 0, 0, 0), (-1,) * len(KIND))
+_SHAPED: dict = {}
+
+
+def kernel_for(cfg: np.ndarray, state: dict):
+    """:func:`run` compiled for this state's shape and ``cfg``'s router (:func:`_make_run`),
+    one per shape in a process. It holds them as constants: the state's arrays and
+    ``cfg[KIND]`` must not change after (the :class:`~.sim.Simulator` never changes them)."""
+    key = ((state["ports"].shape[1], state["vc"].shape[2], state["buf"].shape[3],
+            state["cred_ring"].shape[3]), tuple(int(cfg[i]) for i in KIND))
+    if key not in _SHAPED:
+        _SHAPED[key] = _make_run(*key)
+    return _SHAPED[key]

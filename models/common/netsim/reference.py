@@ -533,15 +533,17 @@ class ReferenceNetwork:
             self.routers[down].receive(port, ov, flit, t + self.cross + int(net.delay[r, op]))
 
 
-def both_event_logs(net: Network, traffic: Traffic, cycles: int, **kw):
-    """The event logs of the compiled simulator (checking its invariants) and of this
+def both_event_logs(net: Network, traffic: Traffic, cycles: int, shaped: bool | None = None,
+                    **kw):
+    """The event logs of the compiled simulator (checking its invariants; ``shaped``: on a
+    kernel compiled for the network's shape, see :class:`.sim.Simulator`) and of this
     reference after ``cycles`` cycles of the same network, traffic and keywords, as two
     arrays of the same row layout (the reference's sorted): equal event for event when the
     kernel is right."""
     import numpy as np
 
     from .sim import Simulator
-    sim = Simulator(net, traffic, check=True, log=400_000, **kw)
+    sim = Simulator(net, traffic, check=True, log=400_000, shaped=shaped, **kw)
     sim.advance(cycles)
     ref = ReferenceNetwork(net, traffic, **kw)
     for _ in range(cycles):

@@ -28,6 +28,15 @@ __all__ = ["Simulator", "simulate", "Result", "DeadlockError", "InvariantError",
 
 HIST_BINS = 1 << 17
 MAX_BUFFER = 4096     # flits per VC buffer (and per packet): VC counters are 16-bit
+# a network of this many chips runs on a kernel compiled for its shape and router
+# (kernel.kernel_for; the first time a shape is seen on a machine it is compiled, later
+# processes load it from numba's cache), a smaller one on the generic kernel
+SHAPED_MIN_ROUTERS = 128
+
+
+def shaped_by_default(net: Network) -> bool:
+    """A :class:`Simulator` of this network runs on a shaped kernel unless told otherwise."""
+    return net.routers >= SHAPED_MIN_ROUTERS
 
 
 class InvariantError(RuntimeError):
@@ -178,14 +187,18 @@ class Simulator:
     model ("shared", "parallel" or "perlink", see :mod:`models.common.netsim`); ``source``:
     "fifo" or "open". The allocator "age" gives every VC and switch allocation to the oldest
     packet. The state holds :func:`vc_layout`'s V VCs per port (more than the routing's with
-    per-link VCs or an open source).
+    per-link VCs or an open source). ``shaped``: run on a kernel compiled for this state's
+    shape and router (:func:`kernel.kernel_for`; the same events, faster; a shape new to the
+    machine is compiled first), else on the generic one; None: shaped for networks of at
+    least ``SHAPED_MIN_ROUTERS`` chips.
     """
 
     def __init__(self, net: Network, traffic: Traffic, *, rate: float = 0.0, buffer: int = 16,
                  length: int = 4, seed: int = 1, check: bool = False, check_every: int = 1,
                  watchdog: int = 2000, force: bool = False, log: int = 0,
                  allocator: str | None = None, router: str | None = None,
-                 links: str | None = None, source: str | None = None) -> None:
+                 links: str | None = None, source: str | None = None,
+                 shaped: bool | None = None) -> None:
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or \
                 not 0 <= seed < 2 ** 62:
             raise NetworkError(f"seed must be an integer in 0..2^62 - 1, not {seed!r}")
@@ -354,6 +367,9 @@ class Simulator:
         self.fcfg = np.array([self.q, traffic.hot_frac], np.float64)
         self.ctr = np.zeros(17, np.int64)
         self.ctr[K.K_FREE] = cap
+        if shaped is None:
+            shaped = shaped_by_default(net)
+        self.kernel = K.kernel_for(self.cfg, st) if shaped else K.run
 
     # -- running --------------------------------------------------------------------------
     def _args(self):
@@ -365,13 +381,17 @@ class Simulator:
         have = {"cfg": self.cfg, "fcfg": self.fcfg, "ctr": self.ctr}
         return tuple(have[k] if k in have else s[k] for k in names)
 
+    def load(self) -> None:
+        """Compile the kernel, or load it from numba's on-disk cache, unless done already."""
+        if not self._compiled:
+            K.compile_run((self.t, self.t) + self._args(), self.kernel)
+            self._compiled = True
+
     def advance(self, cycles: int) -> None:
         """Simulate ``cycles`` more cycles; raise on a failed invariant or a deadlock."""
         args = (self.t, self.t + cycles) + self._args()
-        if not self._compiled:
-            K.compile_run(args)
-            self._compiled = True
-        stop = K.run(*args)
+        self.load()
+        stop = self.kernel(*args)
         self.t = stop if self.ctr[K.K_STATUS] != K.OK else self.t + cycles
         self._raise()
 
@@ -431,6 +451,7 @@ class Simulator:
             raise NetworkError("measure() runs once per Simulator: its counters describe one "
                                "window (build a new Simulator for the next point)")
         self.measured = True
+        self.load()                           # not timed: start-up, not simulation
         start, cpu_start = time.perf_counter(), time.process_time()
         w0, w1 = self.t + warmup, self.t + warmup + window
         self.cfg[K.C_W0], self.cfg[K.C_W1] = w0, w1

@@ -380,7 +380,8 @@ def test_the_index_fix_up_is_replaced_for_one_thread_at_a_time():
 def test_the_simulator_compiles_the_kernel_through_compile_run(monkeypatch):
     calls = []
     real = K.compile_run
-    monkeypatch.setattr(K, "compile_run", lambda args: calls.append(len(args)) or real(args))
+    monkeypatch.setattr(K, "compile_run",
+                        lambda args, kern=None: calls.append(len(args)) or real(args, kern))
     net = mesh(2, vcs=2)
     sim = Simulator(net, Traffic.make("uniform", net.coords, net.grid), rate=0.1)
     sim.advance(5)

@@ -255,26 +255,58 @@ REGISTERED = [
 PAIRS = [c + r for r in ROUTERS for c in CASES] + \
     [c + ("registered", "shared", False, "fifo") for c in REGISTERED] + \
     [REGISTERED[0] + ("registered", "shared", False, "open")]
+# pairs run on a kernel compiled for the network's shape and router (kernel.kernel_for), the
+# others on the generic one: the paper router's switches together (age, per-link VCs on two
+# parallel links, the open source; 6 VCs a port, 3 credit-ring slots) and the registered
+# router with the wavefront allocator; every router setting a shaped kernel holds as a
+# constant is off its default in one of them
+SHAPED = {(CASES[0][0], "vct", "perlink", True, "open"),
+          (REGISTERED[1][0], "registered", "shared", False, "fifo")}
+
+
+def _shaped(p):
+    return (p[0],) + tuple(p[9:]) in SHAPED
 
 
 @pytest.mark.parametrize(
     "name,make,pattern,rate,buffer,length,nl,allocator,cycles,router,links,age,source", PAIRS,
-    ids=[f"{p[0]}-{p[9]}-{p[10]}{'-age' if p[11] else ''}-{p[12]}" for p in PAIRS])
+    ids=[f"{p[0]}-{p[9]}-{p[10]}{'-age' if p[11] else ''}-{p[12]}"
+         f"{'-shaped' if _shaped(p) else ''}" for p in PAIRS])
 def test_kernel_equals_reference_for_every_router_and_link_model(
         name, make, pattern, rate, buffer, length, nl, allocator, cycles, router, links, age,
         source):
     """Each router x link model, and each of the paper router's switches (per-link VCs, age
     allocation, the open source) alone and together; the registered router with each
-    allocator, at a low rate and saturated."""
+    allocator, at a low rate and saturated; two of them on a shaped kernel."""
     net = make()
     net.links = np.where(net.nbr >= 0, nl, 1).astype(np.int32)
     tr = Traffic.make(pattern, net.coords, net.grid, perm_seed=2)
     kw = dict(rate=rate, buffer=buffer, length=length, seed=5,
               allocator="age" if age else allocator, router=router, links=links,
               source=source)
-    a, b = both_event_logs(net, tr, cycles, **kw)
+    shaped = (name, router, links, age, source) in SHAPED
+    assert len(SHAPED) == sum(map(_shaped, PAIRS))           # each names a pair
+    a, b = both_event_logs(net, tr, cycles, shaped=shaped, **kw)
     assert (a[:, 1] == K.EV_SWITCH).sum() > 500
     assert a.shape == b.shape and (a == b).all()
+
+
+def test_the_kernel_is_shaped_for_large_networks_one_per_shape_and_router():
+    from aifabric.models.common.netsim.sim import SHAPED_MIN_ROUTERS
+
+    def sim(k, **kw):
+        net = mesh(k, vcs=2)
+        return Simulator(net, Traffic.make("uniform", net.coords, net.grid), rate=0.1, **kw)
+
+    big = 12                                             # 144 chips
+    assert big * big >= SHAPED_MIN_ROUTERS > 11 * 11
+    assert sim(11).kernel is K.run and sim(3, shaped=False).kernel is K.run
+    a, b = sim(big), sim(3, shaped=True)
+    assert a.kernel is not K.run and b.kernel is not K.run
+    assert a.kernel is b.kernel                          # 5 ports, 2 VCs, 16 flits: one kernel
+    assert sim(big, router="vct").kernel is not a.kernel
+    assert sim(3, shaped=True, buffer=8).kernel is not a.kernel
+    assert sim(3, shaped=True, check=True).kernel is not a.kernel
 
 
 def test_the_router_model_resolves_its_names():
