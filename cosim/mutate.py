@@ -60,12 +60,12 @@ picks whose outputs leave) in the same wrapper, and judged as above; the formal 
 built from the edited source (with the copy substituted), and the equivalence checks
 compare the original with the mutant's flattened design (:func:`flatten_gate`).
 
-A system of sub-blocks from another file (the mesh's routers: ``Spec.shared``,
-``Spec.once``) is converted with those sub-blocks as instances of one module, converted
-once (:func:`_converted`), and one set of them serves every copy (:func:`build_source`);
-a mutant whose sub-blocks differ from the original's keeps its own (at most ``OWN_MAX``;
-only with ``Spec.once``: RailX's routers are one Verilog module beside the top, so such an
-edit of RailX is dropped).
+A system of sub-blocks (the routers of the mesh and of RailX, one Verilog module beside
+the top: ``Spec.shared``) has one set of them serve every copy (:func:`build_source`); an
+edit that changes them is dropped. A system that elaborates sub-blocks of another file
+itself (``Spec.once``) is converted with those sub-blocks as instances of one module,
+converted once (:func:`_converted`), and a mutant whose sub-blocks differ from the
+original's keeps its own (at most ``OWN_MAX``).
 """
 
 from __future__ import annotations
@@ -142,8 +142,7 @@ SPECS: dict[str, Spec] = {s.block: s for s in [
     Spec("slot_fabric", "slot_fabric", _ci("slot_fabric"), "rtl/chronos/slot_fabric.py",
          transactions=_ci_budget("slot_fabric")),
     Spec("router", "router", _ci("router"), "rtl/railx/router.py", formal="router"),
-    Spec("mesh", "mesh", _ci("mesh"), "rtl/railx/mesh.py", shared="router*",
-         once="aifabric.rtl.railx.router:Router"),
+    Spec("mesh", "mesh", _ci("mesh"), "rtl/railx/mesh.py", shared="router*"),
     # the RailX system's own wiring (rails, delay lines, the table fan-out, error OR), at
     # make test's budget (every scenario at a third of its length)
     Spec("railx_mesh", "railx_mesh", _ci("railx_mesh"), "rtl/railx/railx_mesh.py",

@@ -38,15 +38,15 @@ error : Out(5)
 clear : In(1)
 """
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, ResetSignal, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .._util import check_params, eq_const, not_elaborated, or_tree
 from .router import ERROR_BITS, Router, entry_layout, flit_layout, link_signature
 
-__all__ = ["RouterMesh", "eject_signature", "mesh_table_layout", "mesh_links", "edge_ports",
-           "fan_table"]
+__all__ = ["RouterMesh", "eject_signature", "mesh_table_layout", "mesh_links",
+           "edge_ports", "fan_table", "router_module", "convert_hierarchical"]
 
 
 def eject_signature(vcs, data_width):
@@ -92,6 +92,83 @@ def edge_ports(k, ports):
     return [(c, p) for c in range(k * k) for p in range(1, ports) if (c, p) not in inside]
 
 
+def router_module(p):
+    """The name of the router module a system of routers of parameters ``p`` instantiates."""
+    return (f"railx_router_p{p['ports']}_v{p['vcs']}_b{p['depth']}_d{p['data']}"
+            f"_w{p['dst_width']}_l{p['packet']}_{p['allocator']}")
+
+
+def convert_hierarchical(top, router_params, name):
+    """The Verilog of a system ``top`` of routers as module ``name``: the router module
+    (``railx_mesh._Chip``) once, then the top that instantiates it per chip (Verilator
+    then builds the router once, ``hierarchical``)."""
+    from ..verilog import convert
+    from .railx_mesh import _Chip        # the router as a system instances it
+    router = convert(_Chip(router_params), name=router_module(router_params))
+    text = convert(top, name=name)
+    # one file, two modules: the router's name is not the file's
+    return ("/* verilator lint_off DECLFILENAME */\n" + router +
+            "/* verilator lint_on DECLFILENAME */\n" + text)
+
+
+class _Port:
+    """One router port of a system: its input link ``i`` and its output link ``o``."""
+
+    def __init__(self, sig, c, p):
+        self.i = sig.create(path=(f"r{c}_i{p}",))
+        self.o = sig.create(path=(f"r{c}_o{p}",))
+
+
+def chip_ports(chips, ports, sig):
+    """Per chip, per port, the links (:class:`_Port`) between a router instance and its
+    system."""
+    return [[_Port(sig, c, p) for p in range(ports)] for c in range(chips)]
+
+
+def instantiate_router(m, module, c, ports, table, clear):
+    """Router ``module`` (``railx_mesh._Chip``) as chip ``c`` of the system ``m`` builds, on the
+    links ``ports`` (:func:`chip_ports`), its table written from ``table`` (valid, payload:
+    :func:`fan_table`); returns its error flags and its table's ready."""
+    err = Signal(len(ERROR_BITS), name=f"r{c}_error")
+    ready = Signal(name=f"r{c}_rdy")
+    tvalid, tpayload = table
+    args = {"i_clk": ClockSignal(), "i_rst": ResetSignal(), "i_clear": clear,
+            "o_error": err, "o_table__ready": ready,
+            "i_table__valid": tvalid, "i_table__payload": tpayload}
+    for p, port in enumerate(ports):
+        i, o = port.i, port.o
+        args.update({f"i_i__{p}__valid": i.valid, f"i_i__{p}__flit": i.flit.as_value(),
+                     f"i_i__{p}__route": i.route.as_value(),
+                     f"o_i__{p}__credit": i.credit, f"o_i__{p}__credit_vc": i.credit_vc})
+        if p == 0:                          # ejection (_Chip): no route, no credit
+            args.update({"o_eject__valid": o.valid, "o_eject__flit": o.flit.as_value()})
+            continue
+        args.update({f"o_o__{p - 1}__route": o.route.as_value(),
+                     f"o_o__{p - 1}__valid": o.valid,
+                     f"o_o__{p - 1}__flit": o.flit.as_value(),
+                     f"i_o__{p - 1}__credit": o.credit,
+                     f"i_o__{p - 1}__credit_vc": o.credit_vc})
+    m.submodules[f"router{c}"] = Instance(module, **args)
+    return err, ready
+
+
+def wire_local(m, inj, ej, port):
+    """A chip's local input ``inj`` and ejection ``ej`` to its router's port 0 links."""
+    m.d.comb += [port.i.valid.eq(inj.valid), port.i.flit.eq(inj.flit),
+                 port.i.route.eq(inj.route),
+                 inj.credit.eq(port.i.credit), inj.credit_vc.eq(port.i.credit_vc),
+                 ej.valid.eq(port.o.valid), ej.flit.eq(port.o.flit)]
+
+
+def wire_edge(m, ei, eo, port):
+    """A system's edge input ``ei`` and output ``eo`` to a router port's links."""
+    m.d.comb += [port.i.valid.eq(ei.valid), port.i.flit.eq(ei.flit),
+                 port.i.route.eq(ei.route), eo.route.eq(port.o.route),
+                 ei.credit.eq(port.i.credit), ei.credit_vc.eq(port.i.credit_vc),
+                 eo.valid.eq(port.o.valid), eo.flit.eq(port.o.flit),
+                 port.o.credit.eq(eo.credit), port.o.credit_vc.eq(eo.credit_vc)]
+
+
 class RouterMesh(wiring.Component):
     """k x k routers and their links (see the module docstring).
 
@@ -132,39 +209,40 @@ class RouterMesh(wiring.Component):
             "clear": In(1),
         })
 
+    @property
+    def router_module(self):
+        return router_module(self.router_params)
+
+    def convert_verilog(self, *, name):
+        """The Verilog of this top as module ``name``: the router module once, then the top
+        that instantiates it per chip."""
+        return convert_hierarchical(self, self.router_params, name)
+
     def elaborate(self, platform):
         m = Module()
         n, d = self.k * self.k, self.delay
-        P = self.router_params["ports"]
+        P, V = self.router_params["ports"], self.router_params["vcs"]
+        ports = chip_ports(n, P, link_signature(V, self.router_params["data"], P))
         downstream = [{} for _ in range(n)]
         for a, pa, b, pb in mesh_links(self.k):
             downstream[a][pa], downstream[b][pb] = b, a
         for e, (c, p) in enumerate(self.edges):
             downstream[c][p] = n + e
-        routers = []
+        errors, readies = [], []
         for c in range(n):
-            r = Router(**self.router_params)
-            m.submodules[f"router{c}"] = r
-            routers.append(r)
-            valid, payload = fan_table(self.table, P, downstream[c])
-            m.d.comb += [
-                r.table.valid.eq(valid), r.table.payload.as_value().eq(payload),
-                r.clear.eq(self.clear),
-                r.i[0].valid.eq(self.inject[c].valid), r.i[0].flit.eq(self.inject[c].flit),
-                r.i[0].route.eq(self.inject[c].route),
-                self.inject[c].credit.eq(r.i[0].credit),
-                self.inject[c].credit_vc.eq(r.i[0].credit_vc),
-                self.eject[c].valid.eq(r.o[0].valid), self.eject[c].flit.eq(r.o[0].flit),
-                r.o[0].credit.eq(0), r.o[0].credit_vc.eq(0),
-            ]
-        m.d.comb += self.table.ready.eq(1)
+            err, ready = instantiate_router(m, self.router_module, c, ports[c],
+                                            fan_table(self.table, P, downstream[c]),
+                                            self.clear)
+            errors.append(err)
+            readies.append(ready)
+            wire_local(m, self.inject[c], self.eject[c], ports[c][0])
         for a, pa, b, pb in mesh_links(self.k):
             for u, pu, v, pv in ((a, pa, b, pb), (b, pb, a, pa)):
-                self._link(m, routers[u].o[pu], routers[v].i[pv], d, f"l{u}_{pu}")
+                self._link(m, ports[u][pu].o, ports[v][pv].i, d, f"l{u}_{pu}")
         for e, (c, p) in enumerate(self.edges):
-            wiring.connect(m, wiring.flipped(self.edge_i[e]), routers[c].i[p])
-            wiring.connect(m, routers[c].o[p], wiring.flipped(self.edge_o[e]))
-        m.d.comb += self.error.eq(or_tree(m, [r.error for r in routers], len(ERROR_BITS)))
+            wire_edge(m, self.edge_i[e], self.edge_o[e], ports[c][p])
+        m.d.comb += [self.table.ready.eq(or_tree(m, readies, 1)),
+                     self.error.eq(or_tree(m, errors, len(ERROR_BITS)))]
         return m
 
     @staticmethod

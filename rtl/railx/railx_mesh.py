@@ -48,7 +48,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .._util import check_params, not_elaborated, or_tree
-from .mesh import RouterMesh, eject_signature, fan_table, mesh_table_layout
+from .mesh import (RouterMesh, convert_hierarchical, eject_signature, fan_table,
+                   mesh_table_layout, router_module)
 from .router import ERROR_BITS, Router, link_signature
 
 __all__ = ["RailXMesh", "walecki_rings"]
@@ -192,19 +193,12 @@ class RailXMesh(wiring.Component):
 
     @property
     def router_module(self):
-        p = self.router_params
-        return (f"railx_router_p{p['ports']}_v{p['vcs']}_b{p['depth']}_d{p['data']}"
-                f"_w{p['dst_width']}_l{p['packet']}_{p['allocator']}")
+        return router_module(self.router_params)
 
     def convert_verilog(self, *, name):
         """The Verilog of this top as module ``name``: the router module once, then the top
         that instantiates it per chip."""
-        from ..verilog import convert
-        router = convert(_Chip(self.router_params), name=self.router_module)
-        top = convert(self, name=name)
-        # one file, two modules: the router's name is not the file's
-        return ("/* verilator lint_off DECLFILENAME */\n" + router +
-                "/* verilator lint_on DECLFILENAME */\n" + top)
+        return convert_hierarchical(self, self.router_params, name)
 
     def elaborate(self, platform):
         m = Module()
