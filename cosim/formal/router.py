@@ -29,11 +29,9 @@ packet on one downstream VC arrives 4 cycles after the first head at the earlies
 last one only (``mutant_skip``: the solver did not end step 7 of either planted bug in 2 to
 5 minutes; it finds each counter-example at step 8 in seconds). The proofs stay at 8 steps,
 and on this router the three deep ones (``no_flit_into_full_vc``, ``packets_contiguous``,
-``vct_whole_packet_credit``) do not end within the 5 to 10 minutes each was given on a
-loaded 2-core machine (``make formal`` gives a job 30 minutes): ``no_flit_into_full_vc`` ran
-560 s in step 7 with the memories as arrays and 400 s in step 7 as gates,
-``vct_whole_packet_credit`` 300 s in step 6 in either encoding, ``packets_contiguous`` 300 s
-in step 7 as gates (with arrays it was still in step 6). A ninth step was not tried. Those
+``vct_whole_packet_credit``) take their step 7 from minutes to beyond an hour
+(docs/blocks.md has the runs; ``make formal`` gives a job 30 minutes). A ninth step was not
+tried. Those
 three keep the buffer memories as registers and the design synthesised to gates before it
 becomes SMT (``--nomem --syn``, :data:`ENGINE`): the same circuit, another encoding, which
 ended in seconds on the router with combinational grants.

@@ -45,8 +45,9 @@ from amaranth.lib.wiring import In, Out
 from .._util import check_params, eq_const, not_elaborated, or_tree
 from .router import ERROR_BITS, Router, entry_layout, flit_layout, link_signature
 
-__all__ = ["RouterMesh", "eject_signature", "mesh_table_layout", "mesh_links",
-           "edge_ports", "fan_table", "router_module", "convert_hierarchical"]
+__all__ = ["RouterMesh", "RouterSystem", "eject_signature", "mesh_table_layout", "mesh_links",
+           "edge_ports", "fan_table", "router_module", "convert_hierarchical", "chip_ports",
+           "instantiate_router", "wire_local", "wire_edge"]
 
 
 def eject_signature(vcs, data_width):
@@ -112,25 +113,36 @@ def convert_hierarchical(top, router_params, name):
 
 
 class _Port:
-    """One router port of a system: its input link ``i`` and its output link ``o``."""
+    """One router port of a system: its input link ``i`` and its output link ``o``, their
+    signals named and located at the line that called :func:`chip_ports`."""
 
     def __init__(self, sig, c, p):
-        self.i = sig.create(path=(f"r{c}_i{p}",))
-        self.o = sig.create(path=(f"r{c}_o{p}",))
+        # create() <- here <- chip_ports() <- its caller
+        self.i = sig.create(path=(f"r{c}_i{p}",), src_loc_at=2)
+        self.o = sig.create(path=(f"r{c}_o{p}",), src_loc_at=2)
 
 
 def chip_ports(chips, ports, sig):
     """Per chip, per port, the links (:class:`_Port`) between a router instance and its
-    system."""
-    return [[_Port(sig, c, p) for p in range(ports)] for c in range(chips)]
+    system (a system's mutants are the cells and wires of its own file: no comprehension
+    here, whose frame would shift the located line)."""
+    out = []
+    for c in range(chips):
+        row = []
+        for p in range(ports):
+            row.append(_Port(sig, c, p))
+        out.append(row)
+    return out
 
 
 def instantiate_router(m, module, c, ports, table, clear):
     """Router ``module`` (``railx_mesh._Chip``) as chip ``c`` of the system ``m`` builds, on the
     links ``ports`` (:func:`chip_ports`), its table written from ``table`` (valid, payload:
     :func:`fan_table`); returns its error flags and its table's ready."""
-    err = Signal(len(ERROR_BITS), name=f"r{c}_error")
-    ready = Signal(name=f"r{c}_rdy")
+    # the signals and the instance carry the caller's source line (a system's mutants are
+    # the cells of its own file)
+    err = Signal(len(ERROR_BITS), name=f"r{c}_error", src_loc_at=1)
+    ready = Signal(name=f"r{c}_rdy", src_loc_at=1)
     tvalid, tpayload = table
     args = {"i_clk": ClockSignal(), "i_rst": ResetSignal(), "i_clear": clear,
             "o_error": err, "o_table__ready": ready,
@@ -148,7 +160,7 @@ def instantiate_router(m, module, c, ports, table, clear):
                      f"o_o__{p - 1}__flit": o.flit.as_value(),
                      f"i_o__{p - 1}__credit": o.credit,
                      f"i_o__{p - 1}__credit_vc": o.credit_vc})
-    m.submodules[f"router{c}"] = Instance(module, **args)
+    m.submodules[f"router{c}"] = Instance(module, src_loc_at=1, **args)
     return err, ready
 
 
@@ -169,7 +181,21 @@ def wire_edge(m, ei, eo, port):
                  port.o.credit.eq(eo.credit), port.o.credit_vc.eq(eo.credit_vc)]
 
 
-class RouterMesh(wiring.Component):
+class RouterSystem:
+    """A system of routers of one parameter set (``router_params``) whose Verilog keeps the
+    router module once, instanced per chip."""
+
+    @property
+    def router_module(self):
+        return router_module(self.router_params)
+
+    def convert_verilog(self, *, name):
+        """The Verilog of this top as module ``name``: the router module once, then the top
+        that instantiates it per chip."""
+        return convert_hierarchical(self, self.router_params, name)
+
+
+class RouterMesh(RouterSystem, wiring.Component):
     """k x k routers and their links (see the module docstring).
 
     Parameters (keyword-only)
@@ -208,15 +234,6 @@ class RouterMesh(wiring.Component):
             "error": Out(len(ERROR_BITS)),
             "clear": In(1),
         })
-
-    @property
-    def router_module(self):
-        return router_module(self.router_params)
-
-    def convert_verilog(self, *, name):
-        """The Verilog of this top as module ``name``: the router module once, then the top
-        that instantiates it per chip."""
-        return convert_hierarchical(self, self.router_params, name)
 
     def elaborate(self, platform):
         m = Module()

@@ -43,13 +43,13 @@ error : Out(5)
 clear : In(1)
 """
 
-from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Signal
+from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .._util import check_params, not_elaborated, or_tree
-from .mesh import (RouterMesh, convert_hierarchical, eject_signature, fan_table,
-                   mesh_table_layout, router_module)
+from .mesh import (RouterMesh, RouterSystem, chip_ports, eject_signature, fan_table,
+                   instantiate_router, mesh_table_layout, wire_edge, wire_local)
 from .router import ERROR_BITS, Router, link_signature
 
 __all__ = ["RailXMesh", "walecki_rings"]
@@ -106,7 +106,7 @@ class _Chip(wiring.Component):
         return m
 
 
-class RailXMesh(wiring.Component):
+class RailXMesh(RouterSystem, wiring.Component):
     """2D-HyperX of side x side nodes of 2 x 2 chip routers (see the module docstring).
 
     Parameters (keyword-only)
@@ -191,26 +191,11 @@ class RailXMesh(wiring.Component):
                                 self.chip(other, B, line, 0), 5 + n + i, self.rail_delay))
         return out
 
-    @property
-    def router_module(self):
-        return router_module(self.router_params)
-
-    def convert_verilog(self, *, name):
-        """The Verilog of this top as module ``name``: the router module once, then the top
-        that instantiates it per chip."""
-        return convert_hierarchical(self, self.router_params, name)
-
     def elaborate(self, platform):
         m = Module()
         P, V = self.ports, self.router_params["vcs"]
         data = self.router_params["data"]
-        sig = link_signature(V, data, P)
-
-        class Port:      # one router port: its input link and its output link
-            def __init__(self, c, p):
-                self.i = sig.create(path=(f"r{c}_i{p}",))
-                self.o = sig.create(path=(f"r{c}_o{p}",))
-        ports = [[Port(c, p) for p in range(P)] for c in range(self.chips)]
+        ports = chip_ports(self.chips, P, link_signature(V, data, P))
         errors, readies = [], []
         downstream = [{} for _ in range(self.chips)]
         for a, pa, b, pb, _ in self.links:
@@ -218,43 +203,17 @@ class RailXMesh(wiring.Component):
         for e, (c, p) in enumerate(self.edges):
             downstream[c][p] = self.chips + e
         for c in range(self.chips):
-            err, ready = Signal(len(ERROR_BITS), name=f"r{c}_error"), Signal(name=f"r{c}_rdy")
+            err, ready = instantiate_router(m, self.router_module, c, ports[c],
+                                            fan_table(self.table, P, downstream[c]),
+                                            self.clear)
             errors.append(err)
             readies.append(ready)
-            tvalid, tpayload = fan_table(self.table, P, downstream[c])
-            args = {"i_clk": ClockSignal(), "i_rst": ResetSignal(), "i_clear": self.clear,
-                    "o_error": err, "o_table__ready": ready,
-                    "i_table__valid": tvalid, "i_table__payload": tpayload}
-            for p in range(P):
-                i, o = ports[c][p].i, ports[c][p].o
-                args.update({f"i_i__{p}__valid": i.valid,
-                             f"i_i__{p}__flit": i.flit.as_value(),
-                             f"i_i__{p}__route": i.route.as_value(),
-                             f"o_i__{p}__credit": i.credit, f"o_i__{p}__credit_vc": i.credit_vc})
-                if p == 0:                          # ejection (_Chip): no route, no credit
-                    args.update({"o_eject__valid": o.valid, "o_eject__flit": o.flit.as_value()})
-                    continue
-                args.update({f"o_o__{p - 1}__route": o.route.as_value(),
-                             f"o_o__{p - 1}__valid": o.valid,
-                             f"o_o__{p - 1}__flit": o.flit.as_value(),
-                             f"i_o__{p - 1}__credit": o.credit,
-                             f"i_o__{p - 1}__credit_vc": o.credit_vc})
-            m.submodules[f"router{c}"] = Instance(self.router_module, **args)
-            inj, ej, r0 = self.inject[c], self.eject[c], ports[c][0]
-            m.d.comb += [r0.i.valid.eq(inj.valid), r0.i.flit.eq(inj.flit),
-                         r0.i.route.eq(inj.route),
-                         inj.credit.eq(r0.i.credit), inj.credit_vc.eq(r0.i.credit_vc),
-                         ej.valid.eq(r0.o.valid), ej.flit.eq(r0.o.flit)]
+            wire_local(m, self.inject[c], self.eject[c], ports[c][0])
         for a, pa, b, pb, d in self.links:
             for u, pu, v, pv in ((a, pa, b, pb), (b, pb, a, pa)):
                 RouterMesh._link(m, ports[u][pu].o, ports[v][pv].i, d, f"l{u}_{pu}")
         for e, (c, p) in enumerate(self.edges):
-            ei, eo, pt = self.edge_i[e], self.edge_o[e], ports[c][p]
-            m.d.comb += [pt.i.valid.eq(ei.valid), pt.i.flit.eq(ei.flit),
-                         pt.i.route.eq(ei.route), eo.route.eq(pt.o.route),
-                         ei.credit.eq(pt.i.credit), ei.credit_vc.eq(pt.i.credit_vc),
-                         eo.valid.eq(pt.o.valid), eo.flit.eq(pt.o.flit),
-                         pt.o.credit.eq(eo.credit), pt.o.credit_vc.eq(eo.credit_vc)]
+            wire_edge(m, self.edge_i[e], self.edge_o[e], ports[c][p])
         m.d.comb += [self.table.ready.eq(or_tree(m, readies, 1)),
                      self.error.eq(or_tree(m, errors, len(ERROR_BITS)))]
         return m
