@@ -45,9 +45,9 @@ from amaranth.lib.wiring import In, Out
 from .._util import check_params, eq_const, not_elaborated, or_tree
 from .router import ERROR_BITS, Router, entry_layout, flit_layout, link_signature
 
-__all__ = ["RouterMesh", "RouterSystem", "eject_signature", "mesh_table_layout", "mesh_links",
-           "edge_ports", "fan_table", "router_module", "convert_hierarchical", "chip_ports",
-           "instantiate_router", "wire_local", "wire_edge"]
+__all__ = ["RouterMesh", "RouterSystem", "Chip", "eject_signature", "mesh_table_layout",
+           "mesh_links", "edge_ports", "fan_table", "router_module", "convert_hierarchical",
+           "chip_ports", "instantiate_router", "wire_local", "wire_edge"]
 
 
 def eject_signature(vcs, data_width):
@@ -93,6 +93,41 @@ def edge_ports(k, ports):
     return [(c, p) for c in range(k * k) for p in range(1, ports) if (c, p) not in inside]
 
 
+class Chip(wiring.Component):
+    """The router as a system of routers instances it: output 0 (ejection) as ``eject``, valid and
+    flit alone (its route is always 0 and it takes no credit), outputs 1 .. P - 1 as
+    ``o[q - 1]``. Every port of the module is then read or driven by the top."""
+
+    def __init__(self, params):
+        self.params = params
+        P, V, data = params["ports"], params["vcs"], params["data"]
+        link = link_signature(V, data, P)
+        proto = Router(**params)
+        super().__init__({
+            "i": In(link).array(P),
+            "o": Out(link).array(P - 1),
+            "eject": Out(eject_signature(V, data)),
+            "table": In(proto.table.signature.flip()),
+            "error": Out(len(ERROR_BITS)),
+            "clear": In(1),
+        })
+        not_elaborated(proto)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.router = r = Router(**self.params)
+        P = self.params["ports"]
+        wiring.connect(m, wiring.flipped(self.table), r.table)
+        m.d.comb += [r.clear.eq(self.clear), self.error.eq(r.error),
+                     self.eject.valid.eq(r.o[0].valid), self.eject.flit.eq(r.o[0].flit),
+                     r.o[0].credit.eq(0), r.o[0].credit_vc.eq(0)]
+        for p in range(P):
+            wiring.connect(m, wiring.flipped(self.i[p]), r.i[p])
+        for q in range(1, P):
+            wiring.connect(m, r.o[q], wiring.flipped(self.o[q - 1]))
+        return m
+
+
 def router_module(p):
     """The name of the router module a system of routers of parameters ``p`` instantiates."""
     return (f"railx_router_p{p['ports']}_v{p['vcs']}_b{p['depth']}_d{p['data']}"
@@ -101,11 +136,10 @@ def router_module(p):
 
 def convert_hierarchical(top, router_params, name):
     """The Verilog of a system ``top`` of routers as module ``name``: the router module
-    (``railx_mesh._Chip``) once, then the top that instantiates it per chip (Verilator
+    (:class:`Chip`) once, then the top that instantiates it per chip (Verilator
     then builds the router once, ``hierarchical``)."""
     from ..verilog import convert
-    from .railx_mesh import _Chip        # the router as a system instances it
-    router = convert(_Chip(router_params), name=router_module(router_params))
+    router = convert(Chip(router_params), name=router_module(router_params))
     text = convert(top, name=name)
     # one file, two modules: the router's name is not the file's
     return ("/* verilator lint_off DECLFILENAME */\n" + router +
@@ -136,7 +170,7 @@ def chip_ports(chips, ports, sig):
 
 
 def instantiate_router(m, module, c, ports, table, clear):
-    """Router ``module`` (``railx_mesh._Chip``) as chip ``c`` of the system ``m`` builds, on the
+    """Router ``module`` (:class:`Chip`) as chip ``c`` of the system ``m`` builds, on the
     links ``ports`` (:func:`chip_ports`), its table written from ``table`` (valid, payload:
     :func:`fan_table`); returns its error flags and its table's ready."""
     # the signals and the instance carry the caller's source line (a system's mutants are
@@ -152,7 +186,7 @@ def instantiate_router(m, module, c, ports, table, clear):
         args.update({f"i_i__{p}__valid": i.valid, f"i_i__{p}__flit": i.flit.as_value(),
                      f"i_i__{p}__route": i.route.as_value(),
                      f"o_i__{p}__credit": i.credit, f"o_i__{p}__credit_vc": i.credit_vc})
-        if p == 0:                          # ejection (_Chip): no route, no credit
+        if p == 0:                          # ejection (Chip): no route, no credit
             args.update({"o_eject__valid": o.valid, "o_eject__flit": o.flit.as_value()})
             continue
         args.update({f"o_o__{p - 1}__route": o.route.as_value(),

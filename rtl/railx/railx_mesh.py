@@ -71,41 +71,6 @@ def walecki_rings(k):
     return [[(c[t], c[(t + 1) % k]) for t in range(k)] for c in rings]
 
 
-class _Chip(wiring.Component):
-    """The router as the top instantiates it: output 0 (ejection) as ``eject``, valid and
-    flit alone (its route is always 0 and it takes no credit), outputs 1 .. P - 1 as
-    ``o[q - 1]``. Every port of the module is then read or driven by the top."""
-
-    def __init__(self, params):
-        self.params = params
-        P, V, data = params["ports"], params["vcs"], params["data"]
-        link = link_signature(V, data, P)
-        proto = Router(**params)
-        super().__init__({
-            "i": In(link).array(P),
-            "o": Out(link).array(P - 1),
-            "eject": Out(eject_signature(V, data)),
-            "table": In(proto.table.signature.flip()),
-            "error": Out(len(ERROR_BITS)),
-            "clear": In(1),
-        })
-        not_elaborated(proto)
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.router = r = Router(**self.params)
-        P = self.params["ports"]
-        wiring.connect(m, wiring.flipped(self.table), r.table)
-        m.d.comb += [r.clear.eq(self.clear), self.error.eq(r.error),
-                     self.eject.valid.eq(r.o[0].valid), self.eject.flit.eq(r.o[0].flit),
-                     r.o[0].credit.eq(0), r.o[0].credit_vc.eq(0)]
-        for p in range(P):
-            wiring.connect(m, wiring.flipped(self.i[p]), r.i[p])
-        for q in range(1, P):
-            wiring.connect(m, r.o[q], wiring.flipped(self.o[q - 1]))
-        return m
-
-
 class RailXMesh(RouterSystem, wiring.Component):
     """2D-HyperX of side x side nodes of 2 x 2 chip routers (see the module docstring).
 
