@@ -22,6 +22,11 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    # the suite's networks on the generic kernel unless a test asks for a shaped one: each
+    # 1,296-chip shape the reproduction's quick runs and the docs' examples build would
+    # otherwise be compiled first (25-45 s each, minutes in all); the shaped kernels and
+    # the default rule have tests of their own (test_netsim_routers.py)
+    os.environ.setdefault("AIFABRIC_NETSIM_SHAPED", "0")     # netsim.sim.SHAPED_ENV
     if os.environ.get(_SESSION_SEED):
         return                                  # an xdist worker: the controller's seed
     from aifabric.cosim.runner import run_seed

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import os
 import time
 from dataclasses import asdict, dataclass
 
@@ -32,11 +33,21 @@ MAX_BUFFER = 4096     # flits per VC buffer (and per packet): VC counters are 16
 # (kernel.kernel_for; the first time a shape is seen on a machine it is compiled, later
 # processes load it from numba's cache), a smaller one on the generic kernel
 SHAPED_MIN_ROUTERS = 128
+# the environment's word on that rule: "0" every network on the generic kernel unless its
+# Simulator asks for a shaped one (short runs of many shapes, where each shape's first
+# compile outweighs the gain: make test sets it), "1" every network shaped
+SHAPED_ENV = "AIFABRIC_NETSIM_SHAPED"
 
 
 def shaped_by_default(net: Network) -> bool:
-    """A :class:`Simulator` of this network runs on a shaped kernel unless told otherwise."""
-    return net.routers >= SHAPED_MIN_ROUTERS
+    """A :class:`Simulator` of this network runs on a shaped kernel unless told otherwise:
+    :data:`SHAPED_ENV` if set, else a network of :data:`SHAPED_MIN_ROUTERS` chips or more."""
+    env = os.environ.get(SHAPED_ENV)
+    if env is None:
+        return net.routers >= SHAPED_MIN_ROUTERS
+    if env not in ("0", "1"):
+        raise NetworkError(f"{SHAPED_ENV} must be 0 or 1, not {env!r}")
+    return env == "1"
 
 
 class InvariantError(RuntimeError):

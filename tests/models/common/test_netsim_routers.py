@@ -291,8 +291,8 @@ def test_kernel_equals_reference_for_every_router_and_link_model(
     assert a.shape == b.shape and (a == b).all()
 
 
-def test_the_kernel_is_shaped_for_large_networks_one_per_shape_and_router():
-    from aifabric.models.common.netsim.sim import SHAPED_MIN_ROUTERS
+def test_the_kernel_is_shaped_for_large_networks_one_per_shape_and_router(monkeypatch):
+    from aifabric.models.common.netsim.sim import SHAPED_ENV, SHAPED_MIN_ROUTERS
 
     def sim(k, **kw):
         net = mesh(k, vcs=2)
@@ -300,6 +300,14 @@ def test_the_kernel_is_shaped_for_large_networks_one_per_shape_and_router():
 
     big = 12                                             # 144 chips
     assert big * big >= SHAPED_MIN_ROUTERS > 11 * 11
+    monkeypatch.setenv(SHAPED_ENV, "0")                  # make test's setting: none by default
+    assert sim(big).kernel is K.run and sim(3, shaped=True).kernel is not K.run
+    monkeypatch.setenv(SHAPED_ENV, "1")
+    assert sim(3).kernel is not K.run and sim(big, shaped=False).kernel is K.run
+    monkeypatch.setenv(SHAPED_ENV, "yes")
+    with pytest.raises(NetworkError, match=f"^{SHAPED_ENV} must be 0 or 1, not 'yes'$"):
+        sim(3)
+    monkeypatch.delenv(SHAPED_ENV)                       # the rule: by size
     assert sim(11).kernel is K.run and sim(3, shaped=False).kernel is K.run
     a, b = sim(big), sim(3, shaped=True)
     assert a.kernel is not K.run and b.kernel is not K.run
