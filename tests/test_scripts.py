@@ -568,3 +568,61 @@ def test_with_ranges_takes_the_committed_range_of_the_run_mode(tmp_path):
     assert quick == {"a": (0.5, 3.0), "b": None, "c": None}
     out = with_ranges([record("railx", "a", "m", "u", 1, 2.5, why="r")], table)[0]
     assert out.in_range is False and not out.ok          # judged, not widened to fit
+
+
+_BOOKSIM_UNSTABLE = """Class 0:
+Packet latency average = 64.6948
+Accepted flit rate average= 0.0596906
+	minimum = 0.0498667 (at node 95)
+Too many sample periods needed to converge
+Simulation unstable, ending ...
+Total run time 10.9745
+"""
+
+
+def test_booksim_configuration_and_output():
+    """The bench's BookSim2 peer: our mesh point in its configuration language, and the
+    cycles and accepted rate read off both ways a one-period run ends."""
+    from aifabric.scripts.bench.netsim import booksim_config, booksim_output
+    lines = booksim_config(16, 0.21, 15000).splitlines()
+    for want in ("topology = mesh;", "k = 16;", "n = 2;", "routing_function = dim_order;",
+                 "num_vcs = 2;", "vc_buf_size = 16;", "packet_size = 4;",
+                 "injection_rate_uses_flits = 1;", "injection_rate = 0.21;",
+                 "warmup_periods = 0;", "sample_period = 15000;", "max_samples = 1;"):
+        assert want in lines, want
+    assert booksim_output(_BOOKSIM_UNSTABLE, 15000) == (15000, 0.0596906)
+    drained = "Accepted flit rate average = 0.05\nTime taken is 144 cycles\n"
+    assert booksim_output(drained, 10) == (144, 0.05)
+    for bad in ("Accepted flit rate average = 0.05\n", "Time taken is 144 cycles\n"):
+        with pytest.raises(ValueError):
+            booksim_output(bad, 10)
+
+
+def test_booksim_points_time_a_given_binary(tmp_path, monkeypatch):
+    """A stand-in binary that prints BookSim2's unconverged ending: every point is run, its
+    cycles are the period's, start-up is subtracted; a binary that fails is one line."""
+    from aifabric.scripts.bench import netsim as bench
+    monkeypatch.setattr(bench, "BUILD", tmp_path)
+    fake = tmp_path / "booksim"
+    fake.write_text("#!/bin/sh\ncat <<'END'\n" + _BOOKSIM_UNSTABLE + "END\n")
+    fake.chmod(0o755)
+    out = bench.booksim_points(fake, repeat=1)
+    assert [(r["network"], r["rate"], r["cycles"], r["accepted"]) for r in out["rows"]] == \
+        [("16x16 mesh", 0.06, 15000, 0.0597), ("16x16 mesh", 0.21, 15000, 0.0597)]
+    assert all(r["router_cycles_per_cpu_s_best"] > 0 for r in out["rows"])
+    assert "sample_period = 15000;" in (tmp_path / "bench" / "booksim" /
+                                        "mesh16_0.21.cfg").read_text()
+    fake.write_text("#!/bin/sh\ncat <<'END'\n" + _BOOKSIM_UNSTABLE + "END\nexit 255\n")
+    assert bench.booksim_points(fake, repeat=1)["rows"][0]["cycles"] == 15000
+    fake.write_text("#!/bin/sh\necho 'Error: bad config' >&2\nexit 3\n")
+    with pytest.raises(SystemExit, match="exited with 3 before the end of its run: Error: bad "
+                                         "config"):
+        bench.booksim_points(fake, repeat=1)
+    assert "skipped" in bench.booksim_points(None)
+
+
+def test_bench_refuses_a_booksim_that_is_not_a_binary(tmp_path):
+    proc = script("aifabric", "bench", "--only", "netsim", "--booksim",
+                  str(tmp_path / "nope"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"error: --booksim: {tmp_path / 'nope'} is not an executable file"

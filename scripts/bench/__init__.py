@@ -6,12 +6,14 @@ and returns its section of ``build/bench/summary.md``); this module only parses 
 options and runs the subjects in order.
 
     aifabric bench [--only wwfa|bvn|engine|netsim|fig14b|mesh|hbd|sipac|roce|batch|sta] [--n 64] [--cycles 20000]
-    [--roce-baseline REV [--roce-repeat 3]]
+    [--roce-baseline REV [--roce-repeat 3]] [--booksim PATH]
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
 
 from .._cli import BUILD, Parser, atomic_write, run_main
 from ._common import machine
@@ -60,7 +62,16 @@ def main(argv=None) -> int:
                              "against this tree's, in turn in one process")
     parser.add_argument("--roce-repeat", type=int, default=3,
                         help="runs of each engine in that comparison (default 3)")
+    parser.add_argument("--booksim", metavar="PATH", default=os.environ.get("AIFABRIC_BOOKSIM"),
+                        help="a BookSim2 binary (github.com/booksim/booksim2, built outside "
+                             "this project): the netsim benchmark also times it at the speed "
+                             "targets' mesh points (default: $AIFABRIC_BOOKSIM; none: skipped)")
     args = parser.parse_args(argv)
+    if args.booksim is not None:
+        exe = Path(args.booksim).expanduser()
+        if not exe.is_file() or not os.access(exe, os.X_OK):
+            parser.error(f"--booksim: {args.booksim} is not an executable file")
+        args.booksim = exe.resolve()
     if args.roce_repeat < 1:
         parser.error("--roce-repeat must be >= 1")
     if args.batch_bvn_steps < 1 or args.batch_mesh_scale <= 0:

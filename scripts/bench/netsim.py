@@ -4,7 +4,8 @@ RailX 2D-HyperX at 0.6; baseline: the plain-Python reference step, same run. At 
 targets' points every router is also run on the simulator of revision NETSIM_BASELINE (from
 git), just before ours, and the two must give the same results (but the registered router,
 which that revision lacks; it is not run on the RailX point either, whose ports have several
-lanes: the table says so)."""
+lanes: the table says so). Given a BookSim2 binary (``--booksim PATH``), the targets' two mesh
+points are also run on it, in the same run (:func:`booksim_points`)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ def run(args) -> str:
     pt = _netsim_point(hx, 0.6, 2000, args.netsim_cycles // 2)
     out["points"].append(pt)
     out["targets"] = _netsim_targets(hx)
+    out["booksim"] = booksim_points(args.booksim)
     net = mesh(8, vcs=2)
     ref = _reference_rate(net, 0.3, args.reference_cycles)
     kern = _netsim_point(net, 0.3, 2000, args.netsim_cycles)["router_cycles_per_s"]
@@ -99,6 +101,7 @@ def run(args) -> str:
           f"network {e2e['setup_s']:.2f} s and the simulated cycles {e2e['simulate_s']:.2f} "
           f"s; in CPU-seconds of that process {e2e['cpu_s']:.2f} s, of which start-up "
           f"(everything but the measured cycles) {e2e['startup_cpu_s']:.2f} s.")
+    target_text += _booksim_text(out["booksim"], tg["rows"])
     return ("## Network simulator (build/bench/netsim.json)\n\n"
             f"Uniform traffic, {args.netsim_cycles:,} measured cycles after 2,000 of warm-up, "
             "one process. Router-cycles count every router every cycle, the idle routers the "
@@ -273,3 +276,124 @@ def _netsim_targets(hx) -> dict:
                  "met": e2e["cpu_s"] <= NETSIM_TARGETS["end_to_end_s"]})
     return {"rows": rows, "end_to_end": e2e,
             "baseline": NETSIM_BASELINE if base is not None else None}
+
+
+# -- BookSim2 on the same machine, in the same run: the field's reference C++ cycle-level
+# simulator (github.com/booksim/booksim2), built by the user outside this project and given
+# by path. It runs the targets' mesh points with our setting written in its configuration
+# language; its figure is routers x cycles it simulated / CPU-seconds of its process, start-up
+# (a run of BOOKSIM_STARTUP_CYCLES cycles) subtracted.
+BOOKSIM_STARTUP_CYCLES = 10
+BOOKSIM_POINTS = ((16, 0.06), (16, 0.21))
+BOOKSIM_CYCLES = 15_000
+
+
+def booksim_config(k: int, rate: float, cycles: int, *, vcs: int = 2, buffer: int = 16,
+                   length: int = 4, seed: int = 1) -> str:
+    """A BookSim2 configuration of our mesh point: k x k mesh, dimension-order routing, ``vcs``
+    VCs of ``buffer`` flits, ``length``-flit packets, uniform Bernoulli traffic at ``rate``
+    flits/node/cycle, one sample period of ``cycles`` cycles from an empty network (no
+    warm-up; the run ends after that period). Its input-queued router at BookSim's own
+    pipeline settings, written out."""
+    return "\n".join([
+        "// written by aifabric bench --only netsim: the speed targets' mesh point",
+        "topology = mesh;", f"k = {k};", "n = 2;", "routing_function = dim_order;",
+        "router = iq;", f"num_vcs = {vcs};", f"vc_buf_size = {buffer};",
+        "wait_for_tail_credit = 0;",
+        "routing_delay = 1;", "vc_alloc_delay = 1;", "sw_alloc_delay = 1;", "credit_delay = 0;",
+        "st_prepare_delay = 0;", "st_final_delay = 1;", "speculative = 0;",
+        "vc_allocator = islip;", "sw_allocator = islip;", "alloc_iters = 1;",
+        "input_speedup = 1;", "output_speedup = 1;", "internal_speedup = 1.0;",
+        "traffic = uniform;", f"packet_size = {length};", "injection_process = bernoulli;",
+        "injection_rate_uses_flits = 1;", f"injection_rate = {rate};",
+        "sim_type = latency;", "warmup_periods = 0;", f"sample_period = {cycles};",
+        "max_samples = 1;", f"seed = {seed};", ""])
+
+
+def _booksim_run(exe: Path, cfg: Path) -> tuple[float, str]:
+    """(CPU-seconds of one BookSim2 process, its output). BookSim2 exits with 255 after a run
+    that converged and 0 after one that ended unconverged: a run counts as finished when it
+    printed its ``Total run time``, whatever its exit code."""
+    import resource
+    import subprocess
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([str(exe), str(cfg)], capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if "Total run time" not in proc.stdout:
+        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise SystemExit(f"netsim bench: {exe} {cfg.name} exited with {proc.returncode} "
+                         f"before the end of its run: {last[0]}")
+    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime), proc.stdout
+
+
+def booksim_output(text: str, period: int) -> tuple[int, float]:
+    """(cycles simulated, accepted flits/node/cycle) read off BookSim2's output after one
+    sample period of ``period`` cycles: the last ``Time taken is N cycles`` (a run that
+    converged and drained), or ``period`` when the run ends unconverged after its one
+    period ("Simulation unstable, ending"), and the last ``Accepted flit rate average``."""
+    import re
+    acc = re.findall(r"Accepted flit rate average\s*=\s*([0-9.eE+-]+)", text)
+    cyc = re.findall(r"Time taken is (\d+) cycles", text)
+    if not acc or not (cyc or "Simulation unstable" in text):
+        raise ValueError("no 'Accepted flit rate average' line, or no end of the run "
+                         "('Time taken is N cycles' or 'Simulation unstable')")
+    return (int(cyc[-1]) if cyc else period), float(acc[-1])
+
+
+def booksim_points(exe: Path | None, repeat: int = 3) -> dict:
+    """BookSim2 at the targets' mesh points (best and median of ``repeat`` runs each), or why
+    not."""
+    import statistics
+    if exe is None:
+        return {"skipped": "no BookSim2 binary (aifabric bench --booksim PATH, or "
+                           "AIFABRIC_BOOKSIM)"}
+    cfgdir = BUILD / "bench" / "booksim"
+    cfgdir.mkdir(parents=True, exist_ok=True)
+    start = cfgdir / "startup.cfg"
+    start.write_text(booksim_config(16, 0.06, BOOKSIM_STARTUP_CYCLES))
+    startup = min(_booksim_run(exe, start)[0] for _ in range(repeat))
+    rows = []
+    for k, rate in BOOKSIM_POINTS:
+        cfg = cfgdir / f"mesh{k}_{rate}.cfg"
+        cfg.write_text(booksim_config(k, rate, BOOKSIM_CYCLES))
+        runs = []
+        for _ in range(repeat):
+            cpu, text = _booksim_run(exe, cfg)
+            try:
+                cycles, accepted = booksim_output(text, BOOKSIM_CYCLES)
+            except ValueError as e:
+                raise SystemExit(f"netsim bench: {exe} {cfg.name}: {e}") from None
+            runs.append((cycles, accepted, cpu))
+        cycles, accepted = runs[0][0], runs[0][1]
+        cpus = [max(c - startup, 1e-9) for _, _, c in runs]
+        rows.append({"network": f"{k}x{k} mesh", "rate": rate, "cycles": cycles,
+                     "accepted": round(accepted, 4),
+                     "cpu_seconds": [round(c, 3) for c in cpus],
+                     "router_cycles_per_cpu_s_best": round(k * k * cycles / min(cpus)),
+                     "router_cycles_per_cpu_s_median":
+                         round(k * k * cycles / statistics.median(cpus))})
+    return {"binary": str(exe), "startup_cpu_s": round(startup, 3), "repeat": repeat,
+            "rows": rows}
+
+
+def _booksim_text(bs: dict, target_rows: list) -> str:
+    """The BookSim2 comparison's paragraph: its figure beside each router's at the same
+    point."""
+    if "skipped" in bs:
+        return f"\n\nBookSim2 on this machine: skipped, {bs['skipped']}."
+    rows = []
+    for b in bs["rows"]:
+        key = f"16x16 mesh at {b['rate']}"
+        ours = [t for t in target_rows if key in t["what"] and t["measured"] is not None]
+        for t in ours:
+            rows.append([f"{b['network']} at {b['rate']}", t["router"], f"{t['measured']:,}",
+                         f"{b['router_cycles_per_cpu_s_best'] / 1e6:.3f}",
+                         f"{t['measured'] * 1e6 / b['router_cycles_per_cpu_s_best']:.1f}x"])
+    accepted = ", ".join(f"{b['accepted']:.3f} at {b['rate']}" for b in bs["rows"])
+    return ("\n\nBookSim2 on this machine, in this run (`" + bs["binary"] + "`; its "
+            "input-queued router, dimension-order routing, the same mesh, VCs, buffers, "
+            f"packets and traffic, one {BOOKSIM_CYCLES:,}-cycle sample period from empty, "
+            f"best of {bs['repeat']} processes, start-up of {bs['startup_cpu_s']:.3f} CPU-s "
+            f"subtracted; configurations in build/bench/booksim/; accepted {accepted}):\n\n"
+            + md_table(["point", "our router", "ours (M router-cycles/CPU-s)",
+                        "BookSim2", "ours / BookSim2"], rows))
