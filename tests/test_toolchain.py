@@ -199,6 +199,36 @@ def test_lint_rejects_warnings(tmp_path):
         lint(bad)
 
 
+LEAF = ("module leaf(a, y);\n  input [3:0] a;\n  wire [3:0] a;\n  output [3:0] y;\n"
+        "  wire [3:0] y;\n  assign y = ~a;{extra}\nendmodule\n")
+TOP = ("module two(a, y);\n  input [3:0] a;\n  wire [3:0] a;\n  output [3:0] y;\n"
+       "  wire [3:0] y;\n  wire [{w}:0] m;\n  leaf l0 (\n    .a(a),\n    .y(m)\n  );\n"
+       "  leaf l1 (\n    .a(m),\n    .y(y)\n  );{extra}\nendmodule\n")
+
+
+@pytest.mark.parametrize("leaf,top,found", [
+    ("", "", None),
+    ("\n  wire [1:0] spare;", "", r"\(module leaf\).*UNUSEDSIGNAL: two.v:8:.*spare"),
+    ("", "\n  wire [1:0] spare;", r"\(module two\).*UNUSEDSIGNAL: two.v:23:.*spare"),
+])
+def test_a_file_of_several_modules_is_linted_a_module_at_a_time(tmp_path, leaf, top, found):
+    """A system's file (a leaf module instanced twice, then the top) is linted module by
+    module, the top against stubs of the others: a warning in either is still found and
+    named with its module, and one in the connection between them (a 3-bit net on a
+    4-bit port) too."""
+    path = tmp_path / "two.v"
+    path.write_text("/* verilator lint_off DECLFILENAME */\n" + LEAF.format(extra=leaf)
+                    + TOP.format(w=3, extra=top))
+    if found is None:
+        lint(path)
+        path.write_text("/* verilator lint_off DECLFILENAME */\n" + LEAF.format(extra="")
+                        + TOP.format(w=2, extra=""))
+        found = r"\(module two\).*WIDTH"
+    with pytest.raises(LintError, match=f"(?s)^two.v {found}"):
+        lint(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["two.v"]     # nothing left behind
+
+
 LINT_CASES = [pytest.param(name, params, id=block.instance_name(params))
               for name, block in BLOCKS.items() for params in block.params]
 LINT_CASES += [pytest.param("wwfa", {"n": n}, id=f"wwfa_n{n}") for n in (2, 3, 5, 128)]

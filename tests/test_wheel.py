@@ -4,11 +4,12 @@ environment), in a project that has its own ``rtl`` package (the name aifabric's
 the repository). There the user generates Verilog, co-simulates a block and lints a FuseSoC
 core of their own.
 
-Kept cheap: one environment for the module (the install is most of its two to four minutes on
-a loaded 2-core machine, pip's cache warm), the smallest block (WWFA, N = 4) with a short
-testbench run (``--transactions``), and the lint flow of FuseSoC rather than a simulation.
+Kept cheap: one environment for the run, shared by the pytest-xdist workers (the install
+is most of the module's time), the smallest block (WWFA, N = 4) with a short testbench run
+(``--transactions``), and the lint flow of FuseSoC rather than a simulation.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,19 +19,17 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from aifabric.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    from filelock import FileLock
-    tmp = tmp_path_factory.mktemp("wheel")
-    # Each pytest-xdist worker that runs a test of this module builds its own environment;
-    # setuptools builds the wheel inside the checkout (build/lib, the egg-info), so two
-    # workers building at once break each other's build: one at a time.
+def _environment(tmp: Path) -> dict:
+    """The wheel of this checkout and a fresh environment with it installed, under ``tmp``."""
+    # setuptools builds the wheel inside the checkout (build/lib, the egg-info): one build
+    # at a time, whoever else builds one
     (ROOT / "build").mkdir(exist_ok=True)
     with FileLock(str(ROOT / "build" / "wheel-build.lock")):
         out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
@@ -50,11 +49,28 @@ def installed(tmp_path_factory):
                          env={k: v for k, v in os.environ.items()
                               if k not in ("PYTHONPATH", "VIRTUAL_ENV")})
     assert out.returncode == 0, out.stderr[-3000:]
-    project = tmp / "project"                      # the user's project, with its own rtl
+    return {"whl": str(whl), "py": str(py), "bin": str(env_dir / "bin"), "purelib": purelib}
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """One environment for the whole run: the first pytest-xdist worker to get here builds
+    it, the other waits and uses it (the install is the module's cost). Each worker's
+    tests run in a user's project of their own."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    done = shared / "wheel-env.json"
+    with FileLock(str(shared / "wheel-env.lock")):
+        if not done.is_file():
+            tmp = shared / "wheel-env"
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
+            done.write_text(json.dumps(_environment(tmp)))
+    env = {k: Path(v) for k, v in json.loads(done.read_text()).items()}
+    project = tmp_path_factory.mktemp("project")   # the user's project, with its own rtl
     (project / "rtl").mkdir(parents=True)
     (project / "rtl" / "__init__.py").write_text("OWNER = 'the user'\n")
-    return {"whl": whl, "py": py, "bin": env_dir / "bin", "purelib": Path(purelib),
-            "project": project}
+    return {**env, "project": project}
 
 
 def _run(installed, *args, timeout=300):

@@ -125,7 +125,14 @@ def packet_set(mats, cfg: RoCE, seed: int, desc: str = "", progress: bool = True
     :func:`models.common.parallel.workers` processes; each result depends only on its matrix and seed, so the
     answer is the same for any number of them."""
     jobs = [(d, cfg, seed + k, limit) for k, d in enumerate(mats)]
-    return np.array(pmap(_one, jobs, desc, progress))
+    return np.array(pmap(_one, jobs, desc, progress, warm=_compile))
+
+
+def _compile() -> None:
+    """The packet switch's engine compiled (a two-host matrix), for :func:`packet_set`."""
+    d = np.zeros((2, 2), dtype=np.int64)
+    d[0, 1] = 10_000
+    simulate(d, hpcc_dcqcn())
 
 
 def untuned(quick: bool, progress: bool = True) -> dict:

@@ -38,14 +38,21 @@ def progress_bar(items, desc: str, progress: bool, total: int | None = None):
                 file=sys.stderr)
 
 
-def pmap(fn, items, desc: str = "", progress: bool = True) -> list:
+def pmap(fn, items, desc: str = "", progress: bool = True, warm=None) -> list:
     """``[fn(x) for x in items]``, in :func:`workers` processes (``fn`` and the items must
     pickle), in the order of ``items``. An error in one run is raised here and the runs not
-    yet started are cancelled."""
+    yet started are cancelled.
+
+    ``warm``: called here, before the processes start, when there are several: a tiny run
+    that compiles ``fn``'s numba engine once. On a cold cache every process would otherwise
+    compile the same engine at once (up to a minute and a half of CPU each); a process forked
+    after it has the compiled code."""
     items = list(items)
     n = workers(len(items))
     if n <= 1:
         return [fn(x) for x in progress_bar(items, desc, progress)]
+    if warm is not None:
+        warm()
     out: list = [None] * len(items)
     pool = ProcessPoolExecutor(n)
     try:

@@ -91,6 +91,17 @@ class _Base:
 
     def exit_link(self, chip: int, node_to: tuple[int, int]) -> tuple[int, int, int]:
         """(link, local chip, remote chip) of the link to ``node_to`` nearest to ``chip``."""
+        key = (chip, node_to)
+        found = self._exits.get(key)
+        if found is None:
+            found = self._exits[key] = self._exit_link(chip, node_to)
+        return found
+
+    @functools.cached_property
+    def _exits(self) -> dict:
+        return {}
+
+    def _exit_link(self, chip: int, node_to: tuple[int, int]) -> tuple[int, int, int]:
         t = self.topo
         here = t.node_of(chip)
         _, _, x, y = t.chip_coords(chip)

@@ -152,11 +152,21 @@ class Topology:
         return ((X * self.nodes[1] + Y) * m + x) * m + y
 
     def chip_coords(self, chip: int) -> tuple[int, int, int, int]:
+        if 0 <= chip < len(self._coords):
+            return self._coords[chip]
+        return self._coords_of(chip)
+
+    def _coords_of(self, chip: int) -> tuple[int, int, int, int]:
         m = self.system.m
         y = chip % m
         x = chip // m % m
         node = chip // (m * m)
         return node // self.nodes[1], node % self.nodes[1], x, y
+
+    @functools.cached_property
+    def _coords(self) -> list:
+        """(X, Y, x, y) of every chip: routing asks millions of times."""
+        return [self._coords_of(c) for c in range(self.num_chips)]
 
     def node_of(self, chip: int) -> tuple[int, int]:
         return self.chip_coords(chip)[:2]

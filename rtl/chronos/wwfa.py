@@ -233,7 +233,7 @@ class WavefrontArbiter(wiring.Component):
             nxt = []
             for i in range(n):
                 reg = Signal(n, name=f"stage{k}_row{i}")
-                m.d.sync += reg.eq(Cat(*cells[i][:lo], *grants[i][lo:hi], *cells[i][hi:]))
+                m.d.sync += reg.eq(Cat(cells[i][:lo], *grants[i][lo:hi], cells[i][hi:]))
                 nxt.append(reg)
             cells = nxt
             if hi < n:             # the tokens entering the next band

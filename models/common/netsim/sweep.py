@@ -190,6 +190,7 @@ def _execute(todo: list[dict], workers: int | None, scheduler: str | None):
         for p in todo:
             yield run_point(p)
         return
+    _compile(todo)
     pool = ProcessPoolExecutor(workers)
     try:
         futures = [pool.submit(run_point, p) for p in todo]
@@ -197,6 +198,19 @@ def _execute(todo: list[dict], workers: int | None, scheduler: str | None):
             yield fut.result()
     finally:                  # on an error (or an interrupt) do not wait for the rest
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _compile(todo: list[dict]) -> None:
+    """Ten cycles of the first point of each network and traffic, here, before the workers
+    start: the kernels they run on are compiled once (a worker forked after it has them, and
+    the networks built), where workers on a cold numba cache would each compile the same
+    kernel at once (over a minute of CPU each)."""
+    seen = set()
+    for p in todo:
+        k = json.dumps([p["net"], p["traffic"]], sort_keys=True)
+        if k not in seen:
+            seen.add(k)
+            simulator(p).measure(0, 10, 0)
 
 
 def saturation(rows: list[dict], tolerance: float = 0.05) -> dict:

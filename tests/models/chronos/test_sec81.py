@@ -59,6 +59,21 @@ def test_workers_never_exceed_the_runs(monkeypatch):
     assert 1 <= workers(1) == 1
 
 
+def _square(x):
+    return x * x
+
+
+@pytest.mark.parametrize("jobs,warmed", [("2", 1), ("1", 0)])
+def test_pmap_warms_here_once_before_its_processes(monkeypatch, jobs, warmed):
+    """``warm`` (the engine's compilation) runs in this process, once, before the worker
+    processes start; with one process the runs are here and need none."""
+    from aifabric.models.common.parallel import JOBS_ENV, pmap
+    monkeypatch.setenv(JOBS_ENV, jobs)
+    calls = []
+    assert pmap(_square, [1, 2, 3], progress=False, warm=lambda: calls.append(1)) == [1, 4, 9]
+    assert len(calls) == warmed
+
+
 def _fake_run(rng, volume, ints):
     """A stand-in for one §8.1 run (untuned and tuned results), every value drawn (counts
     from the range ``ints``)."""

@@ -44,6 +44,27 @@ def test_local_processes_equal_one_process_and_the_log_resumes(tmp_path, monkeyp
     assert len(ran) == 1
 
 
+def test_the_workers_kernels_are_compiled_here_once_per_network(monkeypatch):
+    """Before the worker processes start, the sweep runs ten cycles of the first point of
+    each network and traffic in this process (their kernels compiled once, not once per
+    worker), and no more."""
+    other = S.point({**SPEC, "k": 3}, "uniform", 0.1, 1)
+    hot = S.point(SPEC, "hotspot", 0.1, 1)
+    ran = []
+
+    class Stub:
+        def __init__(self, p):
+            self.p = p
+
+        def measure(self, *cycles):
+            ran.append((self.p["net"]["k"], self.p["traffic"], cycles))
+
+    monkeypatch.setattr(S, "simulator", Stub)
+    S._compile(points() + [other, hot, other])
+    assert ran == [(4, "uniform", (0, 10, 0)), (3, "uniform", (0, 10, 0)),
+                   (4, "hotspot", (0, 10, 0))]
+
+
 def test_dask_local_cluster_gives_the_local_results(tmp_path):
     import distributed
     pts = points()[:2]
