@@ -42,18 +42,13 @@ def _packet():
 
 
 def _roce():
-    from aifabric.models.chronos.roce import hpcc_dcqcn, simulate
-    d = np.zeros((2, 2), dtype=np.int64)
-    d[0, 1] = 10_000
-    simulate(d, hpcc_dcqcn())
+    from aifabric.models.chronos.sec81 import compile_engine
+    compile_engine()
 
 
 def _packetsim():
-    from aifabric.models.flexsipac.packetsim import Flow, Link, simulate, simulate_window
-    links = {("a", "b"): Link(1e9, 1e-6)}
-    flows = [Flow(0, 0, ("a", "b"), 9_000)]
-    simulate(links, flows, packet=9000)
-    simulate_window(links, flows)          # the DCTCP engine (models.common.dctcp)
+    from aifabric.models.flexsipac.experiments import compile_engines
+    compile_engines()
 
 
 ENGINES = {

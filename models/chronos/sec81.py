@@ -125,11 +125,12 @@ def packet_set(mats, cfg: RoCE, seed: int, desc: str = "", progress: bool = True
     :func:`models.common.parallel.workers` processes; each result depends only on its matrix and seed, so the
     answer is the same for any number of them."""
     jobs = [(d, cfg, seed + k, limit) for k, d in enumerate(mats)]
-    return np.array(pmap(_one, jobs, desc, progress, warm=_compile))
+    return np.array(pmap(_one, jobs, desc, progress, warm=compile_engine))
 
 
-def _compile() -> None:
-    """The packet switch's engine compiled (a two-host matrix), for :func:`packet_set`."""
+def compile_engine() -> None:
+    """The packet switch's engine compiled (a two-host matrix): :func:`packet_set`'s warm-up
+    and ``aifabric warm``'s."""
     d = np.zeros((2, 2), dtype=np.int64)
     d[0, 1] = 10_000
     simulate(d, hpcc_dcqcn())

@@ -386,11 +386,12 @@ def run_tasks(tasks, desc: str = "Flex-SiPAC", progress: bool = True) -> dict:
     :func:`models.common.parallel.workers` processes; every point is deterministic, so the
     answer is the same for any number of them."""
     from aifabric.models.common.parallel import pmap
-    return dict(pmap(_point, tasks, desc, progress, warm=_compile))
+    return dict(pmap(_point, tasks, desc, progress, warm=compile_engines))
 
 
-def _compile() -> None:
-    """The packet engines compiled on a one-link, one-flow fabric, for :func:`run_tasks`."""
+def compile_engines() -> None:
+    """The packet engines compiled on a one-link, one-flow fabric: :func:`run_tasks`'s
+    warm-up and ``aifabric warm``'s."""
     from .packetsim import Flow, Link, simulate, simulate_window
     links = {("a", "b"): Link(1e9, 1e-6)}
     flows = [Flow(0, 0, ("a", "b"), 9_000)]
