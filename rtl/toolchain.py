@@ -79,11 +79,11 @@ def lint(verilog: Path) -> None:
     nothing, and on the largest instances it is a good part of the lint's time.
 
     A file of several modules (a system that instantiates one router many times) is linted
-    a module at a time: every module but the top alone, then the top with the others
-    replaced by stubs that declare their ports. Verilator lints a module's body once per
-    instance, and every instance of one module here is the same text (Yosys writes no
-    parameters): 36 routers cost 36 times one router's lint and find nothing one does not.
-    The stubs keep what is checked between modules, the ports each instance connects."""
+    a module at a time, each against stubs of the others that declare their ports.
+    Verilator lints a module's body once per instance, and every instance of one module here
+    is the same text (Yosys writes no parameters): 36 routers cost 36 times one router's lint
+    and find nothing one does not. The stubs keep what is checked between modules, the ports
+    each instance connects."""
     exe = setup_verilator()
     text = verilog.read_text()
     modules = list(_MODULE.finditer(text))
@@ -92,20 +92,14 @@ def lint(verilog: Path) -> None:
         return
     import tempfile
     with tempfile.TemporaryDirectory(prefix="lint-", dir=verilog.parent) as tmp:
-        *subs, top = modules
-
-        def at(m):                      # reports name the lines of the file given
-            line = text.count("\n", 0, m.start()) + 1
-            return f'{_NO_DECLFILENAME}`line {line} "{verilog.name}" 0\n{m.group(0)}'
-
-        for m in subs:
-            path = Path(tmp) / f"{m.group(1)}.v"
-            path.write_text(at(m))
-            _lint_one(exe, path, shown=f"{verilog.name} (module {m.group(1)})")
-        stubs = "".join(_stub(m.group(0)) for m in subs)
-        path = Path(tmp) / f"{top.group(1)}.v"
-        path.write_text(_NO_DECLFILENAME + _STUBS.format(stubs) + at(top))
-        _lint_one(exe, path, shown=f"{verilog.name} (module {top.group(1)})")
+        for m in modules:
+            name = m.group(1)
+            stubs = "".join(_stub(o.group(0)) for o in modules if o is not m)
+            line = text.count("\n", 0, m.start()) + 1     # reports name the given file's lines
+            path = Path(tmp) / f"{name}.v"
+            path.write_text(f'{_NO_DECLFILENAME}{_STUBS.format(stubs)}'
+                            f'`line {line} "{verilog.name}" 0\n{m.group(0)}')
+            _lint_one(exe, path, top=name, shown=f"{verilog.name} (module {name})")
 
 
 # one module of Yosys' write_verilog, its name in group 1
@@ -122,9 +116,10 @@ def _stub(module: str) -> str:
     return header + "\n" + "\n".join(_PORT.findall(module[len(header):])) + "\nendmodule\n"
 
 
-def _lint_one(exe: Path, verilog: Path, shown: str | None = None) -> None:
+def _lint_one(exe: Path, verilog: Path, top: str | None = None,
+              shown: str | None = None) -> None:
     proc = subprocess.run([str(exe), "--lint-only", "-Wall", "-fno-dfg", "--quiet",
-                           verilog.name],
+                           *(["--top-module", top] if top else []), verilog.name],
                           cwd=verilog.parent, capture_output=True, text=True)
     report = (proc.stdout + proc.stderr).strip()
     if proc.returncode != 0 or "%Warning" in report or "%Error" in report:

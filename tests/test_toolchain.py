@@ -229,6 +229,21 @@ def test_a_file_of_several_modules_is_linted_a_module_at_a_time(tmp_path, leaf, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["two.v"]     # nothing left behind
 
 
+def test_modules_are_linted_in_any_order_and_at_any_depth(tmp_path):
+    """The top first, a middle module that instantiates the leaf: each module is linted
+    against stubs of the others, so the order Yosys writes them in and the depth of the
+    hierarchy do not matter; a warning in the middle one is found and named."""
+    mid = LEAF.replace("leaf", "mid").format(extra="").replace(
+        "  assign y = ~a;", "  leaf l (\n    .a(a),\n    .y(y)\n  );{extra}")
+    top = TOP.replace("leaf", "mid").format(w=3, extra="")
+    path = tmp_path / "two.v"
+    path.write_text(top + mid.format(extra="") + LEAF.format(extra=""))
+    lint(path)
+    path.write_text(top + mid.format(extra="\n  wire [1:0] spare;") + LEAF.format(extra=""))
+    with pytest.raises(LintError, match=r"(?s)^two.v \(module mid\).*UNUSEDSIGNAL: two.v:25:"):
+        lint(path)
+
+
 LINT_CASES = [pytest.param(name, params, id=block.instance_name(params))
               for name, block in BLOCKS.items() for params in block.params]
 LINT_CASES += [pytest.param("wwfa", {"n": n}, id=f"wwfa_n{n}") for n in (2, 3, 5, 128)]
