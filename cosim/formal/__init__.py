@@ -306,17 +306,28 @@ class Exposed:
 
 def _register_file(inst, name):
     """A fragment that behaves as the memory instance ``inst`` port for port: one register
-    per row (reset to the row's initial value), write ports applied in their order (a later
-    port wins a row both write), a ``comb`` read port reading the rows as they are, a clocked
-    one registering the row at its address when enabled (the row as it was before this
-    cycle's writes, unless transparent for the writing port). Returns the fragment and
+    per row, starting at the row's initial value and, like a memory's row, kept through a
+    reset; write ports applied in their order (a later port wins a row both write); a
+    ``comb`` read port reading the rows as they are; a clocked one registering the row at its
+    address when enabled (the row as it was before this cycle's writes, unless transparent
+    for the writing port), in a register a reset keeps too (as in the RTLIL Amaranth emits
+for a memory, which the proofs read; Amaranth's simulator clears it in a reset with the
+port's enable low). An address beyond the last row
+    reads 0 and writes nothing, where Yosys leaves it undefined: a harness that exposes a
+    memory states that its addresses stay in range. Returns the fragment and
     :class:`Exposed` (the rows as views of the memory's layout where it has one)."""
     from amaranth.hdl import Array, Shape
     from amaranth.lib import data
     mem = inst._data
-    width = Shape.cast(mem.shape).width
+    layout = isinstance(mem.shape, data.Layout)
+    shape = Shape.cast(mem.shape)
+    if shape.signed and not layout or not isinstance(mem.shape, (int, Shape, data.Layout)):
+        raise ValueError(f"memory {name!r}: a register file stands in for memories of "
+                         f"unsigned or layout shapes only, not {mem.shape!r}")
+    width = shape.width
     init = list(mem.init._raw)          # each row's bits, as the RTLIL backend reads them
-    rows = [Signal(width, name=f"{name}_row{i}", init=init[i]) for i in range(mem.depth)]
+    rows = [Signal(width, name=f"{name}_row{i}", init=init[i], reset_less=True)
+            for i in range(mem.depth)]
     arr = Array(rows)
     m = Module()
     for wp in inst._write_ports:
@@ -339,18 +350,18 @@ def _register_file(inst, name):
         if rp._domain == "comb":
             m.d.comb += rp._data.eq(word)
         else:
+            held = Signal(width, name=f"{name}_q{k}", reset_less=True)
             with m.If(rp._en):
-                m.d[rp._domain] += rp._data.eq(word)
-    views = rows if isinstance(mem.shape, (int, Shape)) else [
-        data.View(mem.shape, r) for r in rows]
+                m.d[rp._domain] += held.eq(word)
+            m.d.comb += rp._data.eq(held)
+    views = [data.View(mem.shape, r) for r in rows] if layout else rows
     return Fragment.get(m, None), Exposed(views, [rp._data for rp in inst._read_ports])
 
 
 def expose_memories(fragment, names):
     """Replace the memories of the elaborated block named in ``names`` (their submodule
     names, at any depth) by register files that behave as they do port for port
-    (:func:`_register_file`), so a harness can state invariants over their rows: the
-    encoding yosys-smtbmc's ``--nomem`` gives a memory, written in the harness. Returns
+    (:func:`_register_file`), so a harness can state invariants over their rows. Returns
     {name: :class:`Exposed`}; a name that is not a memory of the block raises KeyError."""
     from amaranth.hdl._mem import MemoryInstance
     found = {}

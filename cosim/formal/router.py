@@ -27,8 +27,8 @@ two with the separable allocator, one with the wave-front allocator (depth 3, pa
 and one VC at depth 5 with packets of 3 (neither a power of two). The induction needs to
 know what the input buffers hold, so the harness puts register files in place of the
 buffers' memories (:func:`cosim.formal.expose_memories`; they behave as the memories do
-port for port, which ``tests/test_formal.py`` checks in Amaranth's simulator, and are the
-encoding yosys-smtbmc's ``--nomem`` gives a memory) and states over their rows and the
+port for port, which ``tests/test_formal.py`` checks in Amaranth's simulator; the pointers
+that address them are proved to stay below the depth) and states over their rows and the
 router's registers (:func:`_buffered`, :func:`_output_packet`):
 
 - each input VC's count, pointers and non-empty flag agree; the flits it holds, read from
