@@ -9,6 +9,7 @@ each job's directory (log, trace) under build/formal/.
 
     aifabric formal                      # every block, every property
     aifabric formal --block wwfa --block router
+    aifabric formal --block router --param depth=5   # one parameter set
     aifabric formal --ci                 # the subset `make test` runs
     aifabric formal --no-controls        # proofs only
 
@@ -37,6 +38,8 @@ def main(argv=None) -> int:
                     help=f"block(s) to prove (default: all: {', '.join(BLOCK_MODULES)})")
     ap.add_argument("--property", action="append", metavar="NAME",
                     help="only the properties of this name")
+    ap.add_argument("--param", action="append", metavar="KEY=VALUE", default=[],
+                    help="only the parameter sets with this parameter at this value")
     ap.add_argument("--ci", action="store_true", help="only the subset `make test` runs")
     ap.add_argument("--no-controls", action="store_true",
                     help="skip the negative controls (planted bugs)")
@@ -56,6 +59,15 @@ def main(argv=None) -> int:
                 raise UsageError(f"--property {name!r}: no such property; properties are "
                                  f"{', '.join(sorted(known))}")
         props = [p for p in props if p.name in args.property]
+    for given in args.param:
+        key, eq, value = given.partition("=")
+        keys = sorted({k for p in props for k in p.params})
+        if not eq or key not in keys:
+            raise UsageError(f"--param {given!r}: give KEY=VALUE with KEY one of "
+                             f"{', '.join(keys)}")
+        props = [p for p in props if str(p.params.get(key)) == value]
+        if not props:
+            raise UsageError(f"--param {given!r}: no property has {key} = {value}")
     if args.ci:
         props = [p for p in props if p.ci]
     missing = toolchain_missing()

@@ -35,7 +35,7 @@ from aifabric.rtl.catalog import BLOCKS
 
 __all__ = ["Property", "Result", "Harness", "BLOCK_MODULES", "properties", "run",
            "any_seq", "any_const", "named", "mutated", "module_from_source", "block_module",
-           "elaborate", "toolchain_missing", "FORMAL_DIR"]
+           "elaborate", "expose_memories", "Exposed", "toolchain_missing", "FORMAL_DIR"]
 
 FORMAL_DIR = Path("build") / "formal"
 
@@ -294,3 +294,90 @@ def block_module(module_name: str, mutant_spec=None):
 def elaborate(component):
     """The block elaborated once (so a harness can add it and read its registers by name)."""
     return Fragment.get(component, None)
+
+
+@dataclass
+class Exposed:
+    """A memory a harness replaced by registers: its rows, and its read ports' data (in the
+    order the block created the ports)."""
+    rows: list
+    reads: list
+
+
+def _register_file(inst, name):
+    """A fragment that behaves as the memory instance ``inst`` port for port: one register
+    per row, starting at the row's initial value and, like a memory's row, kept through a
+    reset; write ports applied in their order (a later port wins a row both write); a
+    ``comb`` read port reading the rows as they are; a clocked one registering the row at its
+    address when enabled (the row as it was before this cycle's writes, unless transparent
+    for the writing port), in a register a reset keeps too (as in the RTLIL Amaranth emits
+for a memory, which the proofs read; Amaranth's simulator clears it in a reset with the
+port's enable low). An address beyond the last row
+    reads 0 and writes nothing, where Yosys leaves it undefined: a harness that exposes a
+    memory states that its addresses stay in range. Returns the fragment and
+    :class:`Exposed` (the rows as views of the memory's layout where it has one)."""
+    from amaranth.hdl import Array, Shape
+    from amaranth.lib import data
+    mem = inst._data
+    layout = isinstance(mem.shape, data.Layout)
+    shape = Shape.cast(mem.shape)
+    if shape.signed and not layout or not isinstance(mem.shape, (int, Shape, data.Layout)):
+        raise ValueError(f"memory {name!r}: a register file stands in for memories of "
+                         f"unsigned or layout shapes only, not {mem.shape!r}")
+    width = shape.width
+    init = list(mem.init._raw)          # each row's bits, as the RTLIL backend reads them
+    rows = [Signal(width, name=f"{name}_row{i}", init=init[i], reset_less=True)
+            for i in range(mem.depth)]
+    arr = Array(rows)
+    m = Module()
+    for wp in inst._write_ports:
+        gran = wp._granularity
+        for j in range(len(wp._en)):
+            for i, row in enumerate(rows):
+                with m.If(wp._en[j] & (wp._addr == i)):
+                    m.d[wp._domain] += row[j * gran:(j + 1) * gran].eq(
+                        wp._data[j * gran:(j + 1) * gran])
+    for k, rp in enumerate(inst._read_ports):
+        word = Signal(width, name=f"{name}_rd{k}")
+        m.d.comb += word.eq(arr[rp._addr])
+        for idx in rp._transparent_for:
+            wp = inst._write_ports[idx]
+            gran = wp._granularity
+            for j in range(len(wp._en)):
+                with m.If(wp._en[j] & (wp._addr == rp._addr)):
+                    m.d.comb += word[j * gran:(j + 1) * gran].eq(
+                        wp._data[j * gran:(j + 1) * gran])
+        if rp._domain == "comb":
+            m.d.comb += rp._data.eq(word)
+        else:
+            held = Signal(width, name=f"{name}_q{k}", reset_less=True)
+            with m.If(rp._en):
+                m.d[rp._domain] += held.eq(word)
+            m.d.comb += rp._data.eq(held)
+    views = [data.View(mem.shape, r) for r in rows] if layout else rows
+    return Fragment.get(m, None), Exposed(views, [rp._data for rp in inst._read_ports])
+
+
+def expose_memories(fragment, names):
+    """Replace the memories of the elaborated block named in ``names`` (their submodule
+    names, at any depth) by register files that behave as they do port for port
+    (:func:`_register_file`), so a harness can state invariants over their rows. Returns
+    {name: :class:`Exposed`}; a name that is not a memory of the block raises KeyError."""
+    from amaranth.hdl._mem import MemoryInstance
+    found = {}
+
+    def walk(frag):
+        for k, (sub, name, loc) in enumerate(frag.subfragments):
+            if name in names and isinstance(sub, MemoryInstance):
+                if name in found:
+                    raise KeyError(f"the block has two memories named {name!r}")
+                regs, rows = _register_file(sub, name)
+                frag.subfragments[k] = (regs, name, loc)
+                found[name] = rows
+            else:
+                walk(sub)
+    walk(fragment)
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise KeyError(f"the block has no memory named {', '.join(map(repr, missing))}")
+    return found

@@ -17,49 +17,64 @@ tables downstream, loaded at any time. Promises:
 - ``packets_contiguous``: on every link port, the flits of one VC form whole packets, head
   first, ``length`` flits, tail last (no interleaving within a VC);
 - ``vct_whole_packet_credit``: a head leaves only when the downstream VC has room for the
-  whole packet (virtual cut-through).
-
-These five by bounded model check of 8 cycles (steps 0..7), the router built at depth 3, not
-a power of two. A head written in cycle t is on its output in t + 3 (VC allocation and a
-speculative switch grant in t + 1, the crossing in t + 2, the output register), and an
-output VC is free again two cycles after its packet's tail was granted: the head of a second
-packet on one downstream VC arrives 4 cycles after the first head at the earliest, at step
-7, and its tail, the fourth flit into a VC of three, at step 8. The negative controls of
-``no_flit_into_full_vc`` and ``vct_whole_packet_credit`` therefore run 9 steps and check the
-last one only (``mutant_skip``: the solver did not end step 7 of either planted bug in 2 to
-5 minutes; it finds each counter-example at step 8 in seconds). The proofs stay at 8 steps,
-and on this router the three deep ones (``no_flit_into_full_vc``, ``packets_contiguous``,
-``vct_whole_packet_credit``) take their step 7 from minutes to beyond an hour
-(docs/blocks.md has the runs; ``make formal`` gives a job 30 minutes). A ninth step was not
-tried. Those
-three keep the buffer memories as registers and the design synthesised to gates before it
-becomes SMT (``--nomem --syn``, :data:`ENGINE`): the same circuit, another encoding, which
-ended in seconds on the router with combinational grants.
-
+  whole packet (virtual cut-through);
 - ``fits_are_the_count``: each output VC's two registered "longest packet the credits cover"
   values (VC allocation's cover check, without and with a credit back in the cycle) equal
-  min(count, packet) and min(count + 1, packet), in every cycle (8 cycles of BMC, as the
-  five: its k-induction needs the router never to send without a credit, which needs what
-  the last paragraph names). It runs with the memories as arrays (no ``ENGINE`` options):
-  with the separable allocator the solver ended in 172 s that way and in 487 s as gates;
-  with the wave-front allocator it did not end in 300 s (as gates not tried). The five do
-  not reach, in 8 cycles, a wrong value that changes a decision.
+  min(count, packet) and min(count + 1, packet), in every cycle.
+
+All six by k-induction of length 2 (an unbounded proof), at four parameter sets: one VC and
+two with the separable allocator, one with the wave-front allocator (depth 3, packets of 2),
+and one VC at depth 5 with packets of 3 (neither a power of two). The induction needs to
+know what the input buffers hold, so the harness puts register files in place of the
+buffers' memories (:func:`cosim.formal.expose_memories`; they behave as the memories do
+port for port, which ``tests/test_formal.py`` checks in Amaranth's simulator; the pointers
+that address them are proved to stay below the depth) and states over their rows and the
+router's registers (:func:`_buffered`, :func:`_output_packet`):
+
+- each input VC's count, pointers and non-empty flag agree; the flits it holds, read from
+  the front backwards from what the sender still owes of its open packet (the harness
+  counts it), form packets: each flit's head and tail bits and a head's length agree with
+  its place, the meta memory's copies agree with the flit's, a head's stored route names
+  at most one port (one, and a VC at a link port, when it is valid); a VC is mid-packet
+  only while it holds an output VC; the registered front meta is the front slot's, and
+  the output port registered for the front head its route's;
+- the registered VC request: one bit at most, for the front head's route, and a free output
+  VC it names has credits for the whole packet; the registered switch grants: one VC per
+  input, one input per output;
+- per output VC, the packet open on the link: the flits it still owes after the flit on the
+  link and after the one crossing the switch are those of the one input VC that holds it
+  (none when no input VC holds it), the VC is held exactly while an input VC holds it or
+  its tail crosses, and its credits cover every flit still to come, a VC-allocated head's
+  whole packet included;
+- the credit conservation the ports give (the credit counter of every output VC plus the
+  downstream occupancy is ``depth``; every input VC's fill plus its credit on the wire is
+  what the sender counts as outstanding), ``fits_are_the_count``'s promise, and with the
+  wave-front allocator its rotation amounts (``cosim.formal.wwfa``'s invariant).
+
+Each negative control is a bounded model check from reset. A head written in cycle t is on
+its output in t + 3, and an output VC is free again two cycles after its packet's tail was
+granted: at depth 3 the head of a second packet on one downstream VC arrives at step 7 at
+the earliest, and its tail, the fourth flit into a VC of three, at step 8, so the controls
+of ``no_flit_into_full_vc`` and ``vct_whole_packet_credit`` run 9 steps and check the last
+(``mutant_skip``: proving the steps before clean costs more than finding the bug). At depth
+5 with packets of 3 the second packet's head arrives at step 8, too much for a VC holding
+the first (the ``vct_whole_packet_credit`` control, 9 steps), and its third flit, the sixth
+into a VC of five, at step 10 (the ``no_flit_into_full_vc`` control, 11 steps).
 
 The error flags, each in both directions (:func:`build_flags`: every input free, the causes
 computed by the harness): ``table_flag_exact``, ``length_flag_exact``,
 ``protocol_flag_exact`` and ``eject_credit_flag_exact`` -- the bit in t + 1 is
 ``~clear & (bit | cause)`` of t, so it rises on its violation and never otherwise. The
 no-route bit has no such property: its cause is a head without a route at the front of its
-VC, and which flit is at the front is in the buffer memories, which the harness cannot read. k-induction with the conservation invariants the harness carries (the credit
-counter of every output VC plus the downstream occupancy is ``depth``; every input VC's fill
-plus its credit on the wire is what the sender counts as outstanding) does not close: it
-also needs the buffered route entries (in the buffers' meta memories) to name one port and
-one VC, which a harness cannot state about memory contents from outside the block.
+VC, a state inside the block and not an event at its ports (which head is at the front
+depends on every grant before), so a cause the harness computed would restate the block's
+own logic; the co-simulation provokes it (``error_flags``).
 """
 
-from amaranth.hdl import Assume, Cat, Module, Mux, Signal
+from amaranth.hdl import Array, Assume, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data
 
-from . import Harness, Property, any_seq, block_module, elaborate, named
+from . import Harness, Property, any_seq, block_module, elaborate, expose_memories, named
 
 MODULE = "aifabric.rtl.railx.router"
 
@@ -88,12 +103,70 @@ def _free_input(m, link, dw, lb):
     return f, f.data[dw:dw + lb]
 
 
+def _at_most_one(bits):
+    x = Cat(*bits)
+    return (x & (x - 1)) == 0
+
+
+def _buffered(m, frag, mems, p, v, B, L, lb, dw, rem_in):
+    """What input VC (p, v) holds, for the invariants: its flits from the front (offset 0)
+    backwards from what the sender still owes of its open packet. Returns (ok, pre, front,
+    fresh): ``ok`` the invariants of the VC's own state, ``pre`` the flits its front packet
+    still has to send, not counting a front head not yet granted (the flits before the
+    front, when the front is not a head, or those the sender owes), ``front`` the meta of
+    the flit at the front, and ``fresh`` whether that is a head not yet granted."""
+    cnt, hp, tp, hq = (named(frag, f"{n}{p}_{v}") for n in ("cnt", "hp", "tp", "hq"))
+    ne, al = named(frag, f"ne{p}_{v}"), named(frag, f"al{p}_{v}")
+    buf, meta = mems[f"buf{p}_{v}"].rows, mems[f"meta{p}_{v}"].rows
+    slayout, mlayout = buf[0].shape(), meta[0].shape()
+    bufa = Array([r.as_value() for r in buf])
+    metaa = Array([r.as_value() for r in meta])
+    ok = [cnt <= B, hp < B, tp < B, hq < B, ne == (cnt != 0),
+          hq == Mux(hp == B - 1, 0, hp + 1),
+          tp == Mux(hp + cnt >= B, hp + cnt - B, hp + cnt)]
+    slot = [Mux(hp + k >= B, hp + k - B, hp + k) for k in range(B)]
+    fl = [data.View(slayout, bufa[slot[k]]) for k in range(B)]
+    mt = [data.View(mlayout, metaa[slot[k]]) for k in range(B)]
+    w = lb + 1
+    # r[k]: flits of its packet after the flit at offset k, backwards from the sender's
+    r = [None] * B
+    for k in reversed(range(B)):
+        after = Const(0, w) if k == B - 1 else Mux(fl[k + 1].head, 0, r[k + 1] + 1)
+        r[k] = Signal(w, name=f"h_r{p}_{v}_{k}")
+        m.d.comb += r[k].eq(Mux(cnt == k + 1, rem_in, after))
+    for k in range(B):
+        live = cnt > k
+        length = fl[k].data[dw:dw + lb]
+        port = mt[k].port
+        ok.append(~live | ((mt[k].head == fl[k].head) & (mt[k].tail == fl[k].tail) &
+                           (fl[k].tail == (r[k] == 0)) & (r[k] < L) &
+                           (~fl[k].head | ((length == r[k] + 1) & (mt[k].length == r[k] + 1) &
+                                           _at_most_one(port) &
+                                           (~mt[k].valid | port.any() &
+                                            (port[0] | mt[k].vcs.any()))))))
+    fm = named(frag, f"fm{p}_{v}")
+    head0 = ne & fl[0].head
+    pre = Mux(ne, Mux(fl[0].head, 0, r[0] + 1), rem_in)
+    ok += [
+        ~ne | (fm == mt[0].as_value()),
+        al | (pre == 0),                          # mid-packet only while allocated
+        ~al | head0 | (pre != 0),
+        ~head0 | (named(frag, f"op{p}_{v}") == mt[0].port),
+    ]
+    return ok, pre, mt[0], head0
+
+
 def build(params, mutant_spec=None):
     mod = block_module(MODULE, mutant_spec)
     P, V, B = params["ports"], params["vcs"], params["depth"]
+    L = params["packet"]
     dut, frag, m, lb, dw, ob = _top(mod, params)
+    mems = expose_memories(frag, [f"{k}{p}_{v}" for k in ("buf", "meta") for p in range(P)
+                                  for v in range(V)])
+    RQ = (P - 1) * V + 1
 
     invariants = []
+    pre, front, fresh = {}, {}, {}
     # ---- senders: credit-respecting, well-formed packets, any route beside a head
     ok_credit = []
     for p in range(P):
@@ -116,11 +189,38 @@ def build(params, mutant_spec=None):
                 m.d.comb += Assume(f.tail == (rem == 1))
                 m.d.sync += rem.eq(rem - 1)
             cnt = named(frag, f"cnt{p}_{v}")
-            invariants += [occ == cnt + back, occ <= B, cnt <= B]
+            invariants += [occ == cnt + back, occ <= B, cnt <= B, rem < L]
             # an allocated input VC holds one output port and one output VC
+            al = named(frag, f"al{p}_{v}")
             for x in (named(frag, f"op{p}_{v}"), named(frag, f"ov{p}_{v}")):
-                invariants.append((x & (x - 1)) == 0)
+                invariants += [(x & (x - 1)) == 0, ~al | x.any()]
+            ok, pre[p, v], front[p, v], fresh[p, v] = _buffered(m, frag, mems, p, v, B, L, lb,
+                                                               dw, rem)
+            invariants += ok
+            # the VC request registered for the front: its route's port and VCs, one bit,
+            # a free output VC's credits covering the packet
+            vq, va = named(frag, f"vq{p}_{v}"), named(frag, f"va{p}_{v}")
+            ne = named(frag, f"ne{p}_{v}")
+            fr = front[p, v]
+            invariants += [_at_most_one(vq), va == vq.any(),
+                           ~vq.any() | (ne & fr.head & fr.valid),
+                           ~vq[RQ - 1] | fr.port[0]]
+            for q in range(1, P):
+                for w in range(V):
+                    bit = vq[(q - 1) * V + w]
+                    held = named(frag, f"held{q}")[w]
+                    invariants += [~bit | (fr.port[q] & fr.vcs[w]),
+                                   ~bit | al | held | (named(frag, f"cr{q}_{w}") >= fr.length)]
         m.d.comb += Assume(~link.valid | (f.vc < V))
+        gv, gd = named(frag, f"gv{p}"), named(frag, f"gd{p}")
+        invariants += [_at_most_one(gv), _at_most_one(gd), ~gv.any() | gd.any()]
+    for q in range(P):
+        invariants.append(_at_most_one([named(frag, f"gv{p}").any() & named(frag, f"gd{p}")[q]
+                                        for p in range(P)]))
+    if params["allocator"] == "wavefront":
+        # the wave-front arbiter's rotation amounts (cosim.formal.wwfa's invariant)
+        rot = [named(frag, f"rot{i}") for i in range(P)]
+        invariants += [rot[0] < P] + [rot[i] == (rot[0] + P - i) % P for i in range(1, P)]
 
     # ---- downstream buffers
     no_full, contiguous, vct, cover = [], [], [], []
@@ -151,12 +251,14 @@ def build(params, mutant_spec=None):
             with m.Elif(arrive):
                 m.d.sync += rem.eq(rem - 1)
             cr = named(frag, f"cr{q}_{w}")
-            invariants += [cr + occ + arrive == B, occ <= B, cr <= B]
-            L = params["packet"]
+            invariants += [cr + occ + arrive == B, occ <= B, cr <= B, rem < L]
             # the longest packet the credits cover, without and with a credit back
             cover += [named(frag, f"fit{q}_{w}_{b}") == Mux(cr + b >= L, L, cr + b)
                       for b in range(2)]
+            invariants += _output_packet(m, frag, mems, params, q, w, f, arrive, length, rem, cr,
+                                         pre, fresh, front)
 
+    invariants += cover
     checks = {
         "no_flit_into_full_vc": Cat(*no_full).all(),
         "credits_returned_le_taken": Cat(*ok_credit).all(),
@@ -166,6 +268,48 @@ def build(params, mutant_spec=None):
         "fits_are_the_count": Cat(*cover).all(),
     }
     return Harness(m, checks, invariants)
+
+
+def _output_packet(m, frag, mems, params, q, w, f, arrive, length, rem, cr, pre, fresh, front):
+    """The invariants of output VC (q, w)'s open packet: the flits it still owes after the
+    one on the link (``x1``) and after the one crossing the switch (``x2``) are the front
+    packet's of the one input VC that holds it, the VC is held exactly while an input VC
+    holds it or its tail crosses, and its credits cover every flit still to come."""
+    P, V, L, dw = params["ports"], params["vcs"], params["packet"], params["dst_width"]
+    lb = len(length)
+    x1 = Signal(lb + 1, name=f"h_x1_{q}_{w}")
+    x2 = Signal(lb + 1, name=f"h_x2_{q}_{w}")
+    m.d.comb += x1.eq(Mux(arrive, Mux(f.head, length - 1, rem - 1), rem))
+    ok = [~(arrive & f.head) | ((length >= 1) & (length <= L))]
+    trav, tails, holders, fresh_need = [], [], [], []
+    x2_of = x1
+    for p in range(P):
+        gv, gd = named(frag, f"gv{p}"), named(frag, f"gd{p}")
+        for v in range(V):
+            ov, al, op = (named(frag, f"{n}{p}_{v}") for n in ("ov", "al", "op"))
+            buf = mems[f"buf{p}_{v}"]
+            # the flit crossing the switch: read at its grant, the cycle before
+            t = gv[v] & gd[q] & ov[w]
+            T = data.View(buf.rows[0].shape(), buf.reads[0])
+            tl = T.data[dw:dw + lb]
+            x2_of = Mux(t, Mux(T.head, tl - 1, x1 - 1), x2_of)
+            h = al & op[q] & ov[w]
+            ok += [~t | ((T.head == (x1 == 0)) & (T.tail == (x2 == 0)) &
+                         (~T.head | ((tl >= 1) & (tl <= L)))),
+                   ~t | T.tail | h,
+                   ~(t & T.tail) | ~al,
+                   ~h | (x2 == pre[p, v])]
+            trav.append(t)
+            tails.append(t & T.tail)
+            holders.append(h)
+            fresh_need.append(Mux(h & fresh[p, v], front[p, v].length, 0))
+    held = named(frag, f"held{q}")[w]
+    m.d.comb += x2.eq(x2_of)
+    ok += [_at_most_one(trav), _at_most_one(holders + tails),
+           held == Cat(*holders, *tails).any(),
+           Cat(*holders).any() | (x2 == 0),
+           cr >= x1 + sum(fresh_need)]
+    return ok
 
 
 def build_flags(params, mutant_spec=None):
@@ -279,33 +423,33 @@ def _builder(name, builder=build):
 
 
 BASE = {"ports": 5, "depth": 3, "data": 8, "dst_width": 1, "packet": 2}
-# yosys-smtbmc's options of the deep checks (the module docstring says why)
-ENGINE = {name: "--nomem --syn" for name in ("no_flit_into_full_vc", "packets_contiguous",
-                                             "vct_whole_packet_credit")}
+# the controls whose bug shows only with one flit more than a downstream VC holds: the
+# steps they run and the first one they check, by buffer depth (the module docstring)
+DEEP_CONTROL = {3: (9, 8), 5: (11, 10)}
+SETS = ({"vcs": 1, "allocator": "separable"}, {"vcs": 2, "allocator": "separable"},
+        {"vcs": 1, "allocator": "wavefront"},
+        # a buffer of five flits, packets of three: neither a power of two
+        {"vcs": 1, "allocator": "separable", "depth": 5, "packet": 3})
 PROPERTIES = [
-    Property("router", name, promise, {**BASE, "vcs": vcs, "allocator": alloc}, mode, depth,
-             _builder(name), MUTANT_TEXT[name], mutant_depth=mdepth, mutant_skip=skip,
-             ci=ci and vcs == 1 and alloc == "separable", engine=ENGINE.get(name, ""))
-    for vcs, alloc in ((1, "separable"), (2, "separable"), (1, "wavefront"))
-    for name, promise, mode, depth, mdepth, skip, ci in (
-        ("no_flit_into_full_vc", "no flit is sent into a full downstream VC", "bmc", 8, 9, 8,
+    Property("router", name, promise, params, "prove", 2, _builder(name), MUTANT_TEXT[name],
+             mutant_depth=DEEP_CONTROL[params["depth"]][0] if deep == "full" else deep[0],
+             mutant_skip=DEEP_CONTROL[params["depth"]][1] if deep == "full" else deep[1],
+             ci=ci and extra is SETS[0])
+    for extra in SETS
+    for params in ({**BASE, **extra},)
+    for name, promise, deep, ci in (
+        ("no_flit_into_full_vc", "no flit is sent into a full downstream VC", "full", False),
+        ("credits_returned_le_taken", "credits returned <= flits taken, per input VC",
+         (8, 0), True),
+        ("no_protocol_error", "no protocol error under credit-respecting senders", (8, 0),
          False),
-        ("credits_returned_le_taken", "credits returned <= flits taken, per input VC", "bmc",
-         8, 8, 0, True),
-        ("no_protocol_error", "no protocol error under credit-respecting senders", "bmc", 8,
-         8, 0, False),
         ("packets_contiguous", "the flits of one output VC form whole packets, in order",
-         "bmc", 8, 8, 0, False),
+         (8, 0), True),
         ("vct_whole_packet_credit", "a head leaves only with a whole packet's credit "
-         "downstream", "bmc", 8, 9, 8, False),
+         "downstream", (9, 8), False),
         ("fits_are_the_count", "each output VC's registered longest covered packet is "
-         "min(count (+ 1), packet)", "bmc", 8, 8, 0, False),
+         "min(count (+ 1), packet)", (8, 0), False),
     )
-    # two VCs and the wave-front allocator: the credit checks (minutes each for the others);
-    # the wave-front allocator also the covered lengths
-    if vcs == 1 and alloc == "separable" or name in ("credits_returned_le_taken",
-                                                     "no_protocol_error")
-    or name == "fits_are_the_count" and vcs == 1
 ]
 
 # the flags, both directions: one VC (the VC field holds a VC that does not exist), by BMC
