@@ -566,14 +566,20 @@ def test_reset_value_of_a_start_mask(tmp_path, start, proven):
 
 
 def test_a_mutants_formal_run_takes_the_propertys_engine(tmp_path, monkeypatch):
-    """A router property that is proven with ``--nomem --syn`` (memories as registers, the
+    """A router property once proven with ``--nomem --syn`` (memories as registers, the
     design as gates) timed out on every mutant when the mutant's run left the options out.
-    Each property's own solver and options reach the mutant's SymbiYosys job, and the job
-    runs with them."""
+    Each property's own solver and options reach the mutant's SymbiYosys job (here one of
+    the router's given those options), and the job runs with them."""
+    import dataclasses
+
+    from aifabric.cosim import formal as formal_pkg
     from aifabric.cosim import mutate
-    from aifabric.cosim.formal import properties
     from aifabric.cosim.mutate import SPECS, SourceMutant
     spec = SPECS["router"]
+    given = [dataclasses.replace(p, engine="--nomem --syn") if p.name == "packets_contiguous"
+             else p for p in formal_pkg.properties([spec.formal])]
+    monkeypatch.setattr(formal_pkg, "properties", lambda blocks=None: given)
+    properties = formal_pkg.properties
     asked = {}
 
     def fake_sby(workdir, top, mode, depth, timeout, *, solver="yices", engine=""):
