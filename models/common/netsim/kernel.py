@@ -22,8 +22,11 @@ as possible:
   asked for (``req_o``), not a scan of every output VC;
 - a flit is 16 bytes (``buf``: packet slot, sequence number | tail << 15 | length << 16,
   ready cycle, and on a head its route, see :func:`_route`);
-- a router where only one VC may send, its ports one lane each, grants it without a round
-  of its allocator (every allocator would, and its pointers move as in that round);
+- a router whose ports have one lane each, where each input port has one VC that may send
+  and no two of them ask for the same output port, grants them all without a round of its
+  allocator (every allocator would, and its pointers move as in that round; the registered
+  router's speculative round alike), and the injection phase runs only when the source has
+  a packet to write;
 - array indices are compiled without numba's fix-up of negative ones
   (:func:`nonnegative_indices`);
 - the route tables are packed, one entry per (router, row, destination), rows shared by
