@@ -346,6 +346,13 @@ class Simulator:
                          (K.PT_WIDTH, net.width), (K.PT_LINKS, nlinks)):
             ports[:, :, field] = a
         st["ports"] = ports
+        used = net.nbr >= 0
+        used[:, 0] = True                   # the local port: injection and ejection
+        narrow = used & (net.width < 1)
+        if narrow.any():
+            r, p = (int(x[0]) for x in np.nonzero(narrow))
+            raise NetworkError(f"{net.name}: router {r} port {p}: a port in use needs at least "
+                               f"one lane, not {net.width[r, p]}")
         bad = (net.nbr >= 0) & (net.width % nlinks != 0)
         if lnk.code and bad.any():
             r, p = (int(x[0]) for x in np.nonzero(bad))
