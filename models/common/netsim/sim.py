@@ -353,6 +353,11 @@ class Simulator:
             r, p = (int(x[0]) for x in np.nonzero(narrow))
             raise NetworkError(f"{net.name}: router {r} port {p}: a port in use needs at least "
                                f"one lane, not {net.width[r, p]}")
+        odd = np.nonzero(net.width[:, 0] != net.width[0, 0])[0]
+        if odd.size:                        # the sources' streams are one per injection lane
+            raise NetworkError(f"{net.name}: every chip injects at one width: router "
+                               f"{int(odd[0])} has {net.width[odd[0], 0]} lanes, router 0 "
+                               f"{net.width[0, 0]}")
         bad = (net.nbr >= 0) & (net.width % nlinks != 0)
         if lnk.code and bad.any():
             r, p = (int(x[0]) for x in np.nonzero(bad))

@@ -240,6 +240,16 @@ def test_a_port_in_use_has_a_lane(port):
     Simulator(net, tr, rate=0.1)
 
 
+def test_every_chip_injects_at_one_width():
+    """The sources draw one stream per injection lane, the same number at every chip."""
+    net = mesh(3, vcs=2, inject=2)
+    net.width[5, 0] = 1
+    tr = Traffic.make("uniform", net.coords, net.grid)
+    with pytest.raises(NetworkError, match="every chip injects at one width: router 5 has 1 "
+                                           "lanes, router 0 2"):
+        Simulator(net, tr, rate=0.1)
+
+
 CASES = [
     ("4x4 mesh, 2 parallel 1-lane links", lambda: mesh(4, vcs=3, width=2, inject=2, delay=2),
      "uniform", 1.4, 6, 4, 2, "separable", 150),
