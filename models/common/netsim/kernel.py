@@ -22,8 +22,11 @@ as possible:
   asked for (``req_o``), not a scan of every output VC;
 - a flit is 16 bytes (``buf``: packet slot, sequence number | tail << 15 | length << 16,
   ready cycle, and on a head its route, see :func:`_route`);
-- a router where only one VC may send, its ports one lane each, grants it without a round
-  of its allocator (every allocator would, and its pointers move as in that round);
+- a router whose ports have one lane each, where each input port has one VC that may send
+  and no two of them ask for the same output port, grants them all without a round of its
+  allocator (every allocator would, and its pointers move as in that round; the registered
+  router's speculative round alike), and the injection phase runs only when the source has
+  a packet to write;
 - array indices are compiled without numba's fix-up of negative ones
   (:func:`nonnegative_indices`);
 - the route tables are packed, one entry per (router, row, destination), rows shared by
@@ -437,10 +440,12 @@ def _vc_allocate(t, r, V, B, age, links, Vb, vc, buf, vaw, act, link_busy, ports
 
 
 @numba.njit(cache=True, inline="always")
-def _mark_eligible(p, v, elig, ne, plist, npl):
-    """Input p VC v may send this cycle: marked in ``elig``, counted in ``ne[p]``, its port
-    listed in ``plist`` if it is the port's first; returns the ports listed."""
+def _mark_eligible(p, v, elig, ne, plist, npl, pvc):
+    """Input p VC v may send this cycle: marked in ``elig``, counted in ``ne[p]`` and kept in
+    ``pvc[p]`` (the port's one eligible VC when ``ne[p]`` is 1), its port listed in ``plist``
+    if it is the port's first; returns the ports listed."""
     elig[p, v] = True
+    pvc[p] = v
     if ne[p] == 0:
         plist[npl] = p
         npl += 1
@@ -449,15 +454,13 @@ def _mark_eligible(p, v, elig, ne, plist, npl):
 
 
 @numba.njit(cache=True, inline="always")
-def _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist, vsent, soon):
+def _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist, pvc, vsent, soon):
     """Phase 4a, the ``ready`` test of :meth:`RouterModel.switch`: over the VCs holding an
     output VC (the set bits of ``act[r]``), mark those that may send a flit this cycle in
     ``elig`` and count them per input port in ``ne`` (both all clear between routers), and
-    list their input ports in ``plist``. Returns
-    (ports listed, ``soon`` lowered to the earliest front flit not ready yet, the index
-    p * V + v of the last VC marked)."""
+    list their input ports in ``plist`` (and each port's VC in ``pvc``). Returns (ports
+    listed, ``soon`` lowered to the earliest front flit not ready yet)."""
     npl = 0
-    last = -1
     for w in range(act.shape[1]):
         m = act[r, w]
         while m != 0:
@@ -470,9 +473,28 @@ def _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne, plist, vsent, soon
             elif vc[r, p, v, V_AT] < t + bypass and vc[r, p, v, V_CNT] > 0 and \
                     (vc[r, p, v, V_OP] == 0 or
                      vc[r, vc[r, p, v, V_OP], vc[r, p, v, V_OV], V_CRED] > 0):
-                npl = _mark_eligible(p, v, elig, ne, plist, npl)
-                last = i
-    return npl, soon, last
+                npl = _mark_eligible(p, v, elig, ne, plist, npl, pvc)
+    return npl, soon
+
+
+@numba.njit(cache=True, inline="always")
+def _sole_requests(r, P, vc, ne, plist, npl, pvc):
+    """Each input port listed has one VC that may send (``pvc[p]``), and no two of them ask
+    for the same output port: a round of any allocator grants every one of them."""
+    if npl == 1:
+        return ne[plist[0]] == 1
+    if P > 64:
+        return False
+    seen = np.uint64(0)
+    for k in range(npl):
+        p = plist[k]
+        if ne[p] != 1:
+            return False
+        bit = _ONE << np.uint64(vc[r, p, pvc[p], V_OP])
+        if seen & bit:
+            return False
+        seen |= bit
+    return True
 
 
 @numba.njit(cache=True, inline="always")
@@ -762,14 +784,13 @@ def _vc_allocate_registered(t, r, V, vc, vaw, act, rq, spec, spm, pidx, vidx, re
 
 
 @numba.njit(cache=True, inline="always")
-def _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne, plist, vsent):
+def _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne, plist, pvc, vsent):
     """The switch requests of the registered router: a VC holding an output VC with a flit
     written before this cycle (no credit check: VC allocation covered the packet), and every
     VC that requested VC allocation this cycle (``spm``), granted or not. Marked in
-    ``elig``/``ne``/``plist`` as :func:`_sa_eligible` does; returns (ports listed, the index
-    of the last VC marked)."""
+    ``elig``/``ne``/``plist``/``pvc`` as :func:`_sa_eligible` does; returns the ports
+    listed."""
     npl = 0
-    last = -1
     for w in range(act.shape[1]):
         m = act[r, w] | spm[w]
         while m != 0:
@@ -779,9 +800,8 @@ def _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne, plist, vse
             vsent[p, v] = 0
             if (spm[w] >> np.uint64(b)) & _ONE or \
                     (vc[r, p, v, V_CNT] > 0 and vc[r, p, v, V_READY] <= t):
-                npl = _mark_eligible(p, v, elig, ne, plist, npl)
-                last = i
-    return npl, last
+                npl = _mark_eligible(p, v, elig, ne, plist, npl, pvc)
+    return npl
 
 
 @numba.njit(cache=True, inline="always")
@@ -936,6 +956,7 @@ def scratch(R: int, P: int, V: int, width: np.ndarray) -> dict:
         "best_c": np.zeros(P, np.int64),
         "best_tag": np.zeros(P, np.int64),      # age: its packet slot (for ties)
         "plist": np.zeros(P, np.int64),         # SA: input ports with an eligible VC
+        "pvc": np.zeros(P, np.int64),           # SA: the VC last marked eligible per input
         "maxw": width.max(axis=1).astype(np.int64),   # SA rounds: the widest port's lanes
         "wf_v": np.full((P, P), -1, np.int64),  # wavefront SA: VC of input p requesting q
         "wf_row": np.zeros(P, np.bool_),
@@ -1003,7 +1024,7 @@ def _make_run(shape, kind):
             nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
             tr, tr_ptr, tr_end, perm, hot, hist, ev, util, wf_prio,
             req_q, req_pri, req_tag, req_o, c_p, c_v, c_op, c_ok, elig, ne, best_pri, best_c,
-            best_tag, plist, maxw, wf_v, wf_row, wf_col, vsent, used, lanes_in, out_done,
+            best_tag, plist, pvc, maxw, wf_v, wf_row, wf_col, vsent, used, lanes_in, out_done,
             pidx, vidx, spec, spm, gl):
         """Simulate cycles t0 .. t1-1. Returns the cycle it stopped at (t1, or the cycle an
         invariant failed; ``ctr[K_STATUS]`` says which). The arrays after ``wf_prio`` are
@@ -1073,12 +1094,14 @@ def _make_run(shape, kind):
                     if not _credit_arrival(r, slot, B, check, vc, cred_ring, cmask, pend,
                                            pidx, vidx, ctr):
                         return t
-                wrote = _inject(t, r, cfg, fcfg, ctr, ports, vrow, rt, buf, vc, occ, vaw, pk, free,
-                                nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
-                                tr, tr_ptr, tr_end, perm, hot, ev)
-                if wrote < 0:
-                    return t
-                acted = acted or wrote > 0
+                if inj_vc[r] >= 0 or srcn[r] <= t:
+                    # (else its source has nothing to inject: _inject would write nothing)
+                    wrote = _inject(t, r, cfg, fcfg, ctr, ports, vrow, rt, buf, vc, occ, vaw, pk,
+                                    free, nxt, sj, sk, srcn, inj_vc, inj_slot, inj_done, inj_ptr,
+                                    tr, tr_ptr, tr_end, perm, hot, ev)
+                    if wrote < 0:
+                        return t
+                    acted = acted or wrote > 0
                 if occ[r] == 0:
                     # nothing buffered: only a flit or credits arriving, or its source, make it
                     # act again (the visit rule's other triggers)
@@ -1087,19 +1110,22 @@ def _make_run(shape, kind):
                 if cross:
                     nreq = _vc_allocate_registered(t, r, V, vc, vaw, act, rq, spec, spm, pidx,
                                                    vidx, req_q, req_pri, req_tag, req_o)
-                    npl, last = _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne,
-                                                        plist, vsent)
+                    npl = _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne,
+                                                  plist, pvc, vsent)
                     nc = 0
-                    if npl == 1 and ne[plist[0]] == 1:
-                        # one VC requests: every allocator grants it (as below)
-                        p, v = pidx[last], vidx[last]
-                        op = vc[r, p, v, V_OP]
+                    if npl > 0 and _sole_requests(r, P, vc, ne, plist, npl, pvc):
+                        # one VC per input port requests, no two the same output: every
+                        # allocator grants them all (as below)
                         if wavefront:
                             wf_prio[r] = _wrap(wf_prio[r] + 1, P)
-                        else:
-                            sa_out[r, op] = _wrap(p + 1, P)
-                        c_p[0], c_v[0], c_op[0], c_ok[0] = p, v, op, True
-                        nc = 1
+                        for k in range(npl):
+                            p = plist[k]
+                            v = pvc[p]
+                            op = vc[r, p, v, V_OP]
+                            if not wavefront:
+                                sa_out[r, op] = _wrap(p + 1, P)
+                            c_p[k], c_v[k], c_op[k], c_ok[k] = p, v, op, True
+                        nc = npl
                     elif npl > 0:
                         for p in range(P):
                             used[p], lanes_in[p] = 0, 0
@@ -1148,29 +1174,33 @@ def _make_run(shape, kind):
                                               link_busy, ports, pk, pidx, vidx,
                                               req_q, req_pri, req_tag, req_o)
                 acted = acted or va_acted
-                npl, soon, last = _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne,
-                                               plist, vsent, soon)
+                npl, soon = _sa_eligible(t, r, bypass, vc, act, pidx, vidx, elig, ne,
+                                         plist, pvc, vsent, soon)
                 if npl == 0:
                     # nothing moved: it next acts when a front flit becomes ready, a flit or
                     # credits arrive, or its source has a packet due (the visit rule above)
                     wake[r] = t + 1 if acted else soon
                     continue
                 wake[r] = t + 1
-                if npl == 1 and maxw[r] == 1 and ne[plist[0]] == 1:
-                    # one VC may send and every port has one lane: each allocator grants it in
-                    # its one round, and its round-robin pointers move as in that round
-                    p, v = pidx[last], vidx[last]
-                    elig[p, v] = False
-                    op = vc[r, p, v, V_OP]
+                if maxw[r] == 1 and _sole_requests(r, P, vc, ne, plist, npl, pvc):
+                    # every port has one lane, each input port has one VC that may send and
+                    # no two of them ask for the same output: every allocator grants them all
+                    # in its one round (in input-port order, as the rounds below traverse
+                    # them), and its round-robin pointers move as in that round
                     if wavefront:
                         wf_prio[r] = _wrap(wf_prio[r] + 1, P)
-                    else:
-                        sa_out[r, op] = _wrap(p + 1, P)
-                    if _cross(t, slot, r, p, v, op, kc, ctr, ports, link_busy, vrow, rt, buf, vc,
-                              occ, wake, cred_ring, cmask, pend, vaw, act, pk, free, ev, util,
-                              vsent, hist, sa_in) < 0:
-                        return t
-                    ne[p] = 0
+                    for k in range(npl):
+                        p = plist[k]
+                        v = pvc[p]
+                        elig[p, v] = False
+                        ne[p] = 0
+                        op = vc[r, p, v, V_OP]
+                        if not wavefront:
+                            sa_out[r, op] = _wrap(p + 1, P)
+                        if _cross(t, slot, r, p, v, op, kc, ctr, ports, link_busy, vrow, rt, buf,
+                                  vc, occ, wake, cred_ring, cmask, pend, vaw, act, pk, free, ev,
+                                  util, vsent, hist, sa_in) < 0:
+                            return t
                     continue
                 for p in range(P):
                     used[p], lanes_in[p] = 0, 0

@@ -346,6 +346,18 @@ class Simulator:
                          (K.PT_WIDTH, net.width), (K.PT_LINKS, nlinks)):
             ports[:, :, field] = a
         st["ports"] = ports
+        used = net.nbr >= 0
+        used[:, 0] = True                   # the local port: injection and ejection
+        narrow = used & (net.width < 1)
+        if narrow.any():
+            r, p = (int(x[0]) for x in np.nonzero(narrow))
+            raise NetworkError(f"{net.name}: router {r} port {p}: a port in use needs at least "
+                               f"one lane, not {net.width[r, p]}")
+        odd = np.nonzero(net.width[:, 0] != net.width[0, 0])[0]
+        if odd.size:                        # the sources' streams are one per injection lane
+            raise NetworkError(f"{net.name}: every chip injects at one width: router "
+                               f"{int(odd[0])} has {net.width[odd[0], 0]} lanes, router 0 "
+                               f"{net.width[0, 0]}")
         bad = (net.nbr >= 0) & (net.width % nlinks != 0)
         if lnk.code and bad.any():
             r, p = (int(x[0]) for x in np.nonzero(bad))

@@ -225,6 +225,31 @@ def test_parallel_links_must_split_the_port():
         Simulator(net, tr, rate=0.1, links="parallel")
 
 
+@pytest.mark.parametrize("port", [0, 2])
+def test_a_port_in_use_has_a_lane(port):
+    """A connected port (or the local one) of no lanes is refused in one line: allocation
+    would never grant it, and the kernel's grants without a round do not look at widths."""
+    net = mesh(3, vcs=2)
+    net.width[4, port] = 0
+    tr = Traffic.make("uniform", net.coords, net.grid)
+    with pytest.raises(NetworkError, match=f"router 4 port {port}: a port in use needs at "
+                                           "least one lane, not 0"):
+        Simulator(net, tr, rate=0.1)
+    net.width[4, port] = 1
+    assert net.nbr[0, 2] < 0 and net.width[0, 2] == 0      # a corner's unused port: no lanes
+    Simulator(net, tr, rate=0.1)
+
+
+def test_every_chip_injects_at_one_width():
+    """The sources draw one stream per injection lane, the same number at every chip."""
+    net = mesh(3, vcs=2, inject=2)
+    net.width[5, 0] = 1
+    tr = Traffic.make("uniform", net.coords, net.grid)
+    with pytest.raises(NetworkError, match="every chip injects at one width: router 5 has 1 "
+                                           "lanes, router 0 2"):
+        Simulator(net, tr, rate=0.1)
+
+
 CASES = [
     ("4x4 mesh, 2 parallel 1-lane links", lambda: mesh(4, vcs=3, width=2, inject=2, delay=2),
      "uniform", 1.4, 6, 4, 2, "separable", 150),
