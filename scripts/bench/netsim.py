@@ -4,8 +4,10 @@ RailX 2D-HyperX at 0.6; baseline: the plain-Python reference step, same run. At 
 targets' points every router is also run on the simulator of revision NETSIM_BASELINE (from
 git), just before ours, and the two must give the same results (but the registered router,
 which that revision lacks; it is not run on the RailX point either, whose ports have several
-lanes: the table says so). Given a BookSim2 binary (``--booksim PATH``), the targets' two mesh
-points are also run on it, in the same run (:func:`booksim_points`)."""
+lanes: the table says so). Each router's first run on a machine, a fresh process with an
+empty numba cache, is timed against COMPILE_BASELINE's kernel (:func:`_cold_starts`). Given a
+BookSim2 binary (``--booksim PATH``), the targets' two mesh points are also run on it, in the
+same run (:func:`booksim_points`)."""
 
 from __future__ import annotations
 
