@@ -4,8 +4,10 @@ RailX 2D-HyperX at 0.6; baseline: the plain-Python reference step, same run. At 
 targets' points every router is also run on the simulator of revision NETSIM_BASELINE (from
 git), just before ours, and the two must give the same results (but the registered router,
 which that revision lacks; it is not run on the RailX point either, whose ports have several
-lanes: the table says so). Given a BookSim2 binary (``--booksim PATH``), the targets' two mesh
-points are also run on it, in the same run (:func:`booksim_points`)."""
+lanes: the table says so). Each router's first run on a machine, a fresh process with an
+empty numba cache, is timed against COMPILE_BASELINE's kernel (:func:`_cold_starts`). Given a
+BookSim2 binary (``--booksim PATH``), the targets' two mesh points are also run on it, in the
+same run (:func:`booksim_points`)."""
 
 from __future__ import annotations
 
@@ -101,6 +103,7 @@ def run(args) -> str:
           f"network {e2e['setup_s']:.2f} s and the simulated cycles {e2e['simulate_s']:.2f} "
           f"s; in CPU-seconds of that process {e2e['cpu_s']:.2f} s, of which start-up "
           f"(everything but the measured cycles) {e2e['startup_cpu_s']:.2f} s.")
+    target_text += _cold_text(tg["cold"])
     target_text += _booksim_text(out["booksim"], tg["rows"])
     return ("## Network simulator (build/bench/netsim.json)\n\n"
             f"Uniform traffic, {args.netsim_cycles:,} measured cycles after 2,000 of warm-up, "
@@ -134,6 +137,65 @@ res = simulate(net, "uniform", 0.06, warmup=0, window=15000, drain=0)
 t3 = time.perf_counter()
 print(t1 - t0, t2 - t1, t3 - t2, res.seconds, res.cpu_seconds)
 """
+
+# A first run on a machine: a fresh process with an empty compile cache runs 100 cycles of the
+# 16x16 mesh at 0.06 on one router's shaped kernel, by today's kernel and COMPILE_BASELINE's
+# (the revision before a shaped kernel stopped inlining the other router's phases)
+COMPILE_BASELINE = "cdda3d06fcbe2bac016be2b55827fd7907f01bb1"
+_COLD = """
+import json, sys
+from aifabric.models.common.netsim import mesh
+from aifabric.scripts.bench.netsim import _baseline_simulator, _measure
+rev, kw = sys.argv[1], json.loads(sys.argv[2])
+_measure(mesh(16, vcs=2), 0.06, 0, 100, _baseline_simulator(rev) if rev else None, **kw)
+"""
+
+
+def _cold_starts(configs: dict) -> dict:
+    """Per router (label -> Simulator keywords): the wall and CPU seconds of a fresh process
+    with an empty numba cache (``_COLD``), today's kernel and COMPILE_BASELINE's, one after
+    the other."""
+    import json
+    import resource
+    import subprocess
+    import sys
+    import tempfile
+
+    from aifabric.models.common.netsim.sim import SHAPED_ENV
+    out = {}
+    for label, kw in configs.items():
+        row = {}
+        for which, rev in (("today", ""), ("baseline", COMPILE_BASELINE)):
+            with tempfile.TemporaryDirectory(prefix="netsim-cold-") as cache:
+                env = {**os.environ, "NUMBA_CACHE_DIR": cache, SHAPED_ENV: "1"}
+                start = time.perf_counter()
+                used = resource.getrusage(resource.RUSAGE_CHILDREN)
+                subprocess.run([sys.executable, "-c", _COLD, rev, json.dumps(kw)], env=env,
+                               cwd=Path(__file__).resolve().parents[2], check=True,
+                               capture_output=True, text=True)
+                now = resource.getrusage(resource.RUSAGE_CHILDREN)
+            row[which] = {"wall_s": round(time.perf_counter() - start, 2),
+                          "cpu_s": round(now.ru_utime + now.ru_stime - used.ru_utime
+                                         - used.ru_stime, 2)}
+        row["ratio_cpu"] = round(row["baseline"]["cpu_s"] / row["today"]["cpu_s"], 2)
+        out[label] = row
+        print(f"    first run, empty compile cache, {label}: {row['today']['cpu_s']:.1f} "
+              f"CPU-s (baseline {row['baseline']['cpu_s']:.1f})", flush=True)
+    return out
+
+
+def _cold_text(cold: dict) -> str:
+    rows = [[label, f"{r['today']['wall_s']:.1f}", f"{r['today']['cpu_s']:.1f}",
+             f"{r['baseline']['wall_s']:.1f}", f"{r['baseline']['cpu_s']:.1f}",
+             f"{r['ratio_cpu']:.2f}x"] for label, r in cold.items()]
+    return ("\n\nA first run on a machine: a fresh process with an empty numba cache runs 100 "
+            "cycles of the 16x16 mesh at 0.06 on the router's shaped kernel (everything it "
+            f"compiles, kernel and helpers), by today's kernel and {COMPILE_BASELINE[:10]}'s "
+            "(before a shaped kernel stopped inlining the other router's phases), one after "
+            "the other:\n\n"
+            + md_table(["router", "today (s)", "today (CPU-s)",
+                        f"{COMPILE_BASELINE[:10]} (s)", f"{COMPILE_BASELINE[:10]} (CPU-s)",
+                        "CPU ratio"], rows))
 
 
 # the simulator the targets' speed-up is measured against, in the same run: the revision
@@ -274,7 +336,7 @@ def _netsim_targets(hx) -> dict:
                  "target": NETSIM_TARGETS["end_to_end_s"], "measured": e2e["cpu_s"],
                  "factor": round(e2e["cpu_s"] / NETSIM_TARGETS["end_to_end_s"], 2),
                  "met": e2e["cpu_s"] <= NETSIM_TARGETS["end_to_end_s"]})
-    return {"rows": rows, "end_to_end": e2e,
+    return {"rows": rows, "end_to_end": e2e, "cold": _cold_starts(configs),
             "baseline": NETSIM_BASELINE if base is not None else None}
 
 

@@ -1013,7 +1013,12 @@ def _make_run(shape, kind):
     routers fold away. numba's on-disk cache keys a closure by its variables' values too, so
     each shape is compiled once per machine."""
     SP, SV, SB, SD1 = shape
-    SK = kind
+    # the router as scalar constants (-1: read from cfg). numba prunes a branch whose test
+    # compares a closure's constant before it inlines the phases: the registered router's
+    # test names its constant (``KCROSS == 1``), so a shaped kernel of another router never
+    # inlines the registered router's phases, nor a registered one the others' (numba's
+    # front end, not LLVM, is most of a compile); the generic kernel (-1) keeps both
+    KALLOC, KCHECK, KBYPASS, KLINKS, KVB, KCROSS = kind
 
     @numba.njit(cache=True, error_model="numpy", _nrt=False)
     def run(t0, t1, cfg, fcfg, ctr,
@@ -1055,12 +1060,12 @@ def _make_run(shape, kind):
         elig, vsent = _shaped(elig, (P, V)), _shaped(vsent, (P, V))
         wf_v, spm = _shaped(wf_v, (P, P)), _shaped(spm, (NW,))
         # the router: constants in a shaped kernel
-        alloc = SK[0] if SK[0] >= 0 else cfg[C_ALLOC]
-        check = SK[1] if SK[1] >= 0 else cfg[C_CHECK]
-        bypass = SK[2] if SK[2] >= 0 else cfg[C_BYPASS]
-        links = SK[3] if SK[3] >= 0 else cfg[C_LINKS]
-        Vb = SK[4] if SK[4] >= 0 else cfg[C_CLS]
-        cross = SK[5] if SK[5] >= 0 else cfg[C_CROSS]
+        alloc = KALLOC if KALLOC >= 0 else cfg[C_ALLOC]
+        check = KCHECK if KCHECK >= 0 else cfg[C_CHECK]
+        bypass = KBYPASS if KBYPASS >= 0 else cfg[C_BYPASS]
+        links = KLINKS if KLINKS >= 0 else cfg[C_LINKS]
+        Vb = KVB if KVB >= 0 else cfg[C_CLS]
+        cross = KCROSS if KCROSS >= 0 else cfg[C_CROSS]
         wavefront = alloc == 1
         age = alloc == 2
         # bypass 1: a head may cross in the cycle it is allocated; links: the link model, Vb
@@ -1085,7 +1090,8 @@ def _make_run(shape, kind):
                 if wake[r] > t and pend[r, slot] == 0 and inj_vc[r] < 0 and srcn[r] > t:
                     continue
                 acted = False
-                if cross and dn[r] > 0 and dcyc[r] < t - 1:
+                if (KCROSS == 1 or (KCROSS < 0 and cross == 1)) and dn[r] > 0 and \
+                        dcyc[r] < t - 1:
                     # grants of a cycle it was not visited after: their flits have crossed
                     if not _apply_crossed(r, V, check, vc, dfl, dn, ctr):
                         return t
@@ -1107,7 +1113,7 @@ def _make_run(shape, kind):
                     # act again (the visit rule's other triggers)
                     wake[r] = INF
                     continue
-                if cross:
+                if KCROSS == 1 or (KCROSS < 0 and cross == 1):
                     nreq = _vc_allocate_registered(t, r, V, vc, vaw, act, rq, spec, spm, pidx,
                                                    vidx, req_q, req_pri, req_tag, req_o)
                     npl = _sa_eligible_registered(t, r, vc, act, spm, pidx, vidx, elig, ne,

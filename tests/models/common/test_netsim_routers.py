@@ -342,6 +342,39 @@ def test_the_kernel_is_shaped_for_large_networks_one_per_shape_and_router(monkey
     assert sim(3, shaped=True, check=True).kernel is not a.kernel
 
 
+
+def _phases_left(kind):
+    """The phase functions a kernel of router ``kind`` (``cfg[KIND]``'s values, -1: read at run
+    time) still calls once numba's dead-branch pruning, the pass it runs before inlining, has
+    removed the branches on the closure's constants."""
+    from numba.core import ir, types
+    from numba.core.analysis import dead_branch_prune
+    from numba.core.compiler import run_frontend
+    fn = K._make_run((5, 2, 16, 2), kind).py_func
+    fir = run_frontend(fn)
+    dead_branch_prune(fir, (types.pyobject,) * fn.__code__.co_argcount)
+    return {st.value.name for blk in fir.blocks.values() for st in blk.body
+            if isinstance(st, ir.Assign) and isinstance(st.value, ir.Global)
+            and st.value.name.startswith("_")}
+
+
+def test_a_shaped_kernel_inlines_only_its_routers_phases():
+    """A shaped kernel holds its router as constants, and its test for the registered router
+    is one numba prunes before inlining: a kernel of another router never inlines the
+    registered router's phases, a registered one never the others', the generic one both."""
+    registered = {"_vc_allocate_registered", "_sa_eligible_registered", "_form_requests",
+                  "_hold_granted", "_apply_crossed"}
+    others = {"_vc_allocate", "_sa_eligible"}
+    shared = {"_credit_arrival", "_inject", "_sole_requests", "_cross", "_separable_round",
+              "_wavefront_round"}
+    pipelined, vct = (0, 0, 0, 0, 2, 0), (0, 0, 1, 2, 2, 0)
+    for kind in (pipelined, vct):
+        left = _phases_left(kind)
+        assert others | shared <= left and not registered & left, kind
+    left = _phases_left((0, 0, 0, 0, 2, 1))
+    assert registered | shared <= left and not others & left
+    assert registered | others | shared <= _phases_left((-1,) * len(K.KIND))
+
 def test_the_router_model_resolves_its_names():
     kw = dict(buffer=4, route_port=np.zeros((1, 1), np.int8),
               route_vc_lo=np.zeros((1, 1), np.int8), route_vc_hi=np.zeros((1, 1), np.int8))
