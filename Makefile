@@ -34,9 +34,9 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	# --no-compile: pip's byte-compilation of every module of every dependency was half the
-	# install; Python compiles the modules a run imports on first import instead
-	$(VENV)/bin/pip install --quiet --no-compile -e '.[dev]'   # models, synth, tests, docs
+	# pip byte-compiles every module it installs: keep it. A process that may not write
+	# bytecode (PYTHONDONTWRITEBYTECODE) would otherwise compile what it imports, every time
+	$(VENV)/bin/pip install --quiet -e '.[dev]'   # everything: models, synth, tests, docs
 	touch $@
 
 # The checkout's FuseSoC cores (rtl/generators.core, rtl/<area>/<block>.core) from the registry

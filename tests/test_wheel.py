@@ -44,11 +44,8 @@ def _environment(tmp: Path) -> dict:
                               "['purelib'])"], capture_output=True, text=True,
                              check=True).stdout.strip()
     # plain pip: the wheel with its declared dependencies, and FuseSoC for the user's core
-    # (--no-compile installs the same files and skips byte-compiling every module of every
-    # package, more than half the install's time; the commands compile what they import)
     out = subprocess.run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                          "--no-compile", str(whl), "fusesoc"], capture_output=True, text=True,
-                         timeout=900,
+                          str(whl), "fusesoc"], capture_output=True, text=True, timeout=900,
                          env={k: v for k, v in os.environ.items()
                               if k not in ("PYTHONPATH", "VIRTUAL_ENV")})
     assert out.returncode == 0, out.stderr[-3000:]
