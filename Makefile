@@ -37,6 +37,9 @@ $(STAMP): pyproject.toml
 	# pip byte-compiles every module it installs: keep it. A process that may not write
 	# bytecode (PYTHONDONTWRITEBYTECODE) would otherwise compile what it imports, every time
 	$(VENV)/bin/pip install --quiet -e '.[dev]'   # everything: models, synth, tests, docs
+	# ... and the checkout's own package, which an editable install leaves uncompiled (a
+	# module edited later is compiled in memory again until the next compileall)
+	$(PY) -m compileall -q aifabric rtl models cosim scripts > /dev/null
 	touch $@
 
 # The checkout's FuseSoC cores (rtl/generators.core, rtl/<area>/<block>.core) from the registry
