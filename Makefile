@@ -17,6 +17,11 @@ export PATH := $(abspath $(firstword $(wildcard $(VENV)/lib/python3*/site-packag
 # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty (breaks multi-file models).
 export MAKEFLAGS += CFG_CXXFLAGS_PCH_I=-include
 
+# one OpenBLAS thread per process, as the aifabric command sets it (aifabric/cli.py): the
+# test suite's and the co-simulations' Python processes never need more
+OPENBLAS_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS
+
 WAVES ?= 0
 # co-simulation seed: empty = $$SEED of the environment, else one drawn per run and printed
 SEED  ?=

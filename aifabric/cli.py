@@ -12,9 +12,10 @@ the same commands). A mistake in the arguments is one line ``error: ...`` and ex
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
-__all__ = ["COMMANDS", "EXTRAS", "main"]
+__all__ = ["BLAS_THREADS", "COMMANDS", "EXTRAS", "main"]
 
 # command -> (module under aifabric.scripts, one-line description)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -80,7 +81,16 @@ def blocks(argv: list[str]) -> int:
     return 0
 
 
+# OpenBLAS (numpy's and scipy's) starts a worker thread per core when it loads, and the
+# workers spin before they sleep: CPU time that a process which never multiplies a large
+# matrix only loses. No command does, so each runs with one BLAS thread unless the
+# environment asks for more (docs/commands.md, "Start-up").
+BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
+
+
 def main(argv: list[str] | None = None) -> None:
+    for name, value in BLAS_THREADS.items():    # before any command imports numpy
+        os.environ.setdefault(name, value)
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())

@@ -71,3 +71,31 @@ def test_every_description_is_whole_sentences(command, monkeypatch):
     text = _parser_of(command, monkeypatch).description
     assert text and text[0].isupper() and text.endswith((".", ".)")), repr(text)
     assert "``" not in text and "\n" not in text, repr(text)
+
+
+_BLAS_PROBE = """
+import os, sys
+from aifabric import cli
+try:
+    cli.main(["netsim", "--help"])
+except SystemExit:
+    pass
+import numpy
+print(os.environ.get("OPENBLAS_NUM_THREADS"), len(os.listdir("/proc/self/task")))
+"""
+
+
+@pytest.mark.parametrize("given,threads", [(None, "1"), ("2", "2")])
+def test_a_command_runs_with_one_blas_thread_unless_the_environment_asks(given, threads):
+    """numpy loaded after the command's start has one thread (OpenBLAS started no worker);
+    a value the user set is kept, and OpenBLAS starts its workers for it."""
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    out = subprocess.run([sys.executable, "-c", _BLAS_PROBE], env=env, capture_output=True,
+                         text=True, check=True).stdout.split("\n")[-2].split()
+    assert out[0] == threads
+    assert (int(out[1]) == 1) == (threads == "1")
