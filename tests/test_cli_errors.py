@@ -406,3 +406,11 @@ def test_an_unknown_baseline_revision_is_one_line_exit_2(capsys):
     assert err.endswith("with models/chronos/_roce_engine.py\n")
     err = one_line_exit_2(capsys, lambda: bench.main(["--roce-repeat", "0"]))
     assert err == "error: --roce-repeat must be >= 1\n"
+
+
+def test_a_netsim_repeat_below_one_is_one_line_exit_2(capsys):
+    from aifabric.scripts import bench
+    for bad in ("0", "-2"):
+        err = one_line_exit_2(capsys, lambda: bench.main(["--only", "netsim",
+                                                          "--netsim-repeat", bad]))
+        assert err == "error: --netsim-repeat must be >= 1\n"

@@ -621,6 +621,18 @@ def test_booksim_points_time_a_given_binary(tmp_path, monkeypatch):
     assert "skipped" in bench.booksim_points(None)
 
 
+def test_speed_target_runs_are_summarised_by_median_range_and_pair_ratio():
+    """Three runs of a point beside three of the baseline: the median of ours (not the best,
+    not the mean), its range, the baseline's median and the median of the per-pair ratios
+    (3.0, 1.5, 1.5 -> 1.5; the ratio of the medians would be 12 / 6 = 2)."""
+    from aifabric.scripts.bench.netsim import summarise_pairs
+    got = summarise_pairs([12e6, 9e6, 15e6], [4e6, 6e6, 10e6])
+    assert got == {"median": 12e6, "low": 9e6, "high": 15e6, "base": 6e6, "ratio": 1.5}
+    # two runs: the median is their mean; no baseline (the registered router): no ratio
+    assert summarise_pairs([4e6, 6e6], []) == {"median": 5e6, "low": 4e6, "high": 6e6,
+                                               "base": None, "ratio": None}
+
+
 def test_bench_refuses_a_booksim_that_is_not_a_binary(tmp_path):
     proc = script("aifabric", "bench", "--only", "netsim", "--booksim",
                   str(tmp_path / "nope"))

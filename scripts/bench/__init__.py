@@ -44,6 +44,9 @@ def main(argv=None) -> int:
                         help="MoE matrices per engine size (default 20)")
     parser.add_argument("--netsim-cycles", type=int, default=10_000,
                         help="measured cycles per network-simulator point (default 10000)")
+    parser.add_argument("--netsim-repeat", type=int, default=3,
+                        help="runs of each speed-target point, each beside one of the "
+                             "baseline; the median is reported (default 3)")
     parser.add_argument("--reference-cycles", type=int, default=100,
                         help="cycles of the reference step to time (default 100)")
     parser.add_argument("--workers", type=int, help="processes for the Fig 14(b) sweep")
@@ -74,6 +77,8 @@ def main(argv=None) -> int:
         args.booksim = exe.resolve()
     if args.roce_repeat < 1:
         parser.error("--roce-repeat must be >= 1")
+    if args.netsim_repeat < 1:
+        parser.error("--netsim-repeat must be >= 1")
     if args.batch_bvn_steps < 1 or args.batch_mesh_scale <= 0:
         parser.error("--batch-bvn-steps must be >= 1 and --batch-mesh-scale > 0")
     if args.netsim_cycles < 100 or args.reference_cycles < 10:

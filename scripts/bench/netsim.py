@@ -2,7 +2,9 @@
 and 16x16 meshes (DOR, 2 and 4 VCs, uniform at 0.1 and near saturation) and the 1,296-chip
 RailX 2D-HyperX at 0.6; baseline: the plain-Python reference step, same run. At the speed
 targets' points every router is also run on the simulator of revision NETSIM_BASELINE (from
-git), just before ours, and the two must give the same results (but the registered router,
+git), just before ours, ``--netsim-repeat`` times in turn (the median is reported, with the
+range and the median of the pairs' ratios), and the two must give the same results (but the
+registered router,
 which that revision lacks; it is not run on the RailX point either, whose ports have several
 lanes: the table says so). Each router's first run on a machine, a fresh process with an
 empty numba cache, is timed against COMPILE_BASELINE's kernel (:func:`_cold_starts`). Given a
@@ -65,7 +67,7 @@ def run(args) -> str:
                    if k not in ("buffer", "length", "router", "links")}, "vcs": 18})
     pt = _netsim_point(hx, 0.6, 2000, args.netsim_cycles // 2)
     out["points"].append(pt)
-    out["targets"] = _netsim_targets(hx)
+    out["targets"] = _netsim_targets(hx, args.netsim_repeat)
     out["booksim"] = booksim_points(args.booksim)
     net = mesh(8, vcs=2)
     ref = _reference_rate(net, 0.3, args.reference_cycles)
@@ -85,18 +87,25 @@ def run(args) -> str:
     la = out["load_average"]
     tg = out["targets"]
     trows = [[t["what"], f"{t['target']:,}",
-              f"{t['measured']:,}" if t["measured"] is not None else f"not run: {t['not_run']}",
+              (f"{t['measured']:,}" + (f" ({t['range'][0]:,}-{t['range'][1]:,})"
+                                       if t.get("range") else ""))
+              if t["measured"] is not None else f"not run: {t['not_run']}",
               f"{t['baseline']:,}" if t.get("baseline") else "",
+              f"{t['ratio']:.2f}x" if t.get("ratio") else "",
               f"{t['factor']:.2f}x" if t["factor"] is not None else "",
               "met" if t["met"] else "not met" if t["measured"] is not None else ""]
              for t in tg["rows"]]
+    repeat = max((t.get("runs", 1) for t in tg["rows"]), default=1)
     e2e = tg["end_to_end"]
     target_text = (
         "\n\nTargets (16x16 mesh, 2 VCs, DOR, uniform, 15,000 cycles from an empty network; "
         "router-cycles per CPU-second of the simulation, the figure an idle machine gives; "
-        "factor = target / measured for rates, measured / target for the run time):\n\n"
+        f"each rate the median of {repeat} runs, each run beside one of the baseline, with "
+        "the lowest and highest in parentheses, the baseline's median and the median of the "
+        "pairs' ratios; factor = target / measured for rates, measured / target for the run "
+        "time):\n\n"
         + md_table(["what", "target", "measured", f"baseline ({str(tg['baseline'])[:10]})",
-                    "factor", ""], trows)
+                    "ours / baseline", "factor", ""], trows)
         + f"\n\nEnd to end, a fresh `python -c` process with warm caches (median of "
           f"{e2e['runs']}): {e2e['total_s']:.2f} s, of which start-up (interpreter, imports, "
           f"loading the cached kernel, the traffic) {e2e['startup_s']:.2f} s, building the "
@@ -257,9 +266,24 @@ def _same(a, b) -> bool:
         (b.accepted, b.delivered_packets, b.latency_mean, b.latency_max)
 
 
-def _netsim_targets(hx) -> dict:
+def summarise_pairs(ours: list, base: list) -> dict:
+    """Router-cycles per CPU-second of ``len(ours)`` runs of a point, each beside a run of the
+    baseline (``base``, the same length, or empty): the median, lowest and highest of ours,
+    the baseline's median, and the median of the pairs' ratios ours / baseline (a pair shares
+    the machine's state of its moment, so the ratio moves less than either figure)."""
+    import statistics
+    out = {"median": statistics.median(ours), "low": min(ours), "high": max(ours),
+           "base": None, "ratio": None}
+    if base:
+        out["base"] = statistics.median(base)
+        out["ratio"] = statistics.median(a / b for a, b in zip(ours, base))
+    return out
+
+
+def _netsim_targets(hx, repeat: int = 3) -> dict:
     """The section-4 targets: 16x16 mesh at 0.06 and near saturation (0.21), the RailX
-    1,296-chip point, and a whole 15,000-cycle run in a fresh process."""
+    1,296-chip point, each run ``repeat`` times in turn with the baseline, and a whole
+    15,000-cycle run in a fresh process."""
     import resource
     import statistics
     import subprocess
@@ -283,19 +307,24 @@ def _netsim_targets(hx) -> dict:
         if old is not None:                      # compiled, loaded
             _measure(net, 0.06, 20, 20, old, **kw)
         now, before = [], []
-        for pt in points:
-            try:
-                now.append(_measure(*pt, **kw))
-            except NetworkError as e:            # the registered router: one lane per port
-                now.append(None)
-                refused[(label, len(now) - 1)] = str(e)
-                continue
-            # the baseline kernel and ours on the same point, one after the other
-            if old is not None:
-                before.append(_measure(*pt, old, **kw))
-            if old is not None and not _same(before[-1], now[-1]):
-                raise SystemExit(f"netsim bench: the {label} router's results differ from "
-                                 f"the baseline kernel's at rate {pt[1]} on {pt[0].name}")
+        for i, pt in enumerate(points):
+            runs, base_runs = [], []
+            for _ in range(repeat):
+                try:
+                    res = _measure(*pt, **kw)
+                except NetworkError as e:        # the registered router: one lane per port
+                    refused[(label, i)] = str(e)
+                    break
+                runs.append(res)
+                # the baseline kernel and ours on the same point, one after the other
+                if old is not None:
+                    base_runs.append(_measure(*pt, old, **kw))
+                    if not _same(base_runs[-1], res):
+                        raise SystemExit(f"netsim bench: the {label} router's results differ "
+                                         f"from the baseline kernel's at rate {pt[1]} on "
+                                         f"{pt[0].name}")
+            now.append(runs or None)
+            before.append(base_runs)
         measured[label], baseline[label] = now, before
     # the fresh process in the environment the aifabric command gives it (one OpenBLAS
     # thread, aifabric.cli.BLAS_THREADS) and, interleaved with it, in OpenBLAS's default
@@ -335,13 +364,17 @@ def _netsim_targets(hx) -> dict:
                              "baseline": None, "cpu_seconds": None, "factor": None,
                              "met": False, "not_run": refused[(router, i)]})
                 continue
-            got = results[i].router_cycles_per_cpu_s
-            was = baseline[router][i].router_cycles_per_cpu_s if baseline[router] else None
+            sm = summarise_pairs([r.router_cycles_per_cpu_s for r in results[i]],
+                                 [r.router_cycles_per_cpu_s for r in baseline[router][i]])
+            got = sm["median"]
             rows.append({"what": f"{router} router: {what}", "router": router,
                          "target": round(NETSIM_TARGETS[key] / 1e6, 2),
                          "measured": round(got / 1e6, 2),
-                         "baseline": round(was / 1e6, 2) if was else None,
-                         "cpu_seconds": results[i].cpu_seconds,
+                         "range": [round(sm["low"] / 1e6, 2), round(sm["high"] / 1e6, 2)],
+                         "baseline": round(sm["base"] / 1e6, 2) if sm["base"] else None,
+                         "ratio": round(sm["ratio"], 2) if sm["ratio"] else None,
+                         "runs": len(results[i]),
+                         "cpu_seconds": [r.cpu_seconds for r in results[i]],
                          "factor": round(NETSIM_TARGETS[key] / got, 2),
                          "met": got >= NETSIM_TARGETS[key]})
     rows.append({"what": "whole 15,000-cycle 16x16 run, fresh process (s)",
